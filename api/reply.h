@@ -1,0 +1,54 @@
+/* Answers. Every error body comes from one table: error code -> HTTP status -> default
+ * message, as {"error": {"code": "...", "message": "..."}}. */
+#ifndef JOBQ_REPLY_H
+#define JOBQ_REPLY_H
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "request.h"
+#include "store.h"
+
+enum err {
+    ERR_INVALID_JSON = 0,     /* 400 invalid_json */
+    ERR_INVALID_REQUEST,      /* 400 invalid_request (message names the field) */
+    ERR_UNAUTHORIZED,         /* 401 unauthorized */
+    ERR_NOT_FOUND,            /* 404 not_found */
+    ERR_METHOD_NOT_ALLOWED,   /* 405 method_not_allowed (with Allow) */
+    ERR_LEASE_LOST,           /* 409 lease_lost */
+    ERR_CONFLICT,             /* 409 conflict */
+    ERR_PAYLOAD_TOO_LARGE,    /* 413 payload_too_large */
+    ERR_UNSUPPORTED_MEDIA,    /* 415 unsupported_media_type */
+    ERR_UNAVAILABLE,          /* 503 unavailable */
+    ERR_INTERNAL,             /* 500 internal */
+    ERR_COUNT
+};
+
+/* The code string ("lease_lost") and HTTP status of an error. */
+const char *err_code(enum err e);
+unsigned err_status(enum err e);
+
+/* Queue `body` as JSON with `status`. Consumes body, even on failure. Returns MHD_YES or
+ * MHD_NO (the connection is then closed). Sets rq->answered and rq->status. */
+enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body);
+
+/* Like reply_json() with extra headers: pairs of name, value, ending with NULL. */
+enum MHD_Result reply_json_headers(struct request *rq, unsigned status, cJSON *body, ...);
+
+/* Queue an error answer. fmt (printf-style, may be NULL for the table's default message)
+ * becomes the message. */
+enum MHD_Result reply_error(struct request *rq, enum err e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 405 with an Allow header listing `allow` (e.g. "GET, POST"). */
+enum MHD_Result reply_method_not_allowed(struct request *rq, const char *allow);
+
+/* Queue a plain text body (for /metrics). Consumes nothing; copies text. */
+enum MHD_Result reply_text(struct request *rq, unsigned status, const char *content_type,
+                           const char *text, size_t len);
+
+/* Map a store failure (BUSY, UNAVAILABLE, ERROR, NOT_FOUND, LEASE_LOST, CONFLICT) to its
+ * error answer; `what` names the job for the message ("job 42"). */
+enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what);
+
+#endif

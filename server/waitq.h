@@ -1,0 +1,58 @@
+/* Parked long-poll claims. A waiter is registered by a claim that found nothing and wants to
+ * wait; it is woken (once) when a job becomes claimable in one of its queues, when its
+ * deadline passes, or at shutdown. The waitq knows nothing of HTTP: waking calls the
+ * waiter's wake() callback (which resumes a suspended connection). Thread-safe. */
+#ifndef JOBQ_WAITQ_H
+#define JOBQ_WAITQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct waitq;
+
+/* Embedded in the caller's per-request state; the caller owns it. Fill the public fields
+ * before waitq_arm(); the waitq owns the rest while the waiter is armed. */
+struct waiter {
+    const char *const *queues;  /* borrowed, valid while armed */
+    size_t nqueues;
+    int64_t deadline_ms;        /* clock_mono_ms() deadline */
+    void (*wake)(void *arg);    /* called once, with the waitq lock held: must not re-enter
+                                   the waitq; resuming a connection is fine */
+    void *arg;
+    /* private */
+    int armed, parked, signaled;
+    struct waiter *prev, *next;
+};
+
+/* A new waitq with its deadline thread running, or NULL (logged). */
+struct waitq *waitq_new(void);
+
+/* Stop the deadline thread (after waking every waiter) and free the waitq. Accepts NULL. */
+void waitq_free(struct waitq *q);
+
+/* Register w before looking for jobs, so that an enqueue between the look and the park is
+ * not missed. Returns 0, or -1 when the waitq is shutting down (do not wait). */
+int waitq_arm(struct waitq *q, struct waiter *w);
+
+/* Park an armed waiter: if it was signaled since waitq_arm() (or the deadline passed, or
+ * shutdown began) it is removed and 1 is returned: look again at once. Else suspend(arg) is
+ * called with the lock held (it must suspend the connection) and 0 is returned; w->wake will
+ * be called exactly once later, after which the waiter is no longer armed. */
+int waitq_park(struct waitq *q, struct waiter *w, void (*suspend)(void *arg), void *arg);
+
+/* Remove w if armed and not parked. Safe on a waiter that is not armed. */
+void waitq_disarm(struct waitq *q, struct waiter *w);
+
+/* Wake every waiter that waits on `queue`. */
+void waitq_notify(struct waitq *q, const char *queue);
+
+/* Wake every waiter and refuse new ones (waitq_arm returns -1). */
+void waitq_shutdown(struct waitq *q);
+
+/* 1 once waitq_shutdown() was called. */
+int waitq_closing(struct waitq *q);
+
+/* How many waiters are parked now (for metrics and tests). */
+size_t waitq_parked(struct waitq *q);
+
+#endif
