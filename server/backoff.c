@@ -1,0 +1,21 @@
+#include "backoff.h"
+
+int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter)
+{
+    if (attempts < 1)
+        attempts = 1;
+    if (base < 0)
+        base = 0;
+    if (max < 0)
+        max = 0;
+    int64_t d = base;
+    for (int64_t i = 1; i < attempts && d < max; i++)
+        d = d > max / 2 ? max : d * 2;
+    if (d > max)
+        d = max;
+    if (jitter < 0.0)
+        jitter = 0.0;
+    if (jitter >= 1.0)
+        jitter = 0.999999;
+    return d + (int64_t)((double)d * 0.1 * jitter);
+}

@@ -1,0 +1,75 @@
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[JOB_STATUS_COUNT] = {
+    [JOB_SCHEDULED] = "queued",   [JOB_QUEUED] = "queued",   [JOB_RUNNING] = "running",
+    [JOB_SUCCEEDED] = "succeeded", [JOB_FAILED] = "failed", [JOB_CANCELLED] = "cancelled",
+};
+
+const char *job_status_name(enum job_status s)
+{
+    if ((unsigned)s >= JOB_STATUS_COUNT)
+        return "unknown";
+    return status_names[s];
+}
+
+int job_status_parse(const char *name, enum job_status *out)
+{
+    for (int s = JOB_QUEUED; s < JOB_STATUS_COUNT; s++) {
+        if (strcmp(name, status_names[s]) == 0) {
+            *out = (enum job_status)s;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void job_clear(struct job *j)
+{
+    if (!j)
+        return;
+    free(j->queue);
+    free(j->payload);
+    free(j->requires);
+    free(j->idempotency_key);
+    free(j->worker_id);
+    free(j->result);
+    free(j->progress);
+    free(j->error_code);
+    free(j->error_detail);
+    free(j->lease_token);
+    memset(j, 0, sizeof *j);
+}
+
+void job_array_free(struct job *jobs, size_t n)
+{
+    if (!jobs)
+        return;
+    for (size_t i = 0; i < n; i++)
+        job_clear(&jobs[i]);
+    free(jobs);
+}
+
+void queue_stats_free(struct queue_stats *rows, size_t n)
+{
+    if (!rows)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].name);
+    free(rows);
+}
+
+int job_queue_name_ok(const char *name)
+{
+    size_t n = 0;
+    for (const char *p = name; *p; p++, n++) {
+        char c = *p;
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == ':' || c == '-';
+        if (!ok || n >= JOB_QUEUE_MAX)
+            return 0;
+    }
+    return n >= 1;
+}
