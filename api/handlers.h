@@ -6,19 +6,19 @@
 
 #include "request.h"
 
-enum MHD_Result handle_enqueue(struct request *rq);     /* POST /jobs */
+enum MHD_Result handle_enqueue(struct request *rq);       /* POST /jobs */
 enum MHD_Result handle_enqueue_batch(struct request *rq); /* POST /jobs/batch */
-enum MHD_Result handle_claim(struct request *rq);       /* POST /claim */
-enum MHD_Result handle_heartbeat(struct request *rq);   /* POST /jobs/{id}/heartbeat */
-enum MHD_Result handle_complete(struct request *rq);    /* POST /jobs/{id}/complete */
-enum MHD_Result handle_fail(struct request *rq);        /* POST /jobs/{id}/fail */
-enum MHD_Result handle_cancel(struct request *rq);      /* POST /jobs/{id}/cancel */
-enum MHD_Result handle_retry(struct request *rq);       /* POST /jobs/{id}/retry */
-enum MHD_Result handle_get_job(struct request *rq);     /* GET /jobs/{id} */
-enum MHD_Result handle_list_jobs(struct request *rq);   /* GET /jobs */
-enum MHD_Result handle_queues(struct request *rq);      /* GET /queues */
-enum MHD_Result handle_healthz(struct request *rq);     /* GET /healthz */
-enum MHD_Result handle_readyz(struct request *rq);      /* GET /readyz */
-enum MHD_Result handle_metrics(struct request *rq);     /* GET /metrics */
+enum MHD_Result handle_claim(struct request *rq);         /* POST /claim */
+enum MHD_Result handle_heartbeat(struct request *rq);     /* POST /jobs/{id}/heartbeat */
+enum MHD_Result handle_complete(struct request *rq);      /* POST /jobs/{id}/complete */
+enum MHD_Result handle_fail(struct request *rq);          /* POST /jobs/{id}/fail */
+enum MHD_Result handle_cancel(struct request *rq);        /* POST /jobs/{id}/cancel */
+enum MHD_Result handle_retry(struct request *rq);         /* POST /jobs/{id}/retry */
+enum MHD_Result handle_get_job(struct request *rq);       /* GET /jobs/{id} */
+enum MHD_Result handle_list_jobs(struct request *rq);     /* GET /jobs */
+enum MHD_Result handle_queues(struct request *rq);        /* GET /queues */
+enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
+enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
+enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
 
 #endif

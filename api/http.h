@@ -1,22 +1,30 @@
 /* The HTTP server: libmicrohttpd with an internal epoll thread pool and suspend/resume for
  * long polls. Per-request memory is allocated on the first access-handler call, bodies
- * accumulate up to --max-body-bytes (past it: drain, then 413), one access-log line per
- * request from the completion callback. */
+ * accumulate up to --max-body-bytes (past it: drain, then 413; a Content-Length over it: 413 at
+ * once), a non-empty body whose Content-Type is not application/json gets 415, and everything
+ * else goes to router_dispatch() once the body is complete (again when a parked claim is
+ * resumed). One access-log line per request (debug level) and metrics_request_done() from the
+ * completion callback, which also calls rq->state_free(rq->state) and frees the request. */
 #ifndef JOBQ_HTTP_H
 #define JOBQ_HTTP_H
 
 struct app;
 struct http_server;
 
-/* Start listening on app->cfg->listen_host:listen_port. Borrows app for the server's
- * lifetime. Returns NULL after logging why (address in use, bad host). */
+/* Start listening on app->cfg->listen_host:listen_port (a name, IPv4 or IPv6 address; port 0
+ * binds a free port, see http_port()). Raises the open-files limit towards
+ * --max-connections. Borrows app for the server's lifetime. Returns NULL after logging why
+ * (address in use, bad host). */
 struct http_server *http_start(struct app *app);
 
-/* Graceful stop, part one: stop accepting new connections. */
+/* Graceful stop, part one: stop accepting new connections; requests in flight and open
+ * keep-alive connections go on. Idempotent; accepts NULL. */
 void http_quiesce(struct http_server *h);
 
-/* Part two: wait up to timeout_ms for requests in flight to finish, then stop the daemon
- * and free h. Parked long polls must have been woken first (waitq_shutdown). Accepts NULL. */
+/* Part two: wait up to timeout_ms for requests in flight to finish (quiescing first if that
+ * was not done), then stop the daemon (closing what is left, logged) and free h. Parked long
+ * polls must have been woken first (waitq_shutdown): libmicrohttpd aborts the process when
+ * stopped with a connection still suspended. Accepts NULL. */
 void http_stop(struct http_server *h, int timeout_ms);
 
 /* The port actually bound (useful with port 0). */

@@ -36,4 +36,8 @@ int json_array_next(struct jspan arr, size_t *pos, struct jspan *out);
  * out of memory. */
 char *json_compact(struct jspan v);
 
+/* 1 when a string inside the validated span v holds a NUL character (the escape \u0000),
+ * which a C string would silently cut; 0 otherwise. This function can't fail. */
+int json_has_nul(struct jspan v);
+
 #endif

@@ -10,17 +10,17 @@
 #include "store.h"
 
 enum err {
-    ERR_INVALID_JSON = 0,     /* 400 invalid_json */
-    ERR_INVALID_REQUEST,      /* 400 invalid_request (message names the field) */
-    ERR_UNAUTHORIZED,         /* 401 unauthorized */
-    ERR_NOT_FOUND,            /* 404 not_found */
-    ERR_METHOD_NOT_ALLOWED,   /* 405 method_not_allowed (with Allow) */
-    ERR_LEASE_LOST,           /* 409 lease_lost */
-    ERR_CONFLICT,             /* 409 conflict */
-    ERR_PAYLOAD_TOO_LARGE,    /* 413 payload_too_large */
-    ERR_UNSUPPORTED_MEDIA,    /* 415 unsupported_media_type */
-    ERR_UNAVAILABLE,          /* 503 unavailable */
-    ERR_INTERNAL,             /* 500 internal */
+    ERR_INVALID_JSON = 0,   /* 400 invalid_json */
+    ERR_INVALID_REQUEST,    /* 400 invalid_request (message names the field) */
+    ERR_UNAUTHORIZED,       /* 401 unauthorized */
+    ERR_NOT_FOUND,          /* 404 not_found */
+    ERR_METHOD_NOT_ALLOWED, /* 405 method_not_allowed (with Allow) */
+    ERR_LEASE_LOST,         /* 409 lease_lost */
+    ERR_CONFLICT,           /* 409 conflict */
+    ERR_PAYLOAD_TOO_LARGE,  /* 413 payload_too_large */
+    ERR_UNSUPPORTED_MEDIA,  /* 415 unsupported_media_type */
+    ERR_UNAVAILABLE,        /* 503 unavailable */
+    ERR_INTERNAL,           /* 500 internal */
     ERR_COUNT
 };
 
@@ -50,5 +50,12 @@ enum MHD_Result reply_text(struct request *rq, unsigned status, const char *cont
 /* Map a store failure (BUSY, UNAVAILABLE, ERROR, NOT_FOUND, LEASE_LOST, CONFLICT) to its
  * error answer; `what` names the job for the message ("job 42"). */
 enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what);
+
+/* Answer one job object (without its lease token) with `status`, then job_clear(j). */
+enum MHD_Result reply_job(struct request *rq, unsigned status, struct job *j);
+
+/* What a handler returns after an answer was attempted: MHD_YES when a response is queued
+ * (rq->answered), MHD_NO otherwise (the connection is then closed). */
+enum MHD_Result reply_result(const struct request *rq);
 
 #endif

@@ -13,17 +13,17 @@ struct route;
 struct request {
     struct MHD_Connection *conn;
     struct app *app;
-    const char *method;         /* borrowed from libmicrohttpd */
-    const char *url;            /* path only, borrowed */
-    const struct route *route;  /* set by the router */
-    int64_t id;                 /* {id} path parameter, 0 when the route has none */
-    char *body;                 /* NUL-terminated, NULL when empty */
+    const char *method;        /* borrowed from libmicrohttpd */
+    const char *url;           /* path only, borrowed */
+    const struct route *route; /* set by the router */
+    int64_t id;                /* {id} path parameter, 0 when the route has none */
+    char *body;                /* NUL-terminated, NULL when empty */
     size_t body_len;
     size_t body_cap;
-    int too_large;              /* body passed --max-body-bytes: answer 413 */
-    int answered;               /* a response was queued */
-    int status;                 /* the status answered, for the access log */
-    int64_t started_us;         /* clock_mono_us() at the first call */
+    int too_large;      /* body passed --max-body-bytes: answer 413 */
+    int answered;       /* a response was queued */
+    int status;         /* the status answered, for the access log */
+    int64_t started_us; /* clock_mono_us() at the first call */
     /* A handler that needs to keep state across calls (a parked claim) stores it here;
      * http.c calls state_free(state) in the completion callback. */
     void *state;

@@ -11,10 +11,10 @@
 typedef enum MHD_Result (*handler_fn)(struct request *rq);
 
 struct route {
-    const char *method;     /* "GET", "POST" */
-    const char *pattern;    /* "/jobs/{id}/complete": {id} matches a positive int64 */
+    const char *method;  /* "GET", "POST" */
+    const char *pattern; /* "/jobs/{id}/complete": {id} matches a positive int64 */
     handler_fn handler;
-    int reads_body;         /* 1: the handler takes a JSON body */
+    int reads_body; /* 1: the handler takes a JSON body */
 };
 
 enum route_match { ROUTE_FOUND = 0, ROUTE_NOT_FOUND, ROUTE_BAD_METHOD };

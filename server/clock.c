@@ -15,6 +15,16 @@ int64_t clock_now(void)
     return (int64_t)ts.tv_sec;
 }
 
+int64_t clock_now_ms(void)
+{
+    int64_t f = atomic_load(&fake_now);
+    if (f >= 0)
+        return f * 1000;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int64_t clock_mono_us(void)
 {
     struct timespec ts;

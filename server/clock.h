@@ -7,6 +7,10 @@
 /* Wall-clock epoch seconds (UTC), or the fake time when one is set. Thread-safe. */
 int64_t clock_now(void);
 
+/* Wall-clock epoch milliseconds (UTC), or the fake time * 1000 when one is set: for timers
+ * that must fire at the start of an epoch second (the sweeper's run_at). Thread-safe. */
+int64_t clock_now_ms(void);
+
 /* Monotonic milliseconds, for deadlines and durations; never faked. Thread-safe. */
 int64_t clock_mono_ms(void);
 

@@ -7,21 +7,21 @@
 #include <stdio.h>
 
 struct config {
-    char listen_host[256];   /* --listen HOST:PORT, JOBQ_LISTEN; default 127.0.0.1:8080 */
+    char listen_host[256]; /* --listen HOST:PORT, JOBQ_LISTEN; default 127.0.0.1:8080 */
     int listen_port;
-    char db_path[4096];      /* --db, JOBQ_DB; default ./data/jobq.db */
-    int64_t sweep_interval;  /* --sweep-interval seconds, JOBQ_SWEEP_INTERVAL; default 5 */
-    int64_t retention;       /* --retention seconds, JOBQ_RETENTION; default 604800 */
-    int sync_full;           /* --sync full|normal, JOBQ_SYNC; default full */
-    int64_t max_body_bytes;  /* --max-body-bytes, JOBQ_MAX_BODY_BYTES; default 1 MiB */
-    int64_t backoff_base;    /* --backoff-base seconds, JOBQ_BACKOFF_BASE; default 2 */
-    int64_t backoff_max;     /* --backoff-max seconds, JOBQ_BACKOFF_MAX; default 3600 */
+    char db_path[4096];         /* --db, JOBQ_DB; default ./data/jobq.db */
+    int64_t sweep_interval;     /* --sweep-interval seconds, JOBQ_SWEEP_INTERVAL; default 5 */
+    int64_t retention;          /* --retention seconds, JOBQ_RETENTION; default 604800 */
+    int sync_full;              /* --sync full|normal, JOBQ_SYNC; default full */
+    int64_t max_body_bytes;     /* --max-body-bytes, JOBQ_MAX_BODY_BYTES; default 1 MiB */
+    int64_t backoff_base;       /* --backoff-base seconds, JOBQ_BACKOFF_BASE; default 2 */
+    int64_t backoff_max;        /* --backoff-max seconds, JOBQ_BACKOFF_MAX; default 3600 */
     char auth_token_file[4096]; /* --auth-token-file, JOBQ_AUTH_TOKEN_FILE; default none */
-    int threads;             /* --threads, JOBQ_THREADS; HTTP worker threads, default 4 */
-    int max_connections;     /* --max-connections, JOBQ_MAX_CONNECTIONS; default 4096 */
-    int64_t idle_timeout;    /* --idle-timeout seconds, JOBQ_IDLE_TIMEOUT; default 90 */
-    int readers;             /* --readers, JOBQ_READERS; read connections, default 4 */
-    char log_level[16];      /* --log-level, JOBQ_LOG_LEVEL; default info */
+    int threads;                /* --threads, JOBQ_THREADS; HTTP worker threads, default 4 */
+    int max_connections;        /* --max-connections, JOBQ_MAX_CONNECTIONS; default 4096 */
+    int64_t idle_timeout;       /* --idle-timeout seconds, JOBQ_IDLE_TIMEOUT; default 90 */
+    int readers;                /* --readers, JOBQ_READERS; read connections, default 4 */
+    char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */
 };
 
 enum config_parse { CONFIG_OK = 0, CONFIG_HELP, CONFIG_VERSION, CONFIG_INVALID };

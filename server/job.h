@@ -10,21 +10,21 @@
 #define JOB_NONE INT64_MIN
 
 /* Limits of the v1 contract (../shared/API.md). */
-#define JOB_QUEUE_MAX 128          /* bytes of A-Z a-z 0-9 . _ : - */
-#define JOB_IDENT_MAX 200          /* worker_id, idempotency_key, error_code */
-#define JOB_TAGS_MAX 32            /* requires, capabilities */
-#define JOB_TAG_MAX 64             /* bytes per tag */
-#define JOB_QUEUES_MAX 32          /* queues[] in a claim */
-#define JOB_BATCH_MAX 1000         /* jobs in POST /jobs/batch */
-#define JOB_CLAIM_MAX 100          /* max_jobs in a claim */
-#define JOB_LIST_MAX 1000          /* limit in GET /jobs */
-#define JOB_LEASE_MAX 86400        /* lease_seconds */
-#define JOB_WAIT_MAX 60            /* wait_seconds */
-#define JOB_ATTEMPTS_MAX 1000      /* max_attempts */
-#define JOB_RUNTIME_MAX 2592000    /* max_runtime_seconds */
-#define JOB_DELAY_MAX 31536000     /* delay_seconds, retry_in_seconds */
+#define JOB_QUEUE_MAX 128                       /* bytes of A-Z a-z 0-9 . _ : - */
+#define JOB_IDENT_MAX 200                       /* worker_id, idempotency_key, error_code */
+#define JOB_TAGS_MAX 32                         /* requires, capabilities */
+#define JOB_TAG_MAX 64                          /* bytes per tag */
+#define JOB_QUEUES_MAX 32                       /* queues[] in a claim */
+#define JOB_BATCH_MAX 1000                      /* jobs in POST /jobs/batch */
+#define JOB_CLAIM_MAX 100                       /* max_jobs in a claim */
+#define JOB_LIST_MAX 1000                       /* limit in GET /jobs */
+#define JOB_LEASE_MAX 86400                     /* lease_seconds */
+#define JOB_WAIT_MAX 60                         /* wait_seconds */
+#define JOB_ATTEMPTS_MAX 1000                   /* max_attempts */
+#define JOB_RUNTIME_MAX 2592000                 /* max_runtime_seconds */
+#define JOB_DELAY_MAX 31536000                  /* delay_seconds, retry_in_seconds */
 #define JOB_RUN_AT_HORIZON (10LL * 366 * 86400) /* run_at at most this far from now */
-#define JOB_TOKEN_LEN 32           /* lease token: 32 URL-safe chars, 192 random bits */
+#define JOB_TOKEN_LEN 32 /* lease token: 32 URL-safe chars, 192 random bits */
 
 /* Internal states. JOB_SCHEDULED is a queued job whose run_at is still in the future: it is
  * kept out of the claim index and promoted to JOB_QUEUED when due. The API shows it as
@@ -55,26 +55,26 @@ struct job {
     int64_t fencing_token;
     int64_t max_runtime_seconds; /* JOB_NONE when unset */
     char *requires;
-    char *idempotency_key;       /* NULL when unset */
+    char *idempotency_key; /* NULL when unset */
     int64_t created_at;
-    int64_t claimed_at;          /* JOB_NONE when never claimed */
-    int64_t heartbeat_at;        /* JOB_NONE */
-    int64_t lease_expires_at;    /* JOB_NONE */
-    char *worker_id;             /* NULL */
-    int64_t finished_at;         /* JOB_NONE */
+    int64_t claimed_at;       /* JOB_NONE when never claimed */
+    int64_t heartbeat_at;     /* JOB_NONE */
+    int64_t lease_expires_at; /* JOB_NONE */
+    char *worker_id;          /* NULL */
+    int64_t finished_at;      /* JOB_NONE */
     char *result;
     char *progress;
-    char *error_code;            /* plain string, NULL */
-    char *error_detail;          /* JSON text, NULL */
-    char *lease_token;           /* set only in the answer to a claim, else NULL */
+    char *error_code;   /* plain string, NULL */
+    char *error_detail; /* JSON text, NULL */
+    char *lease_token;  /* set only in the answer to a claim, else NULL */
 };
 
 /* What a producer asks for. Borrowed strings: the store copies what it keeps. */
 struct job_spec {
-    const char *queue;           /* validated queue name */
-    const char *payload;         /* compact JSON text, required */
+    const char *queue;   /* validated queue name */
+    const char *payload; /* compact JSON text, required */
     int32_t priority;
-    int64_t run_at;              /* absolute epoch seconds (the caller resolves delay_seconds) */
+    int64_t run_at; /* absolute epoch seconds (the caller resolves delay_seconds) */
     int64_t max_attempts;
     int64_t max_runtime_seconds; /* JOB_NONE when unset */
     const char *requires;        /* compact JSON array of strings, NULL when empty */
@@ -84,27 +84,27 @@ struct job_spec {
 /* What a worker asks for in a claim. Borrowed. */
 struct claim_req {
     const char *worker_id;
-    const char *const *queues;   /* 1..JOB_QUEUES_MAX validated, distinct names */
+    const char *const *queues; /* 1..JOB_QUEUES_MAX validated, distinct names */
     size_t nqueues;
-    const char *capabilities;    /* compact JSON array of strings, NULL when none */
-    int64_t lease_seconds;       /* 1..JOB_LEASE_MAX */
-    int max_jobs;                /* 1..JOB_CLAIM_MAX */
+    const char *capabilities; /* compact JSON array of strings, NULL when none */
+    int64_t lease_seconds;    /* 1..JOB_LEASE_MAX */
+    int max_jobs;             /* 1..JOB_CLAIM_MAX */
 };
 
 /* What a worker reports in a fail. Borrowed. */
 struct fail_req {
-    const char *error_code;      /* NULL when not given */
-    const char *error_detail;    /* compact JSON text, NULL when not given */
-    int retry;                   /* 1: requeue while attempts remain; 0: fail now */
-    int64_t retry_in_seconds;    /* -1: use the backoff policy; else 0..JOB_DELAY_MAX */
+    const char *error_code;   /* NULL when not given */
+    const char *error_detail; /* compact JSON text, NULL when not given */
+    int retry;                /* 1: requeue while attempts remain; 0: fail now */
+    int64_t retry_in_seconds; /* -1: use the backoff policy; else 0..JOB_DELAY_MAX */
 };
 
 /* GET /jobs filter. Borrowed. */
 struct list_filter {
-    const char *queue;           /* NULL: every queue */
-    int status;                  /* an API status (JOB_QUEUED covers JOB_SCHEDULED); -1: any */
-    int64_t after_id;            /* 0: from the start */
-    int limit;                   /* 1..JOB_LIST_MAX */
+    const char *queue; /* NULL: every queue */
+    int status;        /* an API status (JOB_QUEUED covers JOB_SCHEDULED); -1: any */
+    int64_t after_id;  /* 0: from the start */
+    int limit;         /* 1..JOB_LIST_MAX */
 };
 
 /* One row of GET /queues. Owns name. */

@@ -30,8 +30,8 @@ int log_enabled(enum log_level level)
     return level >= min_level && level < LOG_OFF;
 }
 
-void log_write(enum log_level level, const char *file, int line, const char *func,
-               const char *fmt, ...)
+void log_write(enum log_level level, const char *file, int line, const char *func, const char *fmt,
+               ...)
 {
     char msg[2048];
     va_list ap;
@@ -50,8 +50,7 @@ void log_write(enum log_level level, const char *file, int line, const char *fun
     base = base ? base + 1 : file;
     /* One fprintf per line: stdio locks the stream, so lines from threads never mix. */
     if (level >= LOG_WARN)
-        fprintf(stderr, "%s %s %s (%s:%d %s)\n", stamp, level_names[level], msg, base, line,
-                func);
+        fprintf(stderr, "%s %s %s (%s:%d %s)\n", stamp, level_names[level], msg, base, line, func);
     else
         fprintf(stderr, "%s %s %s\n", stamp, level_names[level], msg);
 }

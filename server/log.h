@@ -14,16 +14,28 @@ int log_level_parse(const char *name, enum log_level *out);
 /* 1 when level would be written. */
 int log_enabled(enum log_level level);
 
-void log_write(enum log_level level, const char *file, int line, const char *func,
-               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void log_write(enum log_level level, const char *file, int line, const char *func, const char *fmt,
+               ...) __attribute__((format(printf, 5, 6)));
 
-#define log_debug(...) \
-    do { if (log_enabled(LOG_DEBUG)) log_write(LOG_DEBUG, __FILE__, __LINE__, __func__, __VA_ARGS__); } while (0)
-#define log_info(...) \
-    do { if (log_enabled(LOG_INFO)) log_write(LOG_INFO, __FILE__, __LINE__, __func__, __VA_ARGS__); } while (0)
-#define log_warn(...) \
-    do { if (log_enabled(LOG_WARN)) log_write(LOG_WARN, __FILE__, __LINE__, __func__, __VA_ARGS__); } while (0)
-#define log_error(...) \
-    do { if (log_enabled(LOG_ERROR)) log_write(LOG_ERROR, __FILE__, __LINE__, __func__, __VA_ARGS__); } while (0)
+#define log_debug(...)                                                                             \
+    do {                                                                                           \
+        if (log_enabled(LOG_DEBUG))                                                                \
+            log_write(LOG_DEBUG, __FILE__, __LINE__, __func__, __VA_ARGS__);                       \
+    } while (0)
+#define log_info(...)                                                                              \
+    do {                                                                                           \
+        if (log_enabled(LOG_INFO))                                                                 \
+            log_write(LOG_INFO, __FILE__, __LINE__, __func__, __VA_ARGS__);                        \
+    } while (0)
+#define log_warn(...)                                                                              \
+    do {                                                                                           \
+        if (log_enabled(LOG_WARN))                                                                 \
+            log_write(LOG_WARN, __FILE__, __LINE__, __func__, __VA_ARGS__);                        \
+    } while (0)
+#define log_error(...)                                                                             \
+    do {                                                                                           \
+        if (log_enabled(LOG_ERROR))                                                                \
+            log_write(LOG_ERROR, __FILE__, __LINE__, __func__, __VA_ARGS__);                       \
+    } while (0)
 
 #endif

@@ -10,7 +10,7 @@
  * - All functions are safe to call from many threads at once.
  * - STORE_BUSY means the database stayed locked past the retry budget (answer 503);
  *   STORE_ERROR means anything else went wrong in storage; it has been logged with file:line
- *   (answer 500, or 503 for a full or read-only disk: see store_result_unavailable()). */
+ *   (answer 500). */
 #ifndef JOBQ_STORE_H
 #define JOBQ_STORE_H
 
@@ -18,13 +18,13 @@
 
 enum store_result {
     STORE_OK = 0,
-    STORE_EXISTS,     /* enqueue: an idempotency_key hit; out is the existing job */
-    STORE_NOT_FOUND,  /* no job with that id */
-    STORE_LEASE_LOST, /* token does not match a live lease */
-    STORE_CONFLICT,   /* the job's state does not allow the transition */
-    STORE_BUSY,       /* locked past the retry budget */
-    STORE_UNAVAILABLE,/* disk full, read-only, I/O error: a fault that may clear by itself */
-    STORE_ERROR       /* anything else */
+    STORE_EXISTS,      /* enqueue: an idempotency_key hit; out is the existing job */
+    STORE_NOT_FOUND,   /* no job with that id */
+    STORE_LEASE_LOST,  /* token does not match a live lease */
+    STORE_CONFLICT,    /* the job's state does not allow the transition */
+    STORE_BUSY,        /* locked past the retry budget */
+    STORE_UNAVAILABLE, /* disk full, read-only, I/O error: a fault that may clear by itself */
+    STORE_ERROR        /* anything else */
 };
 
 /* Hooks the store calls after a commit, from the committing thread, with no lock of the
@@ -38,20 +38,20 @@ struct store_hooks {
 };
 
 struct store_options {
-    const char *path;            /* database file; ":memory:" is not supported (readers) */
-    int sync_full;               /* 1: synchronous=FULL; 0: NORMAL */
-    int64_t backoff_base;        /* seconds */
-    int64_t backoff_max;         /* seconds */
-    int readers;                 /* read connections in the pool, >= 1 */
+    const char *path;     /* database file; ":memory:" is not supported (readers) */
+    int sync_full;        /* 1: synchronous=FULL; 0: NORMAL */
+    int64_t backoff_base; /* seconds */
+    int64_t backoff_max;  /* seconds */
+    int readers;          /* read connections in the pool, >= 1 */
     struct store_hooks hooks;
 };
 
 /* Totals of one sweep batch. */
 struct sweep_result {
-    int requeued;   /* expired or timed-out leases sent back to queued */
-    int failed;     /* expired or timed-out leases with attempts exhausted */
-    int deleted;    /* succeeded/cancelled jobs past retention */
-    int promoted;   /* scheduled jobs that became due */
+    int requeued; /* expired or timed-out leases sent back to queued */
+    int failed;   /* expired or timed-out leases with attempts exhausted */
+    int deleted;  /* succeeded/cancelled jobs past retention */
+    int promoted; /* scheduled jobs that became due */
 };
 
 struct store;
@@ -73,8 +73,7 @@ struct store_ops {
     enum store_result (*get)(struct store *s, int64_t id, struct job *out);
     enum store_result (*list)(struct store *s, const struct list_filter *f, struct job *out,
                               size_t *n, int *more);
-    enum store_result (*queues)(struct store *s, int64_t now, struct queue_stats **out,
-                                size_t *n);
+    enum store_result (*queues)(struct store *s, int64_t now, struct queue_stats **out, size_t *n);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     enum store_result (*next_due)(struct store *s, int64_t *run_at);
@@ -97,8 +96,7 @@ struct store *store_sqlite_open(const struct store_options *opts);
  * Returns STORE_OK when at least one job is new or n == 1 and it is new, STORE_EXISTS when
  * n == 1 and it was an idempotency hit; for n > 1 STORE_OK whenever it committed. */
 static inline enum store_result store_enqueue(struct store *s, const struct job_spec *specs,
-                                              size_t n, int64_t now, struct job *out,
-                                              int *created)
+                                              size_t n, int64_t now, struct job *out, int *created)
 {
     return s->ops->enqueue(s, specs, n, now, out, created);
 }
@@ -130,8 +128,7 @@ static inline enum store_result store_heartbeat(struct store *s, int64_t id, con
  * lease. Repeating it with the same token once succeeded returns STORE_OK and the job
  * unchanged. Else STORE_NOT_FOUND or STORE_LEASE_LOST. */
 static inline enum store_result store_complete(struct store *s, int64_t id, const char *token,
-                                               const char *result, int64_t now,
-                                               struct job *out)
+                                               const char *result, int64_t now, struct job *out)
 {
     return s->ops->complete(s, id, token, result, now, out);
 }
@@ -140,8 +137,7 @@ static inline enum store_result store_complete(struct store *s, int64_t id, cons
  * + backoff while retry is set and attempts < max_attempts, else failed. Returns STORE_OK,
  * STORE_NOT_FOUND or STORE_LEASE_LOST. */
 static inline enum store_result store_fail(struct store *s, int64_t id, const char *token,
-                                           const struct fail_req *req, int64_t now,
-                                           struct job *out)
+                                           const struct fail_req *req, int64_t now, struct job *out)
 {
     return s->ops->fail(s, id, token, req, now, out);
 }
@@ -179,8 +175,8 @@ static inline enum store_result store_list(struct store *s, const struct list_fi
 
 /* Per-queue counts for every queue that holds a job, ordered by name. *out is a new array
  * the caller releases with queue_stats_free(). Read connection. */
-static inline enum store_result store_queues(struct store *s, int64_t now,
-                                             struct queue_stats **out, size_t *n)
+static inline enum store_result store_queues(struct store *s, int64_t now, struct queue_stats **out,
+                                             size_t *n)
 {
     return s->ops->queues(s, now, out, n);
 }

@@ -1,7 +1,9 @@
 /* Parked long-poll claims. A waiter is registered by a claim that found nothing and wants to
  * wait; it is woken (once) when a job becomes claimable in one of its queues, when its
  * deadline passes, or at shutdown. The waitq knows nothing of HTTP: waking calls the
- * waiter's wake() callback (which resumes a suspended connection). Thread-safe. */
+ * waiter's wake() callback (which resumes a suspended connection). Thread-safe. Parked
+ * waiters cost no thread: one deadline thread serves them all and wakes an expired waiter at
+ * most 10 ms after its deadline, never before. */
 #ifndef JOBQ_WAITQ_H
 #define JOBQ_WAITQ_H
 
@@ -13,11 +15,12 @@ struct waitq;
 /* Embedded in the caller's per-request state; the caller owns it. Fill the public fields
  * before waitq_arm(); the waitq owns the rest while the waiter is armed. */
 struct waiter {
-    const char *const *queues;  /* borrowed, valid while armed */
+    const char *const *queues; /* borrowed, valid while armed */
     size_t nqueues;
-    int64_t deadline_ms;        /* clock_mono_ms() deadline */
-    void (*wake)(void *arg);    /* called once, with the waitq lock held: must not re-enter
-                                   the waitq; resuming a connection is fine */
+    int64_t deadline_ms; /* clock_mono_ms() deadline */
+    /* Called once, with the waitq lock held: must not re-enter the waitq; resuming a
+     * connection is fine. */
+    void (*wake)(void *arg);
     void *arg;
     /* private */
     int armed, parked, signaled;
@@ -31,22 +34,28 @@ struct waitq *waitq_new(void);
 void waitq_free(struct waitq *q);
 
 /* Register w before looking for jobs, so that an enqueue between the look and the park is
- * not missed. Returns 0, or -1 when the waitq is shutting down (do not wait). */
+ * not missed. Arming an armed waiter re-arms it (clearing its signal). Returns 0, or -1 when
+ * the waitq is shutting down (do not wait). */
 int waitq_arm(struct waitq *q, struct waiter *w);
 
 /* Park an armed waiter: if it was signaled since waitq_arm() (or the deadline passed, or
  * shutdown began) it is removed and 1 is returned: look again at once. Else suspend(arg) is
  * called with the lock held (it must suspend the connection) and 0 is returned; w->wake will
- * be called exactly once later, after which the waiter is no longer armed. */
+ * be called exactly once later (unless waitq_disarm() removes it first), after which the
+ * waiter is no longer armed. A waiter that is not armed is never parked: 1 is returned. */
 int waitq_park(struct waitq *q, struct waiter *w, void (*suspend)(void *arg), void *arg);
 
-/* Remove w if armed and not parked. Safe on a waiter that is not armed. */
+/* Remove w if it is still armed, parked or not; once this returns w->wake will not be called,
+ * so the caller may free w (call it from the request's cleanup). Safe on a waiter that is not
+ * armed, and with q NULL. */
 void waitq_disarm(struct waitq *q, struct waiter *w);
 
-/* Wake every waiter that waits on `queue`. */
+/* Wake every parked waiter that waits on `queue` (and mark armed, not yet parked ones, so
+ * that their park returns 1). Every matching waiter is woken, not one: a job may suit only
+ * some of them (capabilities). Costs one pass over the waiters. */
 void waitq_notify(struct waitq *q, const char *queue);
 
-/* Wake every waiter and refuse new ones (waitq_arm returns -1). */
+/* Wake every waiter and refuse new ones (waitq_arm returns -1). Idempotent. */
 void waitq_shutdown(struct waitq *q);
 
 /* 1 once waitq_shutdown() was called. */

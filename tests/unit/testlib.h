@@ -21,48 +21,50 @@ extern int test_failed;
 
 #define TEST(name) static void name(void)
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);  \
-            test_failed = 1;                                                          \
-            return;                                                                   \
-        }                                                                             \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            test_failed = 1;                                                                       \
+            return;                                                                                \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_INT(a, b)                                                               \
-    do {                                                                              \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                         \
-        if (va_ != vb_) {                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n",         \
-                    __FILE__, __LINE__, #a, #b, va_, vb_);                            \
-            test_failed = 1;                                                          \
-            return;                                                                   \
-        }                                                                             \
+#define CHECK_INT(a, b)                                                                            \
+    do {                                                                                           \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                                      \
+        if (va_ != vb_) {                                                                          \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__,  \
+                    #a, #b, va_, vb_);                                                             \
+            test_failed = 1;                                                                       \
+            return;                                                                                \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_STR(a, b)                                                               \
-    do {                                                                              \
-        const char *sa_ = (a), *sb_ = (b);                                            \
-        if (!sa_ || !sb_ || strcmp(sa_, sb_) != 0) {                                  \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n",     \
-                    __FILE__, __LINE__, #a, #b, sa_ ? sa_ : "(null)",                 \
-                    sb_ ? sb_ : "(null)");                                            \
-            test_failed = 1;                                                          \
-            return;                                                                   \
-        }                                                                             \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *sa_ = (a), *sb_ = (b);                                                         \
+        if (!sa_ || !sb_ || strcmp(sa_, sb_) != 0) {                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", __FILE__,        \
+                    __LINE__, #a, #b, sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)");                 \
+            test_failed = 1;                                                                       \
+            return;                                                                                \
+        }                                                                                          \
     } while (0)
 
 /* Run the cases named in argv (all when none), each in its own temp dir. Returns the exit
  * status: 0 when every case ran and passed. */
 int test_run(int argc, char **argv, const struct test_case *cases, size_t n);
 
-#define TEST_ENTRY(fn) {#fn, fn}
-#define TEST_MAIN(...)                                                                \
-    int main(int argc, char **argv)                                                   \
-    {                                                                                 \
-        static const struct test_case cases_[] = {__VA_ARGS__};                       \
-        return test_run(argc, argv, cases_, sizeof cases_ / sizeof cases_[0]);        \
+#define TEST_ENTRY(fn)                                                                             \
+    {                                                                                              \
+#fn, fn                                                                                    \
+    }
+#define TEST_MAIN(...)                                                                             \
+    int main(int argc, char **argv)                                                                \
+    {                                                                                              \
+        static const struct test_case cases_[] = {__VA_ARGS__};                                    \
+        return test_run(argc, argv, cases_, sizeof cases_ / sizeof cases_[0]);                     \
     }
 
 #endif

@@ -1,0 +1,247 @@
+/* Typed field readers for request bodies (see fields.h). */
+#include "fields.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+int fields_fail(struct fields *f, enum err code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->msg, sizeof f->msg, fmt, ap);
+    va_end(ap);
+    f->code = code;
+    return -1;
+}
+
+void fields_init(struct fields *f, const cJSON *obj, struct jspan span, const char *prefix)
+{
+    memset(f, 0, sizeof *f);
+    f->obj = obj;
+    f->span = span;
+    snprintf(f->prefix, sizeof f->prefix, "%s", prefix ? prefix : "");
+    f->code = ERR_INVALID_REQUEST;
+}
+
+int fields_parse_body(struct fields *f, cJSON **root, const char *body, size_t len)
+{
+    static const char empty[] = "{}";
+    struct jspan none = {empty, 0};
+    fields_init(f, NULL, none, NULL);
+    *root = NULL;
+    if (!body || len == 0) {
+        body = empty;
+        len = sizeof empty - 1;
+    }
+    size_t where = 0;
+    switch (json_validate(body, len, &where)) {
+    case JV_OK:
+        break;
+    case JV_DEPTH:
+        return fields_fail(f, ERR_INVALID_JSON, "the body nests more than %d levels deep",
+                           JSONIN_MAX_DEPTH);
+    case JV_UTF8:
+        return fields_fail(f, ERR_INVALID_JSON,
+                           "the body holds invalid UTF-8 or a lone surrogate at byte %zu", where);
+    case JV_SYNTAX:
+    default:
+        return fields_fail(f, ERR_INVALID_JSON, "the body is not valid JSON (at byte %zu)", where);
+    }
+    /* The text is NUL-terminated at len, and cJSON wants the terminator inside the length. */
+    cJSON *r = cJSON_ParseWithLengthOpts(body, len + 1, NULL, 1);
+    if (!r)
+        return fields_fail(f, ERR_INTERNAL, "out of memory parsing the body");
+    if (!cJSON_IsObject(r)) {
+        cJSON_Delete(r);
+        return fields_fail(f, ERR_INVALID_REQUEST, "the request body must be a JSON object");
+    }
+    struct jspan span = {body, len};
+    fields_init(f, r, span, NULL);
+    *root = r;
+    return 0;
+}
+
+/* The member, or NULL when absent or null. */
+static const cJSON *member(const struct fields *f, const char *name)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(f->obj, name);
+    if (!item || cJSON_IsNull(item))
+        return NULL;
+    return item;
+}
+
+/* 1 when the member's text holds an escaped NUL. */
+static int member_has_nul(const struct fields *f, const char *name)
+{
+    struct jspan v;
+    return json_member(f->span, name, &v) && json_has_nul(v);
+}
+
+int fields_int(struct fields *f, const char *name, int64_t min, int64_t max, int64_t *out)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+    /* Every bound we use is far below 2^53, so it converts to double exactly. */
+    if (!isfinite(d) || d != floor(d) || d < (double)min || d > (double)max)
+        return fields_fail(f, ERR_INVALID_REQUEST,
+                           "%s%s must be an integer between %" PRId64 " and %" PRId64, f->prefix,
+                           name, min, max);
+    *out = (int64_t)d;
+    return 1;
+}
+
+int fields_bool(struct fields *f, const char *name, int *out)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    if (!cJSON_IsBool(item))
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be a boolean", f->prefix, name);
+    *out = cJSON_IsTrue(item) ? 1 : 0;
+    return 1;
+}
+
+int fields_string(struct fields *f, const char *name, size_t min, size_t max, const char **out)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    if (!cJSON_IsString(item) || !item->valuestring)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be a string", f->prefix, name);
+    if (member_has_nul(f, name))
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must not contain NUL characters",
+                           f->prefix, name);
+    size_t len = strlen(item->valuestring);
+    if (len < min || len > max)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be %zu to %zu bytes long", f->prefix,
+                           name, min, max);
+    *out = item->valuestring;
+    return 1;
+}
+
+static int bad_queue(struct fields *f, const char *name)
+{
+    return fields_fail(f, ERR_INVALID_REQUEST,
+                       "%s%s must be 1 to %d characters of A-Z a-z 0-9 . _ : -", f->prefix, name,
+                       JOB_QUEUE_MAX);
+}
+
+int fields_queue(struct fields *f, const char *name, const char **out)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    if (!cJSON_IsString(item) || !item->valuestring || member_has_nul(f, name) ||
+        !job_queue_name_ok(item->valuestring))
+        return bad_queue(f, name);
+    *out = item->valuestring;
+    return 1;
+}
+
+int fields_queue_list(struct fields *f, const char *name, const char **out, size_t max, size_t *n)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    size_t count = cJSON_IsArray(item) ? (size_t)cJSON_GetArraySize(item) : 0;
+    if (count < 1 || count > max)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be an array of 1 to %zu queue names",
+                           f->prefix, name, max);
+    if (member_has_nul(f, name))
+        return bad_queue(f, name);
+    size_t k = 0;
+    const cJSON *el;
+    cJSON_ArrayForEach(el, item)
+    {
+        if (!cJSON_IsString(el) || !el->valuestring || !job_queue_name_ok(el->valuestring))
+            return fields_fail(f, ERR_INVALID_REQUEST,
+                               "%s%s must hold queue names of 1 to %d characters of "
+                               "A-Z a-z 0-9 . _ : -",
+                               f->prefix, name, JOB_QUEUE_MAX);
+        size_t d = 0;
+        while (d < k && strcmp(out[d], el->valuestring) != 0)
+            d++;
+        if (d == k)
+            out[k++] = el->valuestring;
+    }
+    *n = k;
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int fields_tags(struct fields *f, const char *name, char **out)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    size_t count = cJSON_IsArray(item) ? (size_t)cJSON_GetArraySize(item) : JOB_TAGS_MAX + 1;
+    const char *tags[JOB_TAGS_MAX];
+    size_t k = 0;
+    if (count > JOB_TAGS_MAX || member_has_nul(f, name))
+        goto bad;
+    const cJSON *el;
+    cJSON_ArrayForEach(el, item)
+    {
+        if (!cJSON_IsString(el) || !el->valuestring)
+            goto bad;
+        size_t len = strlen(el->valuestring);
+        if (len < 1 || len > JOB_TAG_MAX)
+            goto bad;
+        tags[k++] = el->valuestring;
+    }
+    if (k == 0)
+        return 0;
+    qsort(tags, k, sizeof tags[0], cmp_str);
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < k; i++) {
+        if (i > 0 && strcmp(tags[i], tags[i - 1]) == 0)
+            continue;
+        cJSON *s = cJSON_CreateString(tags[i]);
+        if (!s || !cJSON_AddItemToArray(arr, s)) {
+            cJSON_Delete(s);
+            cJSON_Delete(arr);
+            arr = NULL;
+        }
+    }
+    char *text = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    if (!text)
+        return fields_fail(f, ERR_INTERNAL, "out of memory reading %s%s", f->prefix, name);
+    *out = text;
+    return 1;
+bad:
+    return fields_fail(f, ERR_INVALID_REQUEST,
+                       "%s%s must be an array of at most %d strings of 1 to %d bytes", f->prefix,
+                       name, JOB_TAGS_MAX, JOB_TAG_MAX);
+}
+
+int fields_json(struct fields *f, const char *name, int keep_null, char **out)
+{
+    struct jspan v;
+    if (!json_member(f->span, name, &v))
+        return 0;
+    if (v.n == 4 && memcmp(v.p, "null", 4) == 0 && !keep_null)
+        return 0;
+    char *text = json_compact(v);
+    if (!text)
+        return fields_fail(f, ERR_INTERNAL, "out of memory reading %s%s", f->prefix, name);
+    *out = text;
+    return 1;
+}
+
+enum MHD_Result fields_reply(struct request *rq, const struct fields *f)
+{
+    return reply_error(rq, f->code, "%s", f->msg);
+}

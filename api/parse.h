@@ -1,0 +1,84 @@
+/* Request bodies and query strings to the store's request shapes, with every limit of the
+ * contract checked. Like fields.h these never answer: on failure they return -1 with the
+ * fields error set (the message names the field), so they are testable without a
+ * connection. Strings in the results are borrowed from the parsed body unless said owned. */
+#ifndef JOBQ_PARSE_H
+#define JOBQ_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fields.h"
+#include "job.h"
+
+/* Memory owned behind a job_spec. */
+struct spec_buf {
+    char *payload;
+    char *requires;
+};
+
+/* Read a POST /jobs body (or one batch element) into spec: queue (default "default"),
+ * payload (required; a present null is a valid payload), priority, run_at or delay_seconds
+ * (resolved against now; default now), max_attempts (default 5), max_runtime_seconds,
+ * requires, idempotency_key. Returns 0, or -1 with f's error set. buf receives the owned
+ * texts (release with spec_buf_clear(), also after a failure). */
+int parse_job_spec(struct fields *f, int64_t now, struct job_spec *spec, struct spec_buf *buf);
+
+/* Release the texts of buf and zero it. Accepts NULL. */
+void spec_buf_clear(struct spec_buf *buf);
+
+/* A POST /claim body. */
+struct claim_args {
+    const char *worker_id;
+    const char *queues[JOB_QUEUES_MAX];
+    size_t nqueues;
+    char *capabilities;    /* owned compact JSON array text, NULL when none */
+    int64_t lease_seconds; /* default 30 */
+    int max_jobs;          /* default 1 */
+    int64_t wait_seconds;  /* default 0 */
+};
+
+/* Read a POST /claim body: worker_id (required), queue or queues (not both; default
+ * ["default"]), lease_seconds, max_jobs, wait_seconds, capabilities. Returns 0, or -1 with
+ * f's error set. Release with claim_args_clear() in both cases. */
+int parse_claim(struct fields *f, struct claim_args *c);
+
+/* Release what c owns and zero it. Accepts NULL. */
+void claim_args_clear(struct claim_args *c);
+
+/* POST /jobs/{id}/heartbeat, /complete and /fail bodies. */
+struct lease_args {
+    const char *lease_token; /* required */
+    int64_t lease_seconds;   /* heartbeat: 0 when absent (the claim's length) */
+    char *json;              /* owned: heartbeat progress, complete result, fail error_detail;
+                                 NULL when absent or null */
+    struct fail_req fail;    /* fail only; fail.error_detail points at json */
+};
+
+/* Read a heartbeat body (lease_token, lease_seconds, progress). */
+int parse_heartbeat(struct fields *f, struct lease_args *a);
+
+/* Read a complete body (lease_token, result). */
+int parse_complete(struct fields *f, struct lease_args *a);
+
+/* Read a fail body (lease_token, error_code, error_detail, retry default true,
+ * retry_in_seconds; -1 when absent). */
+int parse_fail(struct fields *f, struct lease_args *a);
+
+/* Release what a owns and zero it. Accepts NULL. */
+void lease_args_clear(struct lease_args *a);
+
+/* Read GET /jobs query values (each NULL when absent): queue, status (an API status name),
+ * limit (1..JOB_LIST_MAX, default 100) and cursor (from cursor_format()). Returns 0, or -1
+ * with f's error set (fields_init() it first; no body is read). queue is borrowed. */
+int parse_list_query(struct fields *f, const char *queue, const char *status, const char *limit,
+                     const char *cursor, struct list_filter *out);
+
+/* The opaque, URL-safe cursor that continues a listing after job id `after` (> 0):
+ * written to buf (at least 24 bytes). */
+void cursor_format(int64_t after, char *buf, size_t len);
+
+/* Parse a cursor from cursor_format(). Returns 0 and sets *after, or -1. */
+int cursor_parse(const char *s, int64_t *after);
+
+#endif

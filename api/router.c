@@ -1,0 +1,147 @@
+/* The one route table, matching, 404 and 405 (see router.h). */
+#include "router.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "reply.h"
+
+const struct route router_table[] = {
+    {"POST", "/jobs", handle_enqueue, 1},
+    {"GET", "/jobs", handle_list_jobs, 0},
+    {"POST", "/jobs/batch", handle_enqueue_batch, 1},
+    {"GET", "/jobs/{id}", handle_get_job, 0},
+    {"POST", "/jobs/{id}/heartbeat", handle_heartbeat, 1},
+    {"POST", "/jobs/{id}/complete", handle_complete, 1},
+    {"POST", "/jobs/{id}/fail", handle_fail, 1},
+    {"POST", "/jobs/{id}/cancel", handle_cancel, 0},
+    {"POST", "/jobs/{id}/retry", handle_retry, 0},
+    {"POST", "/claim", handle_claim, 1},
+    {"GET", "/queues", handle_queues, 0},
+    {"GET", "/healthz", handle_healthz, 0},
+    {"GET", "/readyz", handle_readyz, 0},
+    {"GET", "/metrics", handle_metrics, 0},
+};
+
+const size_t router_table_len = sizeof router_table / sizeof router_table[0];
+
+#define ID_PARAM "{id}"
+
+/* Parse s[0..n) as a positive decimal int64 without sign or leading zeros. */
+static int parse_id(const char *s, size_t n, long long *out)
+{
+    if (n == 0 || n > 19 || s[0] == '0')
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0'); /* 19 digits fit in uint64 */
+    }
+    if (v > (uint64_t)INT64_MAX)
+        return -1;
+    *out = (long long)v;
+    return 0;
+}
+
+/* Match path against pattern segment by segment. Returns 1 and sets *id on a match. */
+static int path_matches(const char *pattern, const char *path, long long *id)
+{
+    long long found = 0;
+    const char *p = pattern, *u = path;
+    for (;;) {
+        if (*p != '/' || *u != '/')
+            return 0;
+        p++;
+        u++;
+        size_t plen = strcspn(p, "/"), ulen = strcspn(u, "/");
+        if (plen == strlen(ID_PARAM) && memcmp(p, ID_PARAM, plen) == 0) {
+            if (parse_id(u, ulen, &found) < 0)
+                return 0;
+        } else if (plen != ulen || memcmp(p, u, plen) != 0) {
+            return 0;
+        }
+        p += plen;
+        u += ulen;
+        if (*p == '\0' && *u == '\0') {
+            *id = found;
+            return 1;
+        }
+    }
+}
+
+enum route_match router_match(const char *method, const char *path, const struct route **out,
+                              long long *id, char *allow, size_t allow_len)
+{
+    const char *seen[sizeof router_table / sizeof router_table[0]];
+    size_t nseen = 0;
+    if (allow && allow_len)
+        allow[0] = '\0';
+    if (!method || !path)
+        return ROUTE_NOT_FOUND;
+    for (size_t i = 0; i < router_table_len; i++) {
+        const struct route *r = &router_table[i];
+        long long found;
+        if (!path_matches(r->pattern, path, &found))
+            continue;
+        if (strcmp(r->method, method) == 0) {
+            *out = r;
+            *id = found;
+            return ROUTE_FOUND;
+        }
+        /* Keep the other methods distinct and sorted, for a stable Allow header. */
+        size_t k = 0;
+        while (k < nseen && strcmp(seen[k], r->method) < 0)
+            k++;
+        if (k < nseen && strcmp(seen[k], r->method) == 0)
+            continue;
+        memmove(seen + k + 1, seen + k, (nseen - k) * sizeof seen[0]);
+        seen[k] = r->method;
+        nseen++;
+    }
+    if (nseen == 0)
+        return ROUTE_NOT_FOUND;
+    size_t used = 0;
+    for (size_t k = 0; allow && k < nseen; k++) {
+        size_t len = strlen(seen[k]);
+        size_t sep = used ? 2 : 0;
+        if (used + sep + len >= allow_len)
+            break;
+        memcpy(allow + used, ", ", sep);
+        memcpy(allow + used + sep, seen[k], len + 1);
+        used += sep + len;
+    }
+    return ROUTE_BAD_METHOD;
+}
+
+enum MHD_Result router_dispatch(struct request *rq)
+{
+    const struct route *r = NULL;
+    long long id = 0;
+    char allow[64];
+    switch (router_match(rq->method, rq->url, &r, &id, allow, sizeof allow)) {
+    case ROUTE_FOUND:
+        rq->route = r;
+        rq->id = (int64_t)id;
+        return r->handler(rq);
+    case ROUTE_BAD_METHOD:
+        return reply_method_not_allowed(rq, allow);
+    case ROUTE_NOT_FOUND:
+    default:
+        break;
+    }
+    /* Echo the path as printable ASCII only, so the answer stays valid UTF-8 JSON. */
+    char path[128];
+    size_t n = 0;
+    for (const char *u = rq->url ? rq->url : ""; *u && n + 1 < sizeof path; u++)
+        path[n++] = (*u > 0x20 && *u < 0x7f) ? *u : '?';
+    path[n] = '\0';
+    return reply_error(rq, ERR_NOT_FOUND, "no route for %s", path);
+}
+
+void router_print(FILE *out)
+{
+    for (size_t i = 0; i < router_table_len; i++)
+        fprintf(out, "%s %s\n", router_table[i].method, router_table[i].pattern);
+}

@@ -1,0 +1,174 @@
+/* jobqd: read the configuration, start the parts, wait for SIGTERM/SIGINT, stop them in
+ * order. Everything else lives in the library. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "store.h"
+#include "sweeper.h"
+#include "waitq.h"
+
+#ifndef JOBQ_VERSION
+#define JOBQ_VERSION "dev"
+#endif
+
+/* How long a graceful stop waits for requests in flight. */
+#define STOP_TIMEOUT_MS 10000
+
+/* The store's hooks run on request and sweeper threads. The store is opened before the parts
+ * they reach exist, so they go through this struct, filled as the parts start and emptied
+ * before the parts are freed. */
+struct hook_ctx {
+    _Atomic(struct waitq *) waitq;
+    _Atomic(struct sweeper *) sweeper;
+};
+
+static void hook_ready(void *arg, const char *queue)
+{
+    struct hook_ctx *c = arg;
+    waitq_notify(atomic_load(&c->waitq), queue);
+}
+
+static void hook_scheduled(void *arg, int64_t run_at)
+{
+    struct hook_ctx *c = arg;
+    sweeper_poke(atomic_load(&c->sweeper), run_at);
+}
+
+/* Create the directories above the database file (like mkdir -p). Returns 0, or -1 (logged). */
+static int make_parent_dirs(const char *db_path)
+{
+    char dir[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", db_path) >= (int)sizeof dir) {
+        log_error("database path too long: %s", db_path);
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            log_error("cannot create directory %s for the database: %s", dir, strerror(errno));
+            return -1;
+        }
+        *p = c;
+        if (c == '\0')
+            return 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static struct config cfg;
+    switch (config_load(&cfg, argc, argv, stderr)) {
+    case CONFIG_OK:
+        break;
+    case CONFIG_HELP:
+        config_usage(stdout, "jobqd");
+        return 0;
+    case CONFIG_VERSION:
+        printf("jobqd %s\n", JOBQ_VERSION);
+        return 0;
+    case CONFIG_INVALID:
+    default:
+        return 1;
+    }
+    enum log_level level = LOG_INFO;
+    log_level_parse(cfg.log_level, &level); /* validated by config_load */
+    log_set_level(level);
+
+    /* Block the signals in every thread before any starts; main takes them with sigwait(). A
+     * write to a closed socket then fails with EPIPE instead of killing the process. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGPIPE);
+    int rc = pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    if (rc != 0) {
+        log_error("cannot block signals: %s", strerror(rc));
+        return 1;
+    }
+    sigdelset(&sigs, SIGPIPE);
+
+    static struct hook_ctx hooks;
+    struct store_options opts = {
+        .path = cfg.db_path,
+        .sync_full = cfg.sync_full,
+        .backoff_base = cfg.backoff_base,
+        .backoff_max = cfg.backoff_max,
+        .readers = cfg.readers,
+        .hooks = {.on_ready = hook_ready, .on_scheduled = hook_scheduled, .ctx = &hooks},
+    };
+    if (make_parent_dirs(cfg.db_path) != 0)
+        return 1;
+    struct store *store = store_sqlite_open(&opts);
+    if (!store) {
+        log_error("cannot open the database %s", cfg.db_path);
+        return 1;
+    }
+    struct waitq *waitq = waitq_new();
+    if (!waitq) {
+        store_close(store);
+        return 1;
+    }
+    atomic_store(&hooks.waitq, waitq);
+    struct sweeper *sweeper = sweeper_start(store, cfg.sweep_interval, cfg.retention);
+    if (!sweeper) {
+        atomic_store(&hooks.waitq, NULL);
+        waitq_free(waitq);
+        store_close(store);
+        return 1;
+    }
+    atomic_store(&hooks.sweeper, sweeper);
+    static struct app app;
+    app.store = store;
+    app.waitq = waitq;
+    app.cfg = &cfg;
+    struct http_server *http = http_start(&app);
+    if (!http) {
+        atomic_store(&hooks.sweeper, NULL);
+        sweeper_stop(sweeper);
+        atomic_store(&hooks.waitq, NULL);
+        waitq_free(waitq);
+        store_close(store);
+        return 1;
+    }
+    int v6 = strchr(cfg.listen_host, ':') != NULL;
+    log_info("jobqd %s listening on %s%s%s:%d (db %s, sync %s)", JOBQ_VERSION, v6 ? "[" : "",
+             cfg.listen_host, v6 ? "]" : "", http_port(http), cfg.db_path,
+             cfg.sync_full ? "full" : "normal");
+
+    int sig = 0;
+    rc = sigwait(&sigs, &sig);
+    if (rc != 0)
+        log_error("sigwait failed: %s; stopping", strerror(rc));
+    else
+        log_info("received %s, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+
+    http_quiesce(http);
+    waitq_shutdown(waitq); /* parked long polls answer {"jobs": []} */
+    http_stop(http, STOP_TIMEOUT_MS);
+    atomic_store(&hooks.sweeper, NULL);
+    sweeper_stop(sweeper);
+    atomic_store(&hooks.waitq, NULL);
+    waitq_free(waitq);
+    store_close(store);
+    log_info("stopped");
+    return 0;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Install what jobq needs to build, run and test, on Debian 12 as root (or with sudo).
+# Only what is missing is installed; `apt-get update` runs only when something is.
+# Then the pinned OpenAPI linter (tests/openapi) is installed with `npm ci` if absent.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export DEBIAN_FRONTEND=noninteractive
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo -n)
+    fi
+fi
+
+installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
+          python3 clang-format)
+missing=()
+for p in "${packages[@]}"; do
+    installed "$p" || missing+=("$p")
+done
+# Node may come from another repository (e.g. nodesource, whose nodejs bundles npm): any
+# node and npm on PATH will do.
+if ! command -v node >/dev/null 2>&1; then
+    installed nodejs || missing+=(nodejs)
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    installed npm || missing+=(npm)
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "deps: installing ${missing[*]}"
+    "${SUDO[@]}" apt-get update -q
+    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+    echo "deps: system packages present"
+fi
+
+if [ ! -x tests/openapi/node_modules/.bin/redocly ]; then
+    echo "deps: installing the pinned OpenAPI linter (npm ci in tests/openapi)"
+    (cd tests/openapi && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi

@@ -1,0 +1,326 @@
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define KIB 1024LL
+#define MIB (1024LL * KIB)
+#define YEAR_SECONDS (365LL * 86400) /* "10 years" of --retention: 3650 days */
+
+enum kind {
+    K_LISTEN, /* HOST:PORT or [IPv6]:PORT into listen_host and listen_port */
+    K_PATH,   /* a string; `min` 1: must not be empty */
+    K_INT,    /* an int field within [min, max] */
+    K_INT64,  /* an int64_t field within [min, max] */
+    K_SYNC,   /* full | normal into sync_full */
+    K_LEVEL   /* a log level name */
+};
+
+/* One setting. The flag is "--" followed by the name. */
+struct setting {
+    const char *name;
+    const char *env;
+    const char *def; /* the default, written as on the command line */
+    enum kind kind;
+    int64_t min, max;    /* K_INT, K_INT64; K_PATH: min 1 means required */
+    size_t off, size;    /* where the value goes in struct config */
+    const char *metavar; /* shown in --help */
+    const char *help;
+};
+
+#define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
+
+/* The one config table. */
+static const struct setting settings[] = {
+    {"listen", "JOBQ_LISTEN", "127.0.0.1:8080", K_LISTEN, 0, 65535, FIELD(listen_host), "HOST:PORT",
+     "address to listen on; [::1]:PORT for IPv6, port 0 picks a free one"},
+    {"db", "JOBQ_DB", "./data/jobq.db", K_PATH, 1, 0, FIELD(db_path), "PATH",
+     "SQLite database file (its directory is created when missing)"},
+    {"sweep-interval", "JOBQ_SWEEP_INTERVAL", "5", K_INT64, 1, 3600, FIELD(sweep_interval),
+     "SECONDS", "how often the sweeper returns expired leases and deletes old jobs"},
+    {"retention", "JOBQ_RETENTION", "604800", K_INT64, 0, 10 * YEAR_SECONDS, FIELD(retention),
+     "SECONDS", "keep succeeded and cancelled jobs this long"},
+    {"sync", "JOBQ_SYNC", "full", K_SYNC, 0, 0, FIELD(sync_full), "full|normal",
+     "full: an acknowledged write is on disk; normal: faster, may lose the last writes "
+     "on power loss"},
+    {"max-body-bytes", "JOBQ_MAX_BODY_BYTES", "1048576", K_INT64, KIB, 64 * MIB,
+     FIELD(max_body_bytes), "BYTES", "largest request body accepted (larger: 413)"},
+    {"backoff-base", "JOBQ_BACKOFF_BASE", "2", K_INT64, 0, 86400, FIELD(backoff_base), "SECONDS",
+     "retry delay base: base * 2^(attempts-1), plus up to 10% jitter"},
+    {"backoff-max", "JOBQ_BACKOFF_MAX", "3600", K_INT64, 0, 31536000, FIELD(backoff_max), "SECONDS",
+     "longest retry delay of the backoff policy"},
+    {"auth-token-file", "JOBQ_AUTH_TOKEN_FILE", "", K_PATH, 0, 0, FIELD(auth_token_file), "PATH",
+     "bearer tokens for clients (not supported yet: giving it fails at start-up)"},
+    {"threads", "JOBQ_THREADS", "4", K_INT, 1, 64, FIELD(threads), "N", "HTTP worker threads"},
+    {"max-connections", "JOBQ_MAX_CONNECTIONS", "4096", K_INT, 16, 100000, FIELD(max_connections),
+     "N", "open client connections at most (parked long polls count)"},
+    {"idle-timeout", "JOBQ_IDLE_TIMEOUT", "90", K_INT64, 1, 3600, FIELD(idle_timeout), "SECONDS",
+     "close a connection idle this long"},
+    {"readers", "JOBQ_READERS", "4", K_INT, 1, 32, FIELD(readers), "N",
+     "database read connections"},
+    {"log-level", "JOBQ_LOG_LEVEL", "info", K_LEVEL, 0, 0, FIELD(log_level),
+     "debug|info|warn|error|off", "lowest level logged (access lines are debug)"},
+};
+
+#define NSETTINGS (sizeof settings / sizeof settings[0])
+
+/* The allowed values of s, for error messages and --help. */
+static void describe_range(const struct setting *s, char *out, size_t n)
+{
+    switch (s->kind) {
+    case K_LISTEN:
+        snprintf(out, n, "HOST:PORT or [IPV6]:PORT with a port from 0 to 65535");
+        break;
+    case K_PATH:
+        snprintf(out, n, "a path of 1 to %zu bytes%s", s->size - 1,
+                 s->min ? "" : ", or empty for none");
+        break;
+    case K_INT:
+    case K_INT64:
+        snprintf(out, n, "an integer from %" PRId64 " to %" PRId64, s->min, s->max);
+        break;
+    case K_SYNC:
+        snprintf(out, n, "full or normal");
+        break;
+    case K_LEVEL:
+        snprintf(out, n, "debug, info, warn, error or off");
+        break;
+    }
+}
+
+/* Parse a base-10 integer that is the whole of text. Returns 0, or -1. */
+static int parse_int64(const char *text, int64_t *out)
+{
+    if (*text == '\0' || (*text != '-' && (*text < '0' || *text > '9')))
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* Parse "HOST:PORT" or "[IPV6]:PORT". A host is a name or IPv4 address of letters, digits,
+ * '.' and '-', or a bracketed IPv6 address. Returns 0, or -1. */
+static int parse_listen(const char *text, char *host, size_t host_size, int *port)
+{
+    const char *colon;
+    const char *h;
+    size_t hlen;
+    if (text[0] == '[') {
+        const char *close = strchr(text, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        h = text + 1;
+        hlen = (size_t)(close - h);
+        colon = close + 1;
+        char v6[INET6_ADDRSTRLEN];
+        struct in6_addr a;
+        if (hlen == 0 || hlen >= sizeof v6)
+            return -1;
+        memcpy(v6, h, hlen);
+        v6[hlen] = '\0';
+        if (inet_pton(AF_INET6, v6, &a) != 1)
+            return -1;
+    } else {
+        colon = strrchr(text, ':');
+        if (!colon)
+            return -1;
+        h = text;
+        hlen = (size_t)(colon - h);
+        if (hlen == 0)
+            return -1;
+        for (size_t i = 0; i < hlen; i++) {
+            char c = h[i];
+            int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '.' || c == '-';
+            if (!ok)
+                return -1;
+        }
+    }
+    if (hlen >= host_size)
+        return -1;
+    const char *p = colon + 1;
+    size_t plen = strlen(p);
+    if (plen == 0 || plen > 5 || strspn(p, "0123456789") != plen)
+        return -1;
+    int v = atoi(p);
+    if (v > 65535)
+        return -1;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    *port = v;
+    return 0;
+}
+
+/* Store text as the value of s in cfg. Returns 0, or -1 when it is not allowed. */
+static int set_value(struct config *cfg, const struct setting *s, const char *text)
+{
+    char *field = (char *)cfg + s->off;
+    int64_t v;
+    switch (s->kind) {
+    case K_LISTEN:
+        return parse_listen(text, cfg->listen_host, sizeof cfg->listen_host, &cfg->listen_port);
+    case K_PATH: {
+        size_t len = strlen(text);
+        if (len >= s->size || (s->min && len == 0))
+            return -1;
+        memcpy(field, text, len + 1);
+        return 0;
+    }
+    case K_INT:
+    case K_INT64:
+        if (parse_int64(text, &v) != 0 || v < s->min || v > s->max)
+            return -1;
+        if (s->kind == K_INT)
+            *(int *)(void *)field = (int)v;
+        else
+            *(int64_t *)(void *)field = v;
+        return 0;
+    case K_SYNC:
+        if (strcmp(text, "full") == 0)
+            cfg->sync_full = 1;
+        else if (strcmp(text, "normal") == 0)
+            cfg->sync_full = 0;
+        else
+            return -1;
+        return 0;
+    case K_LEVEL: {
+        enum log_level level;
+        if (log_level_parse(text, &level) != 0)
+            return -1;
+        snprintf(cfg->log_level, sizeof cfg->log_level, "%s", text);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* Set s from text coming from `source` ("JOBQ_X" or "--x"); on failure write why to err. */
+static int apply(struct config *cfg, const struct setting *s, const char *text, const char *source,
+                 FILE *err)
+{
+    if (set_value(cfg, s, text) == 0)
+        return 0;
+    char range[128];
+    describe_range(s, range, sizeof range);
+    if (err) {
+        /* Long values are cut so that the message stays one readable line. */
+        fprintf(err, "invalid value for %s (%s): \"%.80s%s\": must be %s\n", s->name, source, text,
+                strlen(text) > 80 ? "..." : "", range);
+    }
+    return -1;
+}
+
+static const struct setting *find_setting(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        if (strlen(settings[i].name) == len && strncmp(settings[i].name, name, len) == 0)
+            return &settings[i];
+    }
+    return NULL;
+}
+
+/* Apply the command line. Returns CONFIG_OK or CONFIG_INVALID (err written). */
+static enum config_parse load_flags(struct config *cfg, int argc, char **argv, FILE *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (err)
+                fprintf(err, "unexpected argument \"%.80s\" (see --help)\n", arg);
+            return CONFIG_INVALID;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const struct setting *s = find_setting(name, nlen);
+        if (!s) {
+            if (err)
+                fprintf(err, "unknown option --%.*s (see --help)\n", (int)(nlen > 80 ? 80 : nlen),
+                        name);
+            return CONFIG_INVALID;
+        }
+        const char *value;
+        if (eq) {
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            if (err)
+                fprintf(err, "option --%s needs a value (see --help)\n", s->name);
+            return CONFIG_INVALID;
+        }
+        char source[64];
+        snprintf(source, sizeof source, "--%s", s->name);
+        if (apply(cfg, s, value, source, err) != 0)
+            return CONFIG_INVALID;
+    }
+    return CONFIG_OK;
+}
+
+enum config_parse config_load(struct config *cfg, int argc, char **argv, FILE *err)
+{
+    /* --help and --version win over everything, even a bad environment. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return CONFIG_HELP;
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0)
+            return CONFIG_VERSION;
+    }
+
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        /* A default outside its own bounds is our bug; say so rather than run with zeros. */
+        if (set_value(cfg, &settings[i], settings[i].def) != 0) {
+            if (err)
+                fprintf(err, "bad default for %s\n", settings[i].name);
+            return CONFIG_INVALID;
+        }
+    }
+
+    /* An empty variable counts as unset, so `JOBQ_DB= jobqd` means the default. */
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const char *v = getenv(settings[i].env);
+        if (v && *v && apply(cfg, &settings[i], v, settings[i].env, err) != 0)
+            return CONFIG_INVALID;
+    }
+
+    if (load_flags(cfg, argc, argv, err) != CONFIG_OK)
+        return CONFIG_INVALID;
+
+    if (cfg->auth_token_file[0] != '\0') {
+        if (err)
+            fprintf(err, "auth-token-file (--auth-token-file, JOBQ_AUTH_TOKEN_FILE): not "
+                         "supported yet; refusing to start rather than serve without "
+                         "authentication\n");
+        return CONFIG_INVALID;
+    }
+    return CONFIG_OK;
+}
+
+void config_usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "usage: %s [--OPTION VALUE | --OPTION=VALUE]...\n"
+            "       %s --help | --version\n\n"
+            "jobq job-queue server. Each option is also read from its environment variable;\n"
+            "the command line wins over the environment, an empty variable counts as unset.\n\n",
+            prog, prog);
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const struct setting *s = &settings[i];
+        char range[128];
+        describe_range(s, range, sizeof range);
+        fprintf(out, "  --%s %s\n      %s\n      env %s; default %s; %s\n", s->name, s->metavar,
+                s->help, s->env, s->def[0] ? s->def : "none", range);
+    }
+    fprintf(out, "  --help      print this text\n  --version   print the version\n");
+}

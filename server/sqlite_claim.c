@@ -1,0 +1,155 @@
+/* store_claim for SQLite: promote due scheduled jobs, pick the top candidates of every
+ * requested queue from the claim index, merge them in claim order and compare-and-swap each
+ * chosen job from queued to running, all in one short transaction. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "rand.h"
+#include "sqlite_row.h"
+#include "sqlite_store.h"
+
+struct candidate {
+    int64_t id;
+    int64_t priority;
+    int64_t run_at;
+};
+
+struct claim_arg {
+    const struct claim_req *req;
+    const char *caps; /* NULL: the claimer has no capabilities */
+    int max_jobs;
+    int64_t now;
+    struct job *out;
+    size_t *n;
+    struct candidate *cand; /* room for nqueues * max_jobs */
+    struct sqlite_notes *notes;
+};
+
+/* Claim order: priority desc, run_at asc, id asc. */
+static int candidate_cmp(const void *pa, const void *pb)
+{
+    const struct candidate *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->run_at != b->run_at)
+        return a->run_at < b->run_at ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Append the top `limit` candidates of queue to cand; *got is how many. */
+static enum store_result pick(struct sqlite_conn *c, const char *queue, const char *caps, int limit,
+                              struct candidate *cand, size_t *got)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, caps ? STMT_CLAIM_PICK_CAPS : STMT_CLAIM_PICK_PLAIN);
+    int rc = sqlite_conn_bind_text(st, 1, queue);
+    if (rc == SQLITE_OK && caps)
+        rc = sqlite_conn_bind_text(st, 2, caps);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, caps ? 3 : 2, limit);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind claim pick");
+        sqlite3_reset(st);
+        return r;
+    }
+    *got = 0;
+    while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW && *got < (size_t)limit) {
+        cand[*got].id = sqlite3_column_int64(st, 0);
+        cand[*got].priority = sqlite3_column_int64(st, 1);
+        cand[*got].run_at = sqlite3_column_int64(st, 2);
+        (*got)++;
+    }
+    enum store_result r = STORE_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        r = sqlite_conn_fail(c, rc, "claim pick");
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Queued -> running for one chosen job with a fresh lease token. */
+static enum store_result take(struct sqlite_conn *c, const struct claim_arg *a, int64_t id,
+                              struct job *out)
+{
+    char token[JOB_TOKEN_LEN + 1];
+    if (rand_token(token) != 0)
+        return STORE_ERROR;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_CLAIM_TAKE);
+    int rc = sqlite3_bind_int64(st, 1, id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 2, token, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, a->now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 4, a->req->lease_seconds);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 5, a->req->worker_id);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind claim take");
+        sqlite3_reset(st);
+        return r;
+    }
+    return sqlite_row_one(c, st, 1, "claim take", out);
+}
+
+static int claim_tx(struct sqlite_conn *c, void *p)
+{
+    struct claim_arg *a = p;
+    *a->n = 0;
+    int promoted = 0;
+    enum store_result r =
+        sqlite_sweep_promote(c, a->now, SQLITE_PROMOTE_BATCH, a->notes, &promoted);
+    if (r != STORE_OK)
+        return r;
+    size_t ncand = 0;
+    for (size_t q = 0; q < a->req->nqueues; q++) {
+        size_t got = 0;
+        r = pick(c, a->req->queues[q], a->caps, a->max_jobs, a->cand + ncand, &got);
+        if (r != STORE_OK)
+            return r;
+        ncand += got;
+    }
+    qsort(a->cand, ncand, sizeof *a->cand, candidate_cmp);
+    for (size_t i = 0; i < ncand && *a->n < (size_t)a->max_jobs; i++) {
+        r = take(c, a, a->cand[i].id, &a->out[*a->n]);
+        if (r == STORE_NOT_FOUND)
+            continue; /* taken already: a queue named twice */
+        if (r != STORE_OK)
+            return r;
+        (*a->n)++;
+    }
+    return STORE_OK;
+}
+
+static void claim_discard(void *p)
+{
+    struct claim_arg *a = p;
+    for (size_t i = 0; i < *a->n; i++)
+        job_clear(&a->out[i]);
+    *a->n = 0;
+}
+
+enum store_result sqlite_claim(struct store *s, const struct claim_req *req, int64_t now,
+                               struct job *out, size_t *n)
+{
+    *n = 0;
+    if (req->nqueues == 0 || req->max_jobs < 1)
+        return STORE_OK;
+    int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
+    size_t nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
+    struct claim_req bounded = *req;
+    bounded.nqueues = nqueues;
+    struct candidate *cand = malloc(nqueues * (size_t)max_jobs * sizeof *cand);
+    if (!cand) {
+        log_error("out of memory for %zu claim candidates", nqueues * (size_t)max_jobs);
+        return STORE_ERROR;
+    }
+    const char *caps = req->capabilities;
+    if (caps && strcmp(caps, "[]") == 0)
+        caps = NULL;
+    struct sqlite_notes notes = SQLITE_NOTES_INIT;
+    struct claim_arg a = {&bounded, caps, max_jobs, now, out, n, cand, &notes};
+    struct sqlite_tx tx = {"claim", claim_tx, claim_discard, &a, &notes};
+    enum store_result r = sqlite_tx_run(&sqlite_store_of(s)->writer, &tx);
+    free(cand);
+    return r;
+}

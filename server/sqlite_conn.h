@@ -1,0 +1,64 @@
+/* One SQLite connection of the store with its prepared statements, plus the helpers every
+ * store operation uses to step, bind and report errors. A connection is used by one thread at
+ * a time (its owner holds the write mutex or took it from the reader pool). */
+#ifndef JOBQ_SQLITE_CONN_H
+#define JOBQ_SQLITE_CONN_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "sqlite_stmt.h"
+#include "store.h"
+
+enum conn_role { CONN_WRITER, CONN_READER };
+
+struct sqlite_conn {
+    sqlite3 *db;
+    enum conn_role role;
+    sqlite3_stmt *stmt[STMT_COUNT]; /* the statements of this role; NULL for the others */
+};
+
+/* Open path with the pragmas of role: the writer creates the file, sets WAL and
+ * synchronous = FULL (sync_full) or NORMAL; a reader sets query_only. Both get extended result
+ * codes and a short busy timeout. Statements are not prepared yet (see sqlite_conn_prepare).
+ * Returns 0, or -1 after logging why (c is then closed). */
+int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full);
+
+/* Prepare every statement of the table that runs on c's role, once, persistent.
+ * Returns 0, or -1 after logging which statement failed. */
+int sqlite_conn_prepare(struct sqlite_conn *c);
+
+/* Finalize the statements and close the connection. Accepts a closed or zeroed c. */
+void sqlite_conn_close(struct sqlite_conn *c);
+
+/* Statement id of c, reset and with its bindings cleared, ready to bind. The caller resets it
+ * again when done with it, on every path. id must be prepared on c's role (asserted). */
+sqlite3_stmt *sqlite_conn_stmt(struct sqlite_conn *c, enum stmt_id id);
+
+/* sqlite3_step(st), unless a fault injected by sqlite_conn_fault() is due. Returns
+ * SQLITE_ROW, SQLITE_DONE or an error code. */
+int sqlite_conn_step(struct sqlite_conn *c, sqlite3_stmt *st);
+
+/* The store result of a failed SQLite call rc: STORE_BUSY for BUSY/LOCKED, STORE_UNAVAILABLE
+ * for FULL/READONLY/IOERR/CANTOPEN, STORE_ERROR for anything else. */
+enum store_result sqlite_conn_result(int rc);
+
+/* Log the failure rc of `what` on c (errmsg included) at the caller's file:line and return
+ * sqlite_conn_result(rc). BUSY is logged as a warning, everything else as an error. Call it
+ * before resetting the statement that failed, so the message is still the right one. */
+enum store_result sqlite_conn_fail_at(struct sqlite_conn *c, int rc, const char *what,
+                                      const char *file, int line, const char *func);
+#define sqlite_conn_fail(c, rc, what)                                                              \
+    sqlite_conn_fail_at((c), (rc), (what), __FILE__, __LINE__, __func__)
+
+/* Bind helpers; each returns the sqlite3_bind_* code. Strings are bound SQLITE_STATIC: they
+ * must live until the statement is reset. */
+int sqlite_conn_bind_text(sqlite3_stmt *st, int i, const char *s); /* NULL: SQL NULL */
+int sqlite_conn_bind_json(sqlite3_stmt *st, int i, const char *s); /* NULL, "null": NULL */
+int sqlite_conn_bind_time(sqlite3_stmt *st, int i, int64_t t);     /* JOB_NONE: NULL */
+
+/* For tests: make the nth sqlite_conn_step() call from now (1 = the next one, on any
+ * connection) return rc without stepping. n <= 0 cancels a pending fault. */
+void sqlite_conn_fault(int n, int rc);
+
+#endif

@@ -1,0 +1,123 @@
+/* store_enqueue for SQLite: n jobs in one transaction, idempotency keys honoured. */
+#include <string.h>
+
+#include "log.h"
+#include "sqlite_row.h"
+#include "sqlite_store.h"
+
+struct enqueue_arg {
+    const struct job_spec *specs;
+    size_t n;
+    int64_t now;
+    struct job *out;
+    int *created;
+    struct sqlite_notes *notes;
+};
+
+static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, int64_t now)
+{
+    /* An empty requires is stored as NULL so the job sits in the no-requirements index. */
+    const char *requires = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL;
+    int rc = sqlite_conn_bind_text(st, 1, sp->queue);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, status);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 3, sp->payload ? sp->payload : "null");
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 4, sp->priority);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 5, sp->run_at);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 6, sp->max_attempts);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 7, sp->max_runtime_seconds);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 8, requires);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 9, sp->idempotency_key);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 10, now);
+    return rc;
+}
+
+/* The job that holds (queue, key) already. */
+static enum store_result existing(struct sqlite_conn *c, const struct job_spec *sp, struct job *out)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_BY_KEY);
+    int rc = sqlite_conn_bind_text(st, 1, sp->queue);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 2, sp->idempotency_key);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind job by key");
+        sqlite3_reset(st);
+        return r;
+    }
+    enum store_result r = sqlite_row_one(c, st, 0, "job by key", out);
+    if (r == STORE_NOT_FOUND) {
+        log_error("enqueue in %s: insert ignored but no job holds its idempotency key", sp->queue);
+        r = STORE_ERROR;
+    }
+    return r;
+}
+
+static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
+                                    struct job *out, int *created, struct sqlite_notes *notes)
+{
+    int status = sp->run_at > now ? JOB_SCHEDULED : JOB_QUEUED;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_INSERT);
+    int rc = bind_spec(st, sp, status, now);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind job insert");
+        sqlite3_reset(st);
+        return r;
+    }
+    enum store_result r = sqlite_row_one(c, st, 0, "job insert", out);
+    if (r == STORE_NOT_FOUND && sp->idempotency_key) {
+        *created = 0;
+        return existing(c, sp, out);
+    }
+    if (r == STORE_NOT_FOUND) {
+        log_error("enqueue in %s: insert without idempotency key returned no row", sp->queue);
+        return STORE_ERROR;
+    }
+    if (r != STORE_OK)
+        return r;
+    *created = 1;
+    if (status == JOB_SCHEDULED)
+        sqlite_notes_scheduled(notes, sp->run_at);
+    else if (sqlite_notes_ready(notes, sp->queue) != 0)
+        return STORE_ERROR;
+    return STORE_OK;
+}
+
+static int enqueue_tx(struct sqlite_conn *c, void *p)
+{
+    struct enqueue_arg *a = p;
+    memset(a->out, 0, a->n * sizeof *a->out);
+    memset(a->created, 0, a->n * sizeof *a->created);
+    for (size_t i = 0; i < a->n; i++) {
+        enum store_result r =
+            insert_one(c, &a->specs[i], a->now, &a->out[i], &a->created[i], a->notes);
+        if (r != STORE_OK)
+            return r;
+    }
+    return a->n == 1 && !a->created[0] ? STORE_EXISTS : STORE_OK;
+}
+
+static void enqueue_discard(void *p)
+{
+    struct enqueue_arg *a = p;
+    for (size_t i = 0; i < a->n; i++)
+        job_clear(&a->out[i]);
+}
+
+enum store_result sqlite_enqueue(struct store *s, const struct job_spec *specs, size_t n,
+                                 int64_t now, struct job *out, int *created)
+{
+    if (n == 0)
+        return STORE_OK;
+    struct sqlite_notes notes = SQLITE_NOTES_INIT;
+    struct enqueue_arg a = {specs, n, now, out, created, &notes};
+    struct sqlite_tx tx = {"enqueue", enqueue_tx, enqueue_discard, &a, &notes};
+    return sqlite_tx_run(&sqlite_store_of(s)->writer, &tx);
+}

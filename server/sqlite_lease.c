@@ -1,0 +1,225 @@
+/* store_heartbeat, store_complete and store_fail for SQLite: compare-and-swap updates guarded
+ * by a live lease (token matches, running, lease and max runtime not expired). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "rand.h"
+#include "sqlite_row.h"
+#include "sqlite_store.h"
+
+struct lease_arg {
+    int64_t id;
+    const char *token;
+    int64_t now;
+    int64_t lease_seconds;       /* heartbeat */
+    const char *progress;        /* heartbeat */
+    const char *result;          /* complete */
+    const struct fail_req *fail; /* fail */
+    int64_t backoff_base, backoff_max;
+    struct job *out;
+    struct sqlite_notes *notes;
+};
+
+static enum store_result bind_fail(struct sqlite_conn *c, sqlite3_stmt *st, int rc,
+                                   const char *what)
+{
+    enum store_result r = sqlite_conn_fail(c, rc, what);
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Bind ?1 id, ?2 token, ?3 now: the live-lease guard of every statement here. */
+static int bind_guard(sqlite3_stmt *st, const struct lease_arg *a)
+{
+    int rc = sqlite3_bind_int64(st, 1, a->id);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 2, a->token);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, a->now);
+    return rc;
+}
+
+/* The guard matched no row: STORE_NOT_FOUND, or STORE_LEASE_LOST when the job exists. */
+static enum store_result miss(struct sqlite_conn *c, int64_t id)
+{
+    struct job j;
+    enum store_result r = sqlite_row_get(c, id, 0, &j);
+    if (r == STORE_OK) {
+        job_clear(&j);
+        return STORE_LEASE_LOST;
+    }
+    return r;
+}
+
+static int heartbeat_tx(struct sqlite_conn *c, void *p)
+{
+    struct lease_arg *a = p;
+    memset(a->out, 0, sizeof *a->out);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_HEARTBEAT);
+    int rc = bind_guard(st, a);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 4, a->lease_seconds);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 5, a->progress != NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_json(st, 6, a->progress);
+    if (rc != SQLITE_OK)
+        return bind_fail(c, st, rc, "bind heartbeat");
+    enum store_result r = sqlite_row_one(c, st, 0, "heartbeat", a->out);
+    return r == STORE_NOT_FOUND ? miss(c, a->id) : r;
+}
+
+/* Complete missed: the same token on a job it already completed is an idempotent repeat. */
+static enum store_result complete_miss(struct sqlite_conn *c, const struct lease_arg *a)
+{
+    struct job j;
+    enum store_result r = sqlite_row_get(c, a->id, 1, &j);
+    if (r != STORE_OK)
+        return r;
+    int repeat = j.status == JOB_SUCCEEDED && a->token && j.lease_token &&
+                 strcmp(j.lease_token, a->token) == 0;
+    if (!repeat) {
+        job_clear(&j);
+        return STORE_LEASE_LOST;
+    }
+    free(j.lease_token);
+    j.lease_token = NULL;
+    *a->out = j;
+    return STORE_OK;
+}
+
+static int complete_tx(struct sqlite_conn *c, void *p)
+{
+    struct lease_arg *a = p;
+    memset(a->out, 0, sizeof *a->out);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_COMPLETE);
+    int rc = bind_guard(st, a);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_json(st, 4, a->result);
+    if (rc != SQLITE_OK)
+        return bind_fail(c, st, rc, "bind complete");
+    enum store_result r = sqlite_row_one(c, st, 0, "complete", a->out);
+    return r == STORE_NOT_FOUND ? complete_miss(c, a) : r;
+}
+
+static int fail_tx(struct sqlite_conn *c, void *p)
+{
+    struct lease_arg *a = p;
+    memset(a->out, 0, sizeof *a->out);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LEASE_CHECK);
+    int rc = bind_guard(st, a);
+    if (rc != SQLITE_OK)
+        return bind_fail(c, st, rc, "bind lease check");
+    rc = sqlite_conn_step(c, st);
+    int64_t attempts = 0, max_attempts = 0;
+    if (rc == SQLITE_ROW) {
+        attempts = sqlite3_column_int64(st, 0);
+        max_attempts = sqlite3_column_int64(st, 1);
+    } else if (rc != SQLITE_DONE) {
+        return bind_fail(c, st, rc, "lease check");
+    }
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE)
+        return miss(c, a->id);
+
+    const struct fail_req *f = a->fail;
+    int requeue = f->retry && attempts < max_attempts;
+    int64_t run_at = JOB_NONE;
+    if (requeue) {
+        int64_t delay = f->retry_in_seconds >= 0
+                            ? f->retry_in_seconds
+                            : backoff_delay(a->backoff_base, a->backoff_max, attempts, rand_unit());
+        run_at = a->now + delay;
+    }
+    return sqlite_lease_end(c, a->id, requeue, run_at, a->now, f->error_code, f->error_detail,
+                            a->notes, a->out);
+}
+
+static void lease_discard(void *p)
+{
+    struct lease_arg *a = p;
+    job_clear(a->out);
+}
+
+enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeue, int64_t run_at,
+                                   int64_t now, const char *error_code, const char *error_detail,
+                                   struct sqlite_notes *notes, struct job *out)
+{
+    int status = !requeue ? JOB_FAILED : run_at > now ? JOB_SCHEDULED : JOB_QUEUED;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LEASE_END);
+    int rc = sqlite3_bind_int64(st, 1, id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, status);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 3, requeue ? run_at : JOB_NONE);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 4, requeue ? JOB_NONE : now);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 5, error_code);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_json(st, 6, error_detail);
+    if (rc != SQLITE_OK)
+        return bind_fail(c, st, rc, "bind lease end");
+    rc = sqlite_conn_step(c, st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return STORE_NOT_FOUND;
+    }
+    if (rc != SQLITE_ROW)
+        return bind_fail(c, st, rc, "lease end");
+    enum store_result r = STORE_OK;
+    if (status == JOB_SCHEDULED)
+        sqlite_notes_scheduled(notes, run_at);
+    else if (status == JOB_QUEUED &&
+             sqlite_notes_ready(notes, (const char *)sqlite3_column_text(st, COL_QUEUE)) != 0)
+        r = STORE_ERROR;
+    if (r == STORE_OK && out && sqlite_row_job(st, 0, out) != 0)
+        r = STORE_ERROR;
+    if (r == STORE_OK && (rc = sqlite_conn_step(c, st)) != SQLITE_DONE) {
+        r = sqlite_conn_fail(c, rc == SQLITE_ROW ? SQLITE_MISUSE : rc, "lease end");
+        if (out)
+            job_clear(out);
+    }
+    sqlite3_reset(st);
+    return r;
+}
+
+static enum store_result run(struct store *s, const char *name,
+                             int (*fn)(struct sqlite_conn *, void *), struct lease_arg *a)
+{
+    struct sqlite_store *st = sqlite_store_of(s);
+    struct sqlite_notes notes = SQLITE_NOTES_INIT;
+    a->backoff_base = st->backoff_base;
+    a->backoff_max = st->backoff_max;
+    a->notes = &notes;
+    struct sqlite_tx tx = {name, fn, lease_discard, a, &notes};
+    return sqlite_tx_run(&st->writer, &tx);
+}
+
+enum store_result sqlite_lease_heartbeat(struct store *s, int64_t id, const char *token,
+                                         int64_t lease_seconds, const char *progress, int64_t now,
+                                         struct job *out)
+{
+    struct lease_arg a = {.id = id,
+                          .token = token,
+                          .now = now,
+                          .out = out,
+                          .lease_seconds = lease_seconds > 0 ? lease_seconds : 0,
+                          .progress = progress};
+    return run(s, "heartbeat", heartbeat_tx, &a);
+}
+
+enum store_result sqlite_lease_complete(struct store *s, int64_t id, const char *token,
+                                        const char *result, int64_t now, struct job *out)
+{
+    struct lease_arg a = {.id = id, .token = token, .now = now, .out = out, .result = result};
+    return run(s, "complete", complete_tx, &a);
+}
+
+enum store_result sqlite_lease_fail(struct store *s, int64_t id, const char *token,
+                                    const struct fail_req *req, int64_t now, struct job *out)
+{
+    struct lease_arg a = {.id = id, .token = token, .now = now, .out = out, .fail = req};
+    return run(s, "fail", fail_tx, &a);
+}

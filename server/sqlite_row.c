@@ -1,0 +1,109 @@
+#include "sqlite_row.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+/* Copy a text column: NULL stays NULL (returns 0); -1 when out of memory. */
+static int copy_text(sqlite3_stmt *st, int col, char **out)
+{
+    *out = NULL;
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return 0;
+    const unsigned char *s = sqlite3_column_text(st, col);
+    int n = sqlite3_column_bytes(st, col);
+    if (!s)
+        return -1;
+    char *copy = malloc((size_t)n + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, (size_t)n);
+    copy[n] = '\0';
+    *out = copy;
+    return 0;
+}
+
+static int64_t col_time(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return JOB_NONE;
+    return sqlite3_column_int64(st, col);
+}
+
+int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = sqlite3_column_int64(st, COL_ID);
+    out->status = (enum job_status)sqlite3_column_int(st, COL_STATUS);
+    out->priority = sqlite3_column_int64(st, COL_PRIORITY);
+    out->run_at = sqlite3_column_int64(st, COL_RUN_AT);
+    out->attempts = sqlite3_column_int64(st, COL_ATTEMPTS);
+    out->max_attempts = sqlite3_column_int64(st, COL_MAX_ATTEMPTS);
+    out->fencing_token = sqlite3_column_int64(st, COL_FENCING_TOKEN);
+    out->max_runtime_seconds = col_time(st, COL_MAX_RUNTIME);
+    out->created_at = sqlite3_column_int64(st, COL_CREATED_AT);
+    out->claimed_at = col_time(st, COL_CLAIMED_AT);
+    out->heartbeat_at = col_time(st, COL_HEARTBEAT_AT);
+    out->lease_expires_at = col_time(st, COL_LEASE_EXPIRES_AT);
+    out->finished_at = col_time(st, COL_FINISHED_AT);
+    int bad = copy_text(st, COL_QUEUE, &out->queue) | copy_text(st, COL_PAYLOAD, &out->payload) |
+              copy_text(st, COL_REQUIRES, &out->requires) |
+              copy_text(st, COL_IDEMPOTENCY_KEY, &out->idempotency_key) |
+              copy_text(st, COL_WORKER_ID, &out->worker_id) |
+              copy_text(st, COL_RESULT, &out->result) |
+              copy_text(st, COL_PROGRESS, &out->progress) |
+              copy_text(st, COL_ERROR_CODE, &out->error_code) |
+              copy_text(st, COL_ERROR_DETAIL, &out->error_detail);
+    if (with_token)
+        bad |= copy_text(st, COL_LEASE_TOKEN, &out->lease_token);
+    if (!bad && !out->requires && !(out->requires = strdup("[]")))
+        bad = -1;
+    if (!bad && !out->queue)
+        out->queue = strdup("");
+    if (!bad && !out->payload)
+        out->payload = strdup("null");
+    if (bad || !out->queue || !out->payload) {
+        log_error("out of memory copying job %lld", (long long)out->id);
+        job_clear(out);
+        return -1;
+    }
+    return 0;
+}
+
+enum store_result sqlite_row_one(struct sqlite_conn *c, sqlite3_stmt *st, int with_token,
+                                 const char *what, struct job *out)
+{
+    enum store_result r = STORE_NOT_FOUND;
+    int rc = sqlite_conn_step(c, st);
+    if (rc == SQLITE_ROW) {
+        struct job j;
+        if (sqlite_row_job(st, with_token, &j) != 0) {
+            sqlite3_reset(st);
+            return STORE_ERROR;
+        }
+        rc = sqlite_conn_step(c, st);
+        if (rc == SQLITE_DONE) {
+            *out = j;
+            r = STORE_OK;
+        } else {
+            job_clear(&j);
+        }
+    }
+    if (rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc == SQLITE_ROW ? SQLITE_MISUSE : rc, what);
+    sqlite3_reset(st);
+    return r;
+}
+
+enum store_result sqlite_row_get(struct sqlite_conn *c, int64_t id, int with_token, struct job *out)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_GET);
+    int rc = sqlite3_bind_int64(st, 1, id);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind job get");
+        sqlite3_reset(st);
+        return r;
+    }
+    return sqlite_row_one(c, st, with_token, "job get", out);
+}

@@ -1,0 +1,53 @@
+/* Rows of the jobs table (columns SQL_JOB_COLUMNS) copied into struct job. */
+#ifndef JOBQ_SQLITE_ROW_H
+#define JOBQ_SQLITE_ROW_H
+
+#include <sqlite3.h>
+
+#include "job.h"
+#include "sqlite_conn.h"
+
+/* Column positions of SQL_JOB_COLUMNS. */
+enum job_col {
+    COL_ID = 0,
+    COL_QUEUE,
+    COL_STATUS,
+    COL_PAYLOAD,
+    COL_PRIORITY,
+    COL_RUN_AT,
+    COL_ATTEMPTS,
+    COL_MAX_ATTEMPTS,
+    COL_FENCING_TOKEN,
+    COL_MAX_RUNTIME,
+    COL_REQUIRES,
+    COL_IDEMPOTENCY_KEY,
+    COL_CREATED_AT,
+    COL_CLAIMED_AT,
+    COL_HEARTBEAT_AT,
+    COL_LEASE_EXPIRES_AT,
+    COL_WORKER_ID,
+    COL_FINISHED_AT,
+    COL_RESULT,
+    COL_PROGRESS,
+    COL_ERROR_CODE,
+    COL_ERROR_DETAIL,
+    COL_LEASE_TOKEN,
+    COL_COUNT
+};
+
+/* Copy the current row of st into out (overwritten: it must hold no strings). The lease token
+ * is copied only when with_token is set; requires is "[]" when NULL. Call before resetting st.
+ * Returns 0, or -1 when memory ran out (logged; out is left empty). */
+int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out);
+
+/* Step st, which yields at most one job row, copy it into out and reset st. Returns STORE_OK,
+ * STORE_NOT_FOUND when it yielded no row, or an error result (logged as `what`). */
+enum store_result sqlite_row_one(struct sqlite_conn *c, sqlite3_stmt *st, int with_token,
+                                 const char *what, struct job *out);
+
+/* Read job id on c into out (its stored lease token too when with_token is set): STORE_OK,
+ * STORE_NOT_FOUND or an error result (logged). */
+enum store_result sqlite_row_get(struct sqlite_conn *c, int64_t id, int with_token,
+                                 struct job *out);
+
+#endif

@@ -1,0 +1,126 @@
+#include "sqlite_schema.h"
+
+#include <stdio.h>
+
+#include "log.h"
+
+/* Migration N is migrations[N - 1]. Append only. Statuses are enum job_status values
+ * (0 scheduled, 1 queued, 2 running, 3 succeeded, 4 failed, 5 cancelled). */
+static const char *const migrations[] = {
+    /* 1: the jobs table and its indexes. */
+    "CREATE TABLE jobs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT," /* never reused after retention deletes */
+    " queue TEXT NOT NULL,"
+    " status INTEGER NOT NULL,"
+    " payload TEXT NOT NULL,"
+    " priority INTEGER NOT NULL DEFAULT 0,"
+    " run_at INTEGER NOT NULL,"
+    " attempts INTEGER NOT NULL DEFAULT 0,"
+    " max_attempts INTEGER NOT NULL,"
+    " fencing_token INTEGER NOT NULL DEFAULT 0,"
+    " max_runtime_seconds INTEGER,"
+    " requires TEXT," /* compact JSON array, NULL when empty */
+    " idempotency_key TEXT,"
+    " created_at INTEGER NOT NULL,"
+    " claimed_at INTEGER,"
+    " heartbeat_at INTEGER,"
+    " lease_expires_at INTEGER,"
+    " lease_seconds INTEGER," /* the claim's lease length: heartbeat's default */
+    " deadline_at INTEGER,"   /* claimed_at + max_runtime_seconds, NULL when unset */
+    " lease_token TEXT,"
+    " worker_id TEXT,"
+    " finished_at INTEGER,"
+    " result TEXT,"
+    " progress TEXT,"
+    " error_code TEXT,"
+    " error_detail TEXT);"
+    /* claim: due queued jobs in claim order; a future job is never in it (scheduled). */
+    "CREATE INDEX jobs_claim ON jobs (queue, priority DESC, run_at, id) WHERE status = 1;"
+    /* claim without capabilities: jobs with requirements never slow it down. */
+    "CREATE INDEX jobs_claim_plain ON jobs (queue, priority DESC, run_at, id)"
+    " WHERE status = 1 AND requires IS NULL;"
+    /* promotion and next_due. */
+    "CREATE INDEX jobs_scheduled ON jobs (run_at) WHERE status = 0;"
+    /* sweep: expired leases and passed max runtimes. */
+    "CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE status = 2;"
+    "CREATE INDEX jobs_deadline ON jobs (deadline_at)"
+    " WHERE status = 2 AND deadline_at IS NOT NULL;"
+    /* sweep: retention. */
+    "CREATE INDEX jobs_finished ON jobs (finished_at) WHERE status IN (3, 5);"
+    /* enqueue: one job per (queue, idempotency_key). */
+    "CREATE UNIQUE INDEX jobs_idempotency ON jobs (queue, idempotency_key)"
+    " WHERE idempotency_key IS NOT NULL;"
+    /* queues (covering counts) and lists filtered by queue. */
+    "CREATE INDEX jobs_queue_status ON jobs (queue, status, id);",
+};
+
+#define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))
+
+int sqlite_schema_version(void)
+{
+    return MIGRATIONS_COUNT;
+}
+
+static int exec(sqlite3 *db, const char *sql, const char *what)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        log_error("sqlite migration: %s failed: %s (%d)", what, err ? err : sqlite3_errstr(rc), rc);
+        sqlite3_free(err);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_version(sqlite3 *db, int *version)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *version = sqlite3_column_int(st, 0);
+            rc = SQLITE_OK;
+        }
+    }
+    if (rc != SQLITE_OK)
+        log_error("sqlite migration: cannot read user_version: %s (%d)", sqlite3_errmsg(db), rc);
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+static int apply(sqlite3 *db, int from)
+{
+    char sql[64];
+    for (int v = from; v < MIGRATIONS_COUNT; v++) {
+        snprintf(sql, sizeof sql, "migration %d", v + 1);
+        if (exec(db, migrations[v], sql) != 0)
+            return -1;
+    }
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", MIGRATIONS_COUNT);
+    return exec(db, sql, "set user_version");
+}
+
+int sqlite_schema_migrate(sqlite3 *db)
+{
+    if (exec(db, "BEGIN IMMEDIATE", "begin") != 0)
+        return -1;
+    int version = 0;
+    int ok = read_version(db, &version) == 0;
+    if (ok && version > MIGRATIONS_COUNT) {
+        log_error("sqlite migration: database schema version %d is newer than this program's %d",
+                  version, MIGRATIONS_COUNT);
+        ok = 0;
+    }
+    if (ok && version < MIGRATIONS_COUNT) {
+        ok = apply(db, version) == 0;
+        if (ok)
+            log_info("sqlite schema migrated from version %d to %d", version, MIGRATIONS_COUNT);
+    }
+    if (ok && exec(db, "COMMIT", "commit") == 0)
+        return 0;
+    if (!sqlite3_get_autocommit(db))
+        exec(db, "ROLLBACK", "rollback");
+    return -1;
+}

@@ -1,0 +1,16 @@
+/* The schema of the SQLite store as numbered, append-only migrations tracked by
+ * PRAGMA user_version. A released migration is never edited: a change is a new one. */
+#ifndef JOBQ_SQLITE_SCHEMA_H
+#define JOBQ_SQLITE_SCHEMA_H
+
+#include <sqlite3.h>
+
+/* The number of migrations this program knows: the user_version of an up-to-date file. */
+int sqlite_schema_version(void);
+
+/* Apply every migration the database on db lacks, all in one BEGIN IMMEDIATE transaction,
+ * and set user_version. Returns 0, or -1 after logging why (nothing applied, no transaction
+ * left open). A file with a user_version newer than this program is refused. */
+int sqlite_schema_migrate(sqlite3 *db);
+
+#endif

@@ -1,0 +1,155 @@
+#include "sqlite_stmt.h"
+
+#include <assert.h>
+#include <stddef.h>
+
+#include "job.h"
+
+/* enum job_status values as SQL literals. Partial indexes only serve a query whose WHERE
+ * repeats the index's terms, so statuses are literals here, never bound parameters. */
+#define SCHEDULED "0"
+#define QUEUED "1"
+#define RUNNING "2"
+#define SUCCEEDED "3"
+#define FAILED "4"
+#define CANCELLED "5"
+_Static_assert(JOB_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
+_Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
+
+#define COLS SQL_JOB_COLUMNS
+
+/* The lease that ?2 holds on job ?1 is live at time ?3. */
+#define LIVE_LEASE                                                                                 \
+    "id = ?1 AND lease_token = ?2 AND status = " RUNNING " AND lease_expires_at > ?3 AND "         \
+    "(deadline_at IS NULL OR deadline_at > ?3)"
+
+/* One branch of a list: jobs matching cond after id ?1, at most ?2 of them, by id. Each branch
+ * is an index range already in id order, so the outer ORDER BY sorts at most a few limits. */
+#define LIST_BRANCH(cond)                                                                          \
+    "SELECT * FROM (SELECT " COLS " FROM jobs WHERE " cond " AND id > ?1 ORDER BY id LIMIT ?2)"
+#define LIST_END " ORDER BY id LIMIT ?2"
+
+/* One row per statement, laid out by hand. */
+/* clang-format off */
+static const struct stmt_def stmts[STMT_COUNT] = {
+    {STMT_BEGIN, STMT_ON_WRITER, "BEGIN IMMEDIATE", "sqlite_tx_run: every write transaction"},
+    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER, "COMMIT",
+     "sqlite_tx_run: commit; queues: end of its read transaction"},
+    {STMT_ROLLBACK, STMT_ON_WRITER | STMT_ON_READER, "ROLLBACK",
+     "sqlite_tx_run: a failed or busy transaction; readers: after a failed read transaction"},
+    {STMT_READ_BEGIN, STMT_ON_READER, "BEGIN DEFERRED",
+     "queues: one snapshot for the counts and the ages"},
+    {STMT_USER_VERSION, STMT_ON_WRITER, "PRAGMA user_version",
+     "ping: the write connection still reads its database header"},
+    {STMT_JOB_GET, STMT_ON_WRITER | STMT_ON_READER, "SELECT " COLS " FROM jobs WHERE id = ?1",
+     "get; heartbeat/complete/fail/cancel/retry: tell not_found from lease_lost or conflict"},
+    {STMT_JOB_BY_KEY, STMT_ON_WRITER,
+     "SELECT " COLS " FROM jobs WHERE queue = ?1 AND idempotency_key = ?2",
+     "enqueue: the existing job of an idempotency_key hit"},
+    {STMT_JOB_INSERT, STMT_ON_WRITER,
+     "INSERT INTO jobs (queue, status, payload, priority, run_at, max_attempts, "
+     "max_runtime_seconds, requires, idempotency_key, created_at) "
+     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+     "ON CONFLICT DO NOTHING RETURNING " COLS,
+     "enqueue: insert one job; no row back means an idempotency_key hit"},
+    {STMT_PROMOTE, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " QUEUED
+     " WHERE id IN (SELECT id FROM jobs WHERE status = " SCHEDULED
+     " AND run_at <= ?1 ORDER BY run_at LIMIT ?2) RETURNING queue",
+     "claim (start of every claim) and sweep: move due scheduled jobs into the claim index"},
+    {STMT_CLAIM_PICK_CAPS, STMT_ON_WRITER,
+     "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED " AND queue = ?1 AND "
+     "(requires IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.requires) AS r "
+     "WHERE r.value NOT IN (SELECT value FROM json_each(?2)))) "
+     "ORDER BY priority DESC, run_at, id LIMIT ?3",
+     "claim with capabilities: the top candidates of one queue whose requires fit"},
+    {STMT_CLAIM_PICK_PLAIN, STMT_ON_WRITER,
+     "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED
+     " AND requires IS NULL AND queue = ?1 ORDER BY priority DESC, run_at, id LIMIT ?2",
+     "claim without capabilities: the top candidates of one queue that require nothing"},
+    {STMT_CLAIM_TAKE, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " RUNNING ", lease_token = ?2, attempts = attempts + 1, "
+     "fencing_token = fencing_token + 1, claimed_at = ?3, heartbeat_at = ?3, "
+     "lease_expires_at = ?3 + ?4, lease_seconds = ?4, deadline_at = ?3 + max_runtime_seconds, "
+     "worker_id = ?5 WHERE id = ?1 AND status = " QUEUED " RETURNING " COLS,
+     "claim: compare-and-swap one chosen job from queued to running"},
+    {STMT_HEARTBEAT, STMT_ON_WRITER,
+     "UPDATE jobs SET heartbeat_at = ?3, "
+     "lease_expires_at = ?3 + CASE WHEN ?4 > 0 THEN ?4 ELSE lease_seconds END, "
+     "progress = CASE WHEN ?5 THEN ?6 ELSE progress END "
+     "WHERE " LIVE_LEASE " RETURNING " COLS,
+     "heartbeat: extend a live lease, maybe store progress"},
+    {STMT_COMPLETE, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4 "
+     "WHERE " LIVE_LEASE " RETURNING " COLS,
+     "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
+    {STMT_LEASE_CHECK, STMT_ON_WRITER, "SELECT attempts, max_attempts FROM jobs WHERE " LIVE_LEASE,
+     "fail: the lease is live, and the attempts that decide requeue or failed"},
+    {STMT_LEASE_END, STMT_ON_WRITER,
+     "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
+     "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
+     "deadline_at = NULL "
+     "WHERE id = ?1 AND status = " RUNNING " RETURNING " COLS,
+     "fail and sweep: a running job goes back to queued/scheduled or to failed; its lease "
+     "is gone (claimed_at, heartbeat_at and worker_id stay as history)"},
+    {STMT_CANCEL, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
+     "lease_expires_at = NULL, deadline_at = NULL "
+     "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ") RETURNING " COLS,
+     "cancel: a queued, scheduled or running job becomes cancelled"},
+    {STMT_RETRY, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " QUEUED ", attempts = 0, run_at = ?2, finished_at = NULL "
+     "WHERE id = ?1 AND status IN (" FAILED ", " CANCELLED ") RETURNING " COLS,
+     "retry: a failed or cancelled job goes back to queued"},
+    {STMT_SWEEP_EXPIRED, STMT_ON_WRITER,
+     "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0) FROM jobs "
+     "WHERE status = " RUNNING " AND lease_expires_at <= ?1 UNION "
+     "SELECT id, attempts, max_attempts, 1 FROM jobs "
+     "WHERE status = " RUNNING " AND deadline_at <= ?1 LIMIT ?2",
+     "sweep: running jobs whose lease expired or whose max runtime passed"},
+    {STMT_SWEEP_DELETE, STMT_ON_WRITER,
+     "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN (" SUCCEEDED ", " CANCELLED
+     ") AND finished_at < ?1 LIMIT ?2)",
+     "sweep: retention deletes finished jobs older than the cutoff"},
+    {STMT_LIST_ALL, STMT_ON_READER, "SELECT " COLS " FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
+     "list: no filter"},
+    {STMT_LIST_QUEUE, STMT_ON_READER,
+     LIST_BRANCH("queue = ?3 AND status = " SCHEDULED) " UNION ALL "
+     LIST_BRANCH("queue = ?3 AND status = " QUEUED) " UNION ALL "
+     LIST_BRANCH("queue = ?3 AND status = " RUNNING) " UNION ALL "
+     LIST_BRANCH("queue = ?3 AND status = " SUCCEEDED) " UNION ALL "
+     LIST_BRANCH("queue = ?3 AND status = " FAILED) " UNION ALL "
+     LIST_BRANCH("queue = ?3 AND status = " CANCELLED) LIST_END,
+     "list: one queue, any status (one ordered range per status)"},
+    {STMT_LIST_STATUS, STMT_ON_READER,
+     LIST_BRANCH("status = ?3") " UNION ALL " LIST_BRANCH("status = ?4") LIST_END,
+     "list: one API status (?4 is the second internal status, or -1)"},
+    {STMT_LIST_QUEUE_STATUS, STMT_ON_READER,
+     LIST_BRANCH("queue = ?5 AND status = ?3") " UNION ALL "
+     LIST_BRANCH("queue = ?5 AND status = ?4") LIST_END,
+     "list: one queue and one API status"},
+    {STMT_QUEUE_COUNTS, STMT_ON_READER,
+     "SELECT queue, status, count(*) FROM jobs GROUP BY queue, status ORDER BY queue",
+     "queues: counts per queue and status"},
+    {STMT_QUEUE_OLDEST, STMT_ON_READER,
+     "SELECT queue, min(run_at) FROM (SELECT queue, run_at FROM jobs WHERE status = " QUEUED
+     " UNION ALL SELECT queue, run_at FROM jobs WHERE status = " SCHEDULED
+     " AND run_at <= ?1) GROUP BY queue ORDER BY queue",
+     "queues: the oldest due run_at per queue"},
+    {STMT_NEXT_DUE, STMT_ON_READER, "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
+     "next_due: when the sweeper must promote next"},
+    {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
+};
+/* clang-format on */
+
+const struct stmt_def *sqlite_stmt_def(enum stmt_id id)
+{
+    assert((unsigned)id < STMT_COUNT);
+    assert(stmts[id].id == id);
+    return &stmts[id];
+}
+
+const char *sqlite_stmt_sql(enum stmt_id id)
+{
+    return sqlite_stmt_def(id)->sql;
+}

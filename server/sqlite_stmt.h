@@ -1,0 +1,63 @@
+/* The one table of SQL statements of the SQLite store. Every DML statement the store runs is a
+ * row here, prepared once per connection (SQLITE_PREPARE_PERSISTENT) and finalized at close.
+ * The schema itself lives in the numbered migrations of sqlite_schema.c. */
+#ifndef JOBQ_SQLITE_STMT_H
+#define JOBQ_SQLITE_STMT_H
+
+/* Which connections prepare a statement. */
+#define STMT_ON_WRITER 1
+#define STMT_ON_READER 2
+
+enum stmt_id {
+    STMT_BEGIN = 0,
+    STMT_COMMIT,
+    STMT_ROLLBACK,
+    STMT_READ_BEGIN,
+    STMT_USER_VERSION,
+    STMT_JOB_GET,
+    STMT_JOB_BY_KEY,
+    STMT_JOB_INSERT,
+    STMT_PROMOTE,
+    STMT_CLAIM_PICK_CAPS,
+    STMT_CLAIM_PICK_PLAIN,
+    STMT_CLAIM_TAKE,
+    STMT_HEARTBEAT,
+    STMT_COMPLETE,
+    STMT_LEASE_CHECK,
+    STMT_LEASE_END,
+    STMT_CANCEL,
+    STMT_RETRY,
+    STMT_SWEEP_EXPIRED,
+    STMT_SWEEP_DELETE,
+    STMT_LIST_ALL,
+    STMT_LIST_QUEUE,
+    STMT_LIST_STATUS,
+    STMT_LIST_QUEUE_STATUS,
+    STMT_QUEUE_COUNTS,
+    STMT_QUEUE_OLDEST,
+    STMT_NEXT_DUE,
+    STMT_PING,
+    STMT_COUNT
+};
+
+struct stmt_def {
+    enum stmt_id id;
+    int on; /* STMT_ON_WRITER and/or STMT_ON_READER */
+    const char *sql;
+    const char *used_by; /* one line: which store function runs it and why */
+};
+
+/* The definition of statement id. Never NULL for id < STMT_COUNT. */
+const struct stmt_def *sqlite_stmt_def(enum stmt_id id);
+
+/* The SQL text of statement id (for EXPLAIN QUERY PLAN in tests). Never NULL. */
+const char *sqlite_stmt_sql(enum stmt_id id);
+
+/* Columns of every statement that returns whole jobs, in this order (see sqlite_row.h). */
+#define SQL_JOB_COLUMNS                                                                            \
+    "id, queue, status, payload, priority, run_at, attempts, max_attempts, fencing_token, "        \
+    "max_runtime_seconds, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "       \
+    "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
+    "lease_token"
+
+#endif

@@ -1,0 +1,65 @@
+/* The SQLite implementation of struct store: its handle and the operations that
+ * store_sqlite.c puts in its ops table, one file per area (sqlite_enqueue.c, sqlite_claim.c,
+ * sqlite_lease.c, sqlite_admin.c, sqlite_sweep.c, sqlite_read.c). The contracts are those of
+ * the matching store_* functions in store.h. */
+#ifndef JOBQ_SQLITE_STORE_H
+#define JOBQ_SQLITE_STORE_H
+
+#include "sqlite_pool.h"
+#include "sqlite_tx.h"
+#include "store.h"
+
+#define SQLITE_PROMOTE_BATCH 200 /* due scheduled jobs promoted at the start of a claim */
+
+struct sqlite_store {
+    struct store base; /* first: a struct store * is a struct sqlite_store * */
+    struct sqlite_writer writer;
+    struct sqlite_pool readers;
+    int64_t backoff_base;
+    int64_t backoff_max;
+};
+
+static inline struct sqlite_store *sqlite_store_of(struct store *s)
+{
+    return (struct sqlite_store *)s;
+}
+
+enum store_result sqlite_enqueue(struct store *s, const struct job_spec *specs, size_t n,
+                                 int64_t now, struct job *out, int *created);
+enum store_result sqlite_claim(struct store *s, const struct claim_req *req, int64_t now,
+                               struct job *out, size_t *n);
+enum store_result sqlite_lease_heartbeat(struct store *s, int64_t id, const char *token,
+                                         int64_t lease_seconds, const char *progress, int64_t now,
+                                         struct job *out);
+enum store_result sqlite_lease_complete(struct store *s, int64_t id, const char *token,
+                                        const char *result, int64_t now, struct job *out);
+enum store_result sqlite_lease_fail(struct store *s, int64_t id, const char *token,
+                                    const struct fail_req *req, int64_t now, struct job *out);
+enum store_result sqlite_admin_cancel(struct store *s, int64_t id, int64_t now, struct job *out);
+enum store_result sqlite_admin_retry(struct store *s, int64_t id, int64_t now, struct job *out);
+enum store_result sqlite_read_get(struct store *s, int64_t id, struct job *out);
+enum store_result sqlite_read_list(struct store *s, const struct list_filter *f, struct job *out,
+                                   size_t *n, int *more);
+enum store_result sqlite_read_queues(struct store *s, int64_t now, struct queue_stats **out,
+                                     size_t *n);
+enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
+enum store_result sqlite_read_ping(struct store *s);
+enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,
+                               struct sweep_result *res);
+
+/* Run the promotion statement on c inside the caller's transaction: at most limit due
+ * scheduled jobs (run_at <= now) become queued; their queues go to notes. Sets *promoted.
+ * Returns STORE_OK or an error result (logged). Used by claim and sweep. */
+enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int limit,
+                                       struct sqlite_notes *notes, int *promoted);
+
+/* End the lease of running job id inside the caller's transaction: back to queued (or
+ * scheduled when run_at > now, noted for the hooks) while requeue is set, else failed with
+ * finished_at = now; error_code and error_detail (borrowed, may be NULL) are recorded. When
+ * out is not NULL the job is copied into it. Returns STORE_OK, STORE_NOT_FOUND when the job
+ * is not running, or an error result (logged). Used by fail and sweep. */
+enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeue, int64_t run_at,
+                                   int64_t now, const char *error_code, const char *error_detail,
+                                   struct sqlite_notes *notes, struct job *out);
+
+#endif

@@ -1,0 +1,173 @@
+/* store_sweep for SQLite: promotion, expired leases and retention, each its own short
+ * transaction of at most `batch` rows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "log.h"
+#include "rand.h"
+#include "sqlite_store.h"
+
+#define SWEEP_BATCH_MAX 10000
+
+struct sweep_arg {
+    int64_t now;
+    int64_t cutoff; /* retention: finished before this */
+    int batch;
+    int64_t backoff_base, backoff_max;
+    struct sweep_result *res;
+    struct sqlite_notes *notes;
+};
+
+/* One running job whose lease is no longer live. */
+struct expired {
+    int64_t id;
+    int64_t attempts;
+    int64_t max_attempts;
+    int timed_out;
+};
+
+enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int limit,
+                                       struct sqlite_notes *notes, int *promoted)
+{
+    *promoted = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PROMOTE);
+    int rc = sqlite3_bind_int64(st, 1, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, limit);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind promote");
+        sqlite3_reset(st);
+        return r;
+    }
+    enum store_result r = STORE_OK;
+    while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        (*promoted)++;
+        if (sqlite_notes_ready(notes, (const char *)sqlite3_column_text(st, 0)) != 0) {
+            r = STORE_ERROR;
+            break;
+        }
+    }
+    if (r == STORE_OK && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "promote");
+    sqlite3_reset(st);
+    return r;
+}
+
+static int promote_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    return sqlite_sweep_promote(c, a->now, a->batch, a->notes, &a->res->promoted);
+}
+
+/* Collect at most batch expired leases before changing any row. */
+static enum store_result find_expired(struct sqlite_conn *c, const struct sweep_arg *a,
+                                      struct expired *rows, int *n)
+{
+    *n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SWEEP_EXPIRED);
+    int rc = sqlite3_bind_int64(st, 1, a->now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, a->batch);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind sweep expired");
+        sqlite3_reset(st);
+        return r;
+    }
+    while (*n < a->batch && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        rows[*n].id = sqlite3_column_int64(st, 0);
+        rows[*n].attempts = sqlite3_column_int64(st, 1);
+        rows[*n].max_attempts = sqlite3_column_int64(st, 2);
+        rows[*n].timed_out = sqlite3_column_int(st, 3) != 0;
+        (*n)++;
+    }
+    enum store_result r = STORE_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        r = sqlite_conn_fail(c, rc, "sweep expired");
+    sqlite3_reset(st);
+    return r;
+}
+
+static int expire_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->requeued = a->res->failed = 0;
+    struct expired *rows = malloc((size_t)a->batch * sizeof *rows);
+    if (!rows) {
+        log_error("out of memory for %d expired leases", a->batch);
+        return STORE_ERROR;
+    }
+    int n = 0;
+    enum store_result r = find_expired(c, a, rows, &n);
+    for (int i = 0; r == STORE_OK && i < n; i++) {
+        int requeue = rows[i].attempts < rows[i].max_attempts;
+        int64_t run_at = JOB_NONE;
+        if (requeue)
+            run_at = a->now +
+                     backoff_delay(a->backoff_base, a->backoff_max, rows[i].attempts, rand_unit());
+        const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
+        r = sqlite_lease_end(c, rows[i].id, requeue, run_at, a->now, code, NULL, a->notes, NULL);
+        if (r == STORE_OK)
+            (*(requeue ? &a->res->requeued : &a->res->failed))++;
+        else if (r == STORE_NOT_FOUND)
+            r = STORE_OK; /* not running any more: nothing to do */
+    }
+    free(rows);
+    return r;
+}
+
+static int retention_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->deleted = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SWEEP_DELETE);
+    int rc = sqlite3_bind_int64(st, 1, a->cutoff);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, a->batch);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    enum store_result r = STORE_OK;
+    if (rc == SQLITE_DONE)
+        a->res->deleted = (int)sqlite3_changes(c->db);
+    else
+        r = sqlite_conn_fail(c, rc, "sweep delete");
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Run one part in its own transaction; its counts stay 0 unless it committed. */
+static enum store_result part(struct sqlite_store *st, struct sweep_arg *a, const char *name,
+                              int (*fn)(struct sqlite_conn *, void *), int *count, int *count2)
+{
+    struct sqlite_notes notes = SQLITE_NOTES_INIT;
+    a->notes = &notes;
+    struct sqlite_tx tx = {name, fn, NULL, a, &notes};
+    enum store_result r = sqlite_tx_run(&st->writer, &tx);
+    if (r != STORE_OK) {
+        *count = 0;
+        if (count2)
+            *count2 = 0;
+    }
+    return r;
+}
+
+enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,
+                               struct sweep_result *res)
+{
+    struct sqlite_store *st = sqlite_store_of(s);
+    memset(res, 0, sizeof *res);
+    if (batch < 1)
+        batch = 1;
+    if (batch > SWEEP_BATCH_MAX)
+        batch = SWEEP_BATCH_MAX;
+    if (retention < 0)
+        retention = 0;
+    struct sweep_arg a = {now, now - retention, batch, st->backoff_base, st->backoff_max, res,
+                          NULL};
+    enum store_result r = part(st, &a, "sweep promote", promote_tx, &res->promoted, NULL);
+    if (r == STORE_OK)
+        r = part(st, &a, "sweep leases", expire_tx, &res->requeued, &res->failed);
+    if (r == STORE_OK)
+        r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
+    return r;
+}

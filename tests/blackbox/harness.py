@@ -1,0 +1,532 @@
+"""Black-box test harness: starts the real jobqd on a free loopback port with a fresh
+database, talks HTTP to it, and stops it with SIGTERM, checking that it exits 0.
+
+Python standard library only. The daemon's path comes from $JOBQD (ctest sets it).
+
+A test class picks the server flags it needs in `server_args`; one server runs per class
+(started in setUpClass, stopped in tearDownClass with an exit-code check), and each test
+works in queues named after itself (`self.q`, `self.queue("suffix")`) so tests do not see
+each other's jobs. A class that sets `server_per_test = True` gets a fresh server for every
+test instead, stopped and checked in tearDown.
+
+Every wait is bounded: `wait_until()` polls with a deadline; nothing sleeps a fixed time to
+wait for the sweeper.
+"""
+
+import http.client
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 20.0   # seconds for /healthz to answer after spawn (sanitizer builds are slow)
+STOP_TIMEOUT = 15.0    # seconds for SIGTERM to end the process
+REQUEST_TIMEOUT = 30.0  # default socket timeout of a request
+
+TOKEN_RE = re.compile(r"^[A-Za-z0-9._~-]{16,}$")
+URL_SAFE_RE = re.compile(r"^[A-Za-z0-9._~-]+$")
+
+JOB_FIELDS = (
+    "id", "queue", "status", "payload", "priority", "run_at", "attempts", "max_attempts",
+    "fencing_token", "max_runtime_seconds", "requires", "idempotency_key", "created_at",
+    "claimed_at", "heartbeat_at", "lease_expires_at", "worker_id", "finished_at", "result",
+    "progress", "error_code", "error_detail",
+)
+INT_FIELDS = ("id", "priority", "run_at", "attempts", "max_attempts", "fencing_token",
+              "created_at")
+NULLABLE_INT_FIELDS = ("max_runtime_seconds", "claimed_at", "heartbeat_at", "lease_expires_at",
+                       "finished_at")
+NULLABLE_STR_FIELDS = ("idempotency_key", "worker_id", "error_code")
+STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+
+
+def jobqd_path():
+    path = os.environ.get("JOBQD")
+    if not path:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "..", "build", "jobqd")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError("jobqd not found: set JOBQD to the daemon's path (tried %s)" % path)
+    return path
+
+
+def free_port():
+    """A loopback port that was free a moment ago (bind port 0, read it, close)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def now():
+    return int(time.time())
+
+
+def wait_until(pred, timeout, interval=0.05, what="condition"):
+    """Call pred() until it returns a truthy value or `timeout` seconds pass. Returns the
+    value; raises AssertionError naming `what` on time-out. Bounded by the deadline."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = pred()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s (last: %r)"
+                                 % (timeout, what, last))
+        time.sleep(interval)
+
+
+class Response:
+    """An HTTP answer: status, headers (case-insensitive), body bytes and the parsed JSON
+    (None when the body is not JSON). Unpacks as (status, headers, json)."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.json = None
+        if body:
+            try:
+                self.json = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                self.json = None
+
+    def header(self, name, default=None):
+        return self.headers.get(name.lower(), default)
+
+    def __iter__(self):
+        return iter((self.status, self.headers, self.json))
+
+    def __repr__(self):
+        text = self.body[:400].decode("utf-8", "replace")
+        return "<%d %s>" % (self.status, text)
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection to the server. Not thread-safe: give each thread
+    its own Client."""
+
+    def __init__(self, port, timeout=REQUEST_TIMEOUT):
+        self.port = port
+        self.timeout = timeout
+        self.conn = None
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method, path, body=None, raw=None, headers=None, timeout=None):
+        """Send one request. `body` is encoded as JSON with Content-Type application/json;
+        `raw` (bytes) is sent as is, with only the headers given. Returns a Response."""
+        hdrs = dict(headers or {})
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            hdrs.setdefault("Content-Type", "application/json")
+        if data is not None and method in ("GET", "HEAD") and not data:
+            data = None
+        # Retry once only when a reused keep-alive connection turned out to be closed
+        # before any answer (the classic idle-close race); a fresh connection never retries.
+        for attempt in range(2):
+            reused = self.conn is not None
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(HOST, self.port,
+                                                       timeout=timeout or self.timeout)
+            elif timeout is not None:
+                self.conn.timeout = timeout
+                if self.conn.sock is not None:
+                    self.conn.sock.settimeout(timeout)
+            try:
+                self.conn.request(method, path, body=data, headers=hdrs)
+                resp = self.conn.getresponse()
+                payload = resp.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError,
+                    ConnectionResetError) as e:
+                self.close()
+                if reused and attempt == 0:
+                    continue
+                raise AssertionError("%s %s: connection failed: %r" % (method, path, e))
+            except Exception:
+                self.close()
+                raise
+            headers_out = {k.lower(): v for k, v in resp.getheaders()}
+            if resp.will_close:
+                self.close()
+            elif timeout is not None and self.conn is not None:
+                self.conn.timeout = self.timeout
+                if self.conn.sock is not None:
+                    self.conn.sock.settimeout(self.timeout)
+            return Response(resp.status, headers_out, payload)
+        raise AssertionError("unreachable")
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body=body, **kw)
+
+
+def raw_exchange(port, data, timeout=REQUEST_TIMEOUT, shut_write=False):
+    """Send raw bytes on a new connection and read one HTTP response. Tolerates the server
+    answering (and closing) before it has read everything we send. Returns a Response."""
+    sock = socket.create_connection((HOST, port), timeout=timeout)
+    try:
+        try:
+            sock.sendall(data)
+            if shut_write:
+                sock.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return read_response(sock, timeout)
+    finally:
+        sock.close()
+
+
+def read_response(sock, timeout=REQUEST_TIMEOUT):
+    """Read one HTTP/1.1 response from sock (Content-Length, chunked or until close)."""
+    sock.settimeout(timeout)
+    deadline = time.monotonic() + timeout
+    buf = b""
+
+    def more():
+        if time.monotonic() > deadline:
+            raise AssertionError("response timed out")
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            chunk = b""
+        return chunk
+
+    while b"\r\n\r\n" not in buf:
+        chunk = more()
+        if not chunk:
+            raise AssertionError("connection closed before a full response header: %r"
+                                 % buf[:200])
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    status = int(parts[1])
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    if "content-length" in headers:
+        n = int(headers["content-length"])
+        while len(rest) < n:
+            chunk = more()
+            if not chunk:
+                break
+            rest += chunk
+        body = rest[:n]
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        body = b""
+        for _ in range(100000):
+            while b"\r\n" not in rest:
+                chunk = more()
+                if not chunk:
+                    raise AssertionError("truncated chunked response")
+                rest += chunk
+            size_line, rest = rest.split(b"\r\n", 1)
+            size = int(size_line.split(b";")[0], 16)
+            while len(rest) < size + 2:
+                chunk = more()
+                if not chunk:
+                    raise AssertionError("truncated chunked response")
+                rest += chunk
+            if size == 0:
+                break
+            body += rest[:size]
+            rest = rest[size + 2:]
+    else:
+        body = rest
+        for _ in range(100000):
+            chunk = more()
+            if not chunk:
+                break
+            body += chunk
+    return Response(status, headers, body)
+
+
+class Server:
+    """A jobqd process on a free loopback port with its own temporary directory."""
+
+    def __init__(self, args=(), db=None, env=None, via_env=False):
+        self.args = list(args)
+        self.via_env = via_env  # pass listen and db as JOBQ_LISTEN / JOBQ_DB, not flags
+        self.tmpdir = tempfile.mkdtemp(prefix="jobq-bb-")
+        self.db = db or os.path.join(self.tmpdir, "jobq.db")
+        self.env = env
+        self.proc = None
+        self.port = None
+        self.log_path = os.path.join(self.tmpdir, "jobqd.log")
+        self.log_file = None
+
+    def start(self):
+        exe = jobqd_path()
+        last_error = None
+        for _ in range(5):  # a free port may be taken between probe and bind: retry
+            self.port = free_port()
+            env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
+            if self.env:
+                env.update(self.env)
+            self.log_file = open(self.log_path, "ab")
+            listen = "%s:%d" % (HOST, self.port)
+            if self.via_env:
+                env.update({"JOBQ_LISTEN": listen, "JOBQ_DB": self.db})
+                cmd = [exe] + self.args
+            else:
+                cmd = [exe, "--listen", listen, "--db", self.db] + self.args
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log_file,
+                                         stderr=subprocess.STDOUT, env=env)
+            try:
+                self._wait_healthy()
+                return self
+            except AssertionError as e:
+                last_error = e
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                    self.proc.wait(timeout=STOP_TIMEOUT)
+                self.log_file.close()
+                if "in use" not in self.log_tail().lower():
+                    break
+        raise AssertionError("jobqd did not start: %s\n--- jobqd log ---\n%s"
+                             % (last_error, self.log_tail()))
+
+    def _wait_healthy(self):
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("jobqd exited with %d at start" % self.proc.returncode)
+            try:
+                c = Client(self.port, timeout=2)
+                r = c.get("/healthz")
+                c.close()
+                if r.status == 200:
+                    return
+            except (OSError, AssertionError, http.client.HTTPException):
+                pass
+            time.sleep(0.05)
+        raise AssertionError("no /healthz answer within %.0fs" % START_TIMEOUT)
+
+    def client(self, timeout=REQUEST_TIMEOUT):
+        return Client(self.port, timeout=timeout)
+
+    def log_tail(self, n=60):
+        try:
+            with open(self.log_path, "rb") as f:
+                lines = f.read().decode("utf-8", "replace").splitlines()
+            return "\n".join(lines[-n:])
+        except OSError:
+            return "(no log)"
+
+    def terminate(self, timeout=STOP_TIMEOUT):
+        """SIGTERM and wait. Returns the exit code (kills and returns None on time-out)."""
+        if self.proc is None:
+            return 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=STOP_TIMEOUT)
+            code = None
+        if self.log_file:
+            self.log_file.close()
+            self.log_file = None
+        return code
+
+    def stop_checked(self, testcase=None):
+        """Stop with SIGTERM; raise (with the log tail) unless the exit code is 0."""
+        code = self.terminate()
+        self.proc = None
+        if code != 0:
+            msg = ("jobqd exit code after SIGTERM: %r (expected 0)\n--- jobqd log ---\n%s"
+                   % (code, self.log_tail()))
+            raise AssertionError(msg)
+
+    def cleanup(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=STOP_TIMEOUT)
+        if self.log_file:
+            self.log_file.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+_queue_counter = itertools.count(1)
+
+
+class ServerTest(unittest.TestCase):
+    """Base class: one jobqd per class (or per test with server_per_test = True)."""
+
+    server_args = ()
+    server_per_test = False
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = None
+        if not cls.server_per_test:
+            cls.server = Server(cls.server_args)
+            try:
+                cls.server.start()
+            except Exception:
+                cls.server.cleanup()
+                raise
+
+    @classmethod
+    def tearDownClass(cls):
+        srv = cls.server
+        if srv is not None and not cls.server_per_test:
+            try:
+                srv.stop_checked()
+            finally:
+                srv.cleanup()
+
+    def setUp(self):
+        if self.server_per_test:
+            type(self).server = Server(self.server_args)
+            self.addCleanup(type(self).server.cleanup)
+            self.server.start()
+        self.c = self.server.client()
+        self.addCleanup(self.c.close)
+        name = re.sub(r"[^A-Za-z0-9]", "", self._testMethodName.replace("test_", ""))
+        self.q = "%s-%d" % (name[:60] or "q", next(_queue_counter))
+
+    def tearDown(self):
+        if self.server_per_test and self.server is not None and self.server.proc is not None:
+            self.server.stop_checked()
+
+    # ----- helpers -------------------------------------------------------------------
+
+    def queue(self, suffix):
+        return "%s.%s" % (self.q, suffix)
+
+    def req(self, method, path, body=None, **kw):
+        return self.c.request(method, path, body=body, **kw)
+
+    def enqueue(self, payload=None, status=201, **fields):
+        body = {"payload": payload if payload is not None else {"n": 1}}
+        body.setdefault("queue", self.q)
+        body.update(fields)
+        r = self.c.post("/jobs", body)
+        self.assertEqual(r.status, status, "POST /jobs %r -> %r" % (body, r))
+        self.assert_job(r.json)
+        return r.json
+
+    def claim(self, worker="w1", queue=None, expect=None, **fields):
+        body = {"worker_id": worker}
+        if "queues" not in fields:
+            body["queue"] = queue or self.q
+        body.update(fields)
+        r = self.c.post("/claim", body, timeout=REQUEST_TIMEOUT + fields.get("wait_seconds", 0))
+        self.assertEqual(r.status, 200, "POST /claim %r -> %r" % (body, r))
+        self.assertIsInstance(r.json, dict)
+        self.assertIsInstance(r.json.get("jobs"), list, r)
+        for j in r.json["jobs"]:
+            self.assert_job(j, claimed=True)
+        if expect is not None:
+            self.assertEqual(len(r.json["jobs"]), expect, r)
+        return r.json["jobs"]
+
+    def claim_one(self, worker="w1", queue=None, **fields):
+        jobs = self.claim(worker, queue, expect=1, **fields)
+        return jobs[0]
+
+    def get_job(self, job_id):
+        r = self.c.get("/jobs/%d" % job_id)
+        self.assertEqual(r.status, 200, r)
+        self.assert_job(r.json)
+        return r.json
+
+    def act(self, job_id, action, body=None, status=200):
+        r = self.c.post("/jobs/%d/%s" % (job_id, action), body)
+        self.assertEqual(r.status, status, "POST /jobs/%d/%s %r -> %r"
+                         % (job_id, action, body, r))
+        if status == 200:
+            self.assert_job(r.json)
+        return r
+
+    def list_all(self, query, limit=1000, max_pages=1000):
+        """Follow next_cursor from GET /jobs?<query>; returns every job seen, in order."""
+        out = []
+        cursor = None
+        for _ in range(max_pages):
+            path = "/jobs?%s&limit=%d" % (query, limit)
+            if cursor is not None:
+                path += "&cursor=" + cursor
+            r = self.c.get(path)
+            self.assertEqual(r.status, 200, r)
+            self.assertIsInstance(r.json.get("jobs"), list)
+            self.assertIn("next_cursor", r.json)
+            out.extend(r.json["jobs"])
+            cursor = r.json["next_cursor"]
+            if cursor is None:
+                return out
+            self.assertIsInstance(cursor, str)
+            self.assertRegex(cursor, URL_SAFE_RE)
+        self.fail("paging did not end within %d pages" % max_pages)
+
+    # ----- assertions ----------------------------------------------------------------
+
+    def assert_json_ct(self, r):
+        ct = r.header("content-type", "")
+        self.assertTrue(ct.split(";")[0].strip().lower() == "application/json",
+                        "Content-Type %r for %r" % (ct, r))
+
+    def assert_error(self, r, status, code, mentions=None):
+        """r is an error answer with this status and code, a JSON body of the contract's
+        shape, Content-Type application/json; `mentions` must appear in the message."""
+        self.assertEqual(r.status, status, r)
+        self.assert_json_ct(r)
+        self.assertIsInstance(r.json, dict, r)
+        err = r.json.get("error")
+        self.assertIsInstance(err, dict, r)
+        self.assertEqual(err.get("code"), code, r)
+        self.assertIsInstance(err.get("message"), str, r)
+        self.assertTrue(err["message"], r)
+        if mentions is not None:
+            self.assertIn(mentions, err["message"], r)
+
+    def assert_job(self, j, claimed=False):
+        self.assertIsInstance(j, dict, j)
+        for f in JOB_FIELDS:
+            self.assertIn(f, j, "job lacks %r: %r" % (f, j))
+        for f in INT_FIELDS:
+            self.assertTrue(type(j[f]) is int, "%s not an integer: %r" % (f, j))
+        for f in NULLABLE_INT_FIELDS:
+            self.assertTrue(j[f] is None or type(j[f]) is int,
+                            "%s not an integer or null: %r" % (f, j))
+        for f in NULLABLE_STR_FIELDS:
+            self.assertTrue(j[f] is None or isinstance(j[f], str),
+                            "%s not a string or null: %r" % (f, j))
+        self.assertIsInstance(j["queue"], str)
+        self.assertIn(j["status"], STATUSES)
+        self.assertIsInstance(j["requires"], list)
+        for t in j["requires"]:
+            self.assertIsInstance(t, str)
+        self.assertGreater(j["id"], 0)
+        if claimed:
+            self.assertIn("lease_token", j)
+            self.assertIsInstance(j["lease_token"], str)
+            self.assertRegex(j["lease_token"], TOKEN_RE)
+            self.assertEqual(j["status"], "running")
+        else:
+            self.assertNotIn("lease_token", j, "lease_token shown outside a claim: %r" % j)
+
+    def assert_near(self, value, expected, slack=2, msg=None):
+        self.assertIsInstance(value, int, msg)
+        self.assertLessEqual(abs(value - expected), slack,
+                             msg or "%r not within %d of %r" % (value, slack, expected))

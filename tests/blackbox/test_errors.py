@@ -1,0 +1,517 @@
+"""Every error of the contract: invalid_json, invalid_request at and past each limit,
+not_found, method_not_allowed, lease_lost, conflict, payload_too_large,
+unsupported_media_type; and the shape of every error body."""
+
+import unittest
+
+from harness import ServerTest, now, raw_exchange
+
+TEN_YEARS = 10 * 365 * 86400
+
+
+def nested(depth):
+    """A body whose nesting is exactly `depth` levels, the top-level object included."""
+    inner = "[" * (depth - 1) + "]" * (depth - 1)
+    return ('{"payload": %s}' % inner).encode()
+
+
+class InvalidJson(ServerTest):
+    def post_raw(self, path, data, ctype="application/json"):
+        headers = {"Content-Type": ctype} if ctype else {}
+        return self.c.request("POST", path, raw=data, headers=headers)
+
+    def test_malformed(self):
+        for data in (b"{", b'{"payload": }', b"{'payload': 1}", b'{"payload": 1,}',
+                     b'{"payload": tru}', b'{"payload": 01}', b'{"payload": "\\x"}',
+                     b'{"payload": NaN}', b'{"payload" 1}', b"nul", b'"unterminated',
+                     b'{"payload": "a\x01b"}'):
+            r = self.post_raw("/jobs", data)
+            self.assert_error(r, 400, "invalid_json")
+
+    def test_trailing_garbage(self):
+        for data in (b'{"payload": 1} x', b'{"payload": 1}{}', b'{"payload": 1}}',
+                     b'{"payload": 1}\x00'):
+            r = self.post_raw("/jobs", data)
+            self.assert_error(r, 400, "invalid_json")
+        r = self.post_raw("/jobs", b'  {"payload": 1, "queue": "%s"} \r\n\t' % self.q.encode())
+        self.assertEqual(r.status, 201, r)
+
+    def test_bad_utf8(self):
+        for data in (b'{"payload": "\xff"}', b'{"payload": "\xc3"}', b'{"payload": "\xc0\xaf"}',
+                     b'{"payload": "\xed\xa0\x80"}', b'{"payload": {"k\xfe": 1}}',
+                     b'{"queue": "\xe2\x82", "payload": 1}'):
+            r = self.post_raw("/jobs", data)
+            self.assert_error(r, 400, "invalid_json")
+        # Valid multi-byte UTF-8 is fine.
+        body = '{"queue": "%s", "payload": "h\u00e9 \u20ac \U0001F600"}' % self.q
+        r = self.post_raw("/jobs", body.encode("utf-8"))
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["payload"], "h\u00e9 \u20ac \U0001F600")
+
+    def test_depth_64_ok_65_rejected(self):
+        r = self.post_raw("/jobs", nested(64))
+        self.assertEqual(r.status, 201, r)
+        r = self.post_raw("/jobs", nested(65))
+        self.assert_error(r, 400, "invalid_json")
+        r = self.post_raw("/jobs", nested(1000))
+        self.assert_error(r, 400, "invalid_json")
+        # Objects count as levels too.
+        deep = b'{"payload": ' + b'{"a": ' * 63 + b"1" + b"}" * 63 + b"}"
+        r = self.post_raw("/jobs", deep)
+        self.assertEqual(r.status, 201, r)
+        deeper = b'{"payload": ' + b'{"a": ' * 64 + b"1" + b"}" * 64 + b"}"
+        r = self.post_raw("/jobs", deeper)
+        self.assert_error(r, 400, "invalid_json")
+
+    def test_invalid_json_on_every_body_route(self):
+        j = self.enqueue()
+        for path in ("/jobs", "/jobs/batch", "/claim", "/jobs/%d/heartbeat" % j["id"],
+                     "/jobs/%d/complete" % j["id"], "/jobs/%d/fail" % j["id"]):
+            r = self.post_raw(path, b"{not json")
+            self.assert_error(r, 400, "invalid_json")
+
+
+class InvalidRequest(ServerTest):
+    def bad(self, path, body, field=None):
+        r = self.c.post(path, body)
+        self.assert_error(r, 400, "invalid_request", mentions=field)
+        return r
+
+    def job_ok(self, **fields):
+        body = {"queue": self.q, "payload": 1}
+        body.update(fields)
+        r = self.c.post("/jobs", body)
+        self.assertEqual(r.status, 201, "%r -> %r" % (body, r))
+        return r.json
+
+    def job_bad(self, field, **fields):
+        body = {"queue": self.q, "payload": 1}
+        body.update(fields)
+        return self.bad("/jobs", body, field)
+
+    def test_non_object_body(self):
+        for raw in (b"[]", b"[1]", b"1", b'"x"', b"null", b"true"):
+            r = self.c.request("POST", "/jobs", raw=raw,
+                               headers={"Content-Type": "application/json"})
+            self.assert_error(r, 400, "invalid_request")
+            r = self.c.request("POST", "/claim", raw=raw,
+                               headers={"Content-Type": "application/json"})
+            self.assert_error(r, 400, "invalid_request")
+
+    def test_missing_payload(self):
+        self.bad("/jobs", {"queue": self.q}, "payload")
+        self.bad("/jobs", {}, "payload")
+
+    def test_queue_limits(self):
+        self.job_ok(queue="q" * 128)
+        self.job_ok(queue="AZaz09._:-")
+        self.job_bad("queue", queue="q" * 129)
+        self.job_bad("queue", queue="")
+        for bad in ("has space", "a/b", "a?b", "caf\u00e9", "tab\t", "a,b", "*"):
+            self.job_bad("queue", queue=bad)
+        for wrong in (5, ["a"], {"a": 1}, True):
+            self.job_bad("queue", queue=wrong)
+
+    def test_priority_limits(self):
+        self.assertEqual(self.job_ok(priority=2**31 - 1)["priority"], 2**31 - 1)
+        self.assertEqual(self.job_ok(priority=-2**31)["priority"], -2**31)
+        self.job_bad("priority", priority=2**31)
+        self.job_bad("priority", priority=-2**31 - 1)
+        self.job_bad("priority", priority=2**63)
+        self.job_bad("priority", priority=1.5)
+        self.job_bad("priority", priority="1")
+        self.job_bad("priority", priority=True)
+        r = self.c.request("POST", "/jobs", raw=b'{"payload": 1, "priority": 1e400}',
+                           headers={"Content-Type": "application/json"})
+        self.assert_error(r, 400, "invalid_request", mentions="priority")
+
+    def test_max_attempts_limits(self):
+        self.job_ok(max_attempts=1)
+        self.job_ok(max_attempts=1000)
+        self.job_bad("max_attempts", max_attempts=0)
+        self.job_bad("max_attempts", max_attempts=1001)
+        self.job_bad("max_attempts", max_attempts=-1)
+        self.job_bad("max_attempts", max_attempts="5")
+        self.job_bad("max_attempts", max_attempts=2.5)
+
+    def test_max_runtime_limits(self):
+        self.job_ok(max_runtime_seconds=1)
+        self.job_ok(max_runtime_seconds=2592000)
+        self.job_bad("max_runtime_seconds", max_runtime_seconds=0)
+        self.job_bad("max_runtime_seconds", max_runtime_seconds=2592001)
+        self.job_bad("max_runtime_seconds", max_runtime_seconds="60")
+
+    def test_delay_seconds_limits(self):
+        self.job_ok(delay_seconds=0)
+        self.job_ok(delay_seconds=31536000)
+        self.job_bad("delay_seconds", delay_seconds=31536001)
+        self.job_bad("delay_seconds", delay_seconds=-1)
+        self.job_bad("delay_seconds", delay_seconds=1.5)
+        self.job_bad("delay_seconds", delay_seconds="10")
+
+    def test_run_at_limits(self):
+        t = now()
+        self.job_ok(run_at=0)
+        self.job_ok(run_at=t + 9 * 365 * 86400)
+        self.job_bad("run_at", run_at=-1)
+        self.job_bad("run_at", run_at=t + TEN_YEARS + 30 * 86400)
+        self.job_bad("run_at", run_at=2**62)
+        self.job_bad("run_at", run_at=t + 0.5)
+        self.job_bad("run_at", run_at=str(t))
+
+    def test_run_at_with_delay(self):
+        self.job_bad(None, run_at=now(), delay_seconds=5)
+
+    def test_idempotency_key_limits(self):
+        self.job_ok(idempotency_key="k" * 200)
+        self.job_bad("idempotency_key", idempotency_key="k" * 201)
+        self.job_bad("idempotency_key", idempotency_key="")
+        self.job_bad("idempotency_key", idempotency_key=17)
+        # Lengths are bytes of UTF-8: 100 two-byte characters are 200 bytes, 101 are 202.
+        self.job_ok(idempotency_key="\u00e9" * 100)
+        self.job_bad("idempotency_key", idempotency_key="\u00e9" * 101)
+
+    def test_requires_limits(self):
+        self.job_ok(requires=["t%d" % i for i in range(32)])
+        self.job_bad("requires", requires=["t%d" % i for i in range(33)])
+        self.job_ok(requires=["x" * 64])
+        self.job_bad("requires", requires=["x" * 65])
+        self.job_bad("requires", requires=[""])
+        self.job_bad("requires", requires=[1])
+        self.job_bad("requires", requires=[None])
+        self.job_bad("requires", requires="gpu")
+        self.job_bad("requires", requires={"gpu": True})
+        self.job_ok(requires=[])
+
+    def test_worker_id_limits(self):
+        self.enqueue()
+        r = self.c.post("/claim", {"worker_id": "w" * 200, "queue": self.q})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["jobs"][0]["worker_id"], "w" * 200)
+        self.bad("/claim", {"worker_id": "w" * 201, "queue": self.q}, "worker_id")
+        self.bad("/claim", {"worker_id": "\u00e9" * 101, "queue": self.q}, "worker_id")
+        self.bad("/claim", {"worker_id": "", "queue": self.q}, "worker_id")
+        self.bad("/claim", {"queue": self.q}, "worker_id")
+        self.bad("/claim", {"worker_id": 7, "queue": self.q}, "worker_id")
+        self.bad("/claim", {"worker_id": None, "queue": self.q}, "worker_id")
+
+    def claim_ok(self, **fields):
+        body = {"worker_id": "w", "queue": self.queue("none")}
+        body.update(fields)
+        r = self.c.post("/claim", body)
+        self.assertEqual(r.status, 200, "%r -> %r" % (body, r))
+        return r.json["jobs"]
+
+    def claim_bad(self, field, **fields):
+        body = {"worker_id": "w", "queue": self.queue("none")}
+        body.update(fields)
+        return self.bad("/claim", body, field)
+
+    def test_claim_queue_and_queues(self):
+        self.claim_bad(None, queues=["a"])  # queue (from claim_bad) and queues together
+        body = {"worker_id": "w", "queues": []}
+        self.bad("/claim", body, "queues")
+        self.bad("/claim", {"worker_id": "w", "queues": ["q%d" % i for i in range(33)]},
+                 "queues")
+        r = self.c.post("/claim", {"worker_id": "w", "queues": ["q%d" % i for i in range(32)]})
+        self.assertEqual(r.status, 200, r)
+        self.bad("/claim", {"worker_id": "w", "queues": ["ok", "bad name"]}, "queues")
+        self.bad("/claim", {"worker_id": "w", "queues": ["ok", 5]}, "queues")
+        self.bad("/claim", {"worker_id": "w", "queues": "ok"}, "queues")
+        self.claim_bad("queue", queue="bad name")
+        self.claim_bad("queue", queue="q" * 129)
+        self.claim_bad("queue", queue=["a"])
+        self.claim_ok(queue="q" * 128)
+
+    def test_claim_lease_seconds(self):
+        self.claim_ok(lease_seconds=1)
+        self.claim_ok(lease_seconds=86400)
+        self.claim_bad("lease_seconds", lease_seconds=0)
+        self.claim_bad("lease_seconds", lease_seconds=86401)
+        self.claim_bad("lease_seconds", lease_seconds="30")
+        self.claim_bad("lease_seconds", lease_seconds=1.5)
+
+    def test_claim_max_jobs(self):
+        self.claim_ok(max_jobs=1)
+        self.claim_ok(max_jobs=100)
+        self.claim_bad("max_jobs", max_jobs=0)
+        self.claim_bad("max_jobs", max_jobs=101)
+        self.claim_bad("max_jobs", max_jobs="2")
+
+    def test_claim_wait_seconds(self):
+        # A due job makes these return at once, so 60 does not wait.
+        self.enqueue()
+        self.assertEqual(len(self.claim(wait_seconds=60)), 1)
+        self.claim_ok(wait_seconds=0)
+        self.claim_bad("wait_seconds", wait_seconds=61)
+        self.claim_bad("wait_seconds", wait_seconds=-1)
+        self.claim_bad("wait_seconds", wait_seconds="1")
+
+    def test_claim_capabilities(self):
+        self.claim_ok(capabilities=["c%d" % i for i in range(32)])
+        self.claim_bad("capabilities", capabilities=["c%d" % i for i in range(33)])
+        self.claim_ok(capabilities=["x" * 64])
+        self.claim_bad("capabilities", capabilities=["x" * 65])
+        self.claim_bad("capabilities", capabilities=[""])
+        self.claim_bad("capabilities", capabilities=[3])
+        self.claim_bad("capabilities", capabilities="gpu")
+
+    def test_lease_token_required(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        for action in ("heartbeat", "complete", "fail"):
+            self.bad("/jobs/%d/%s" % (j["id"], action), {}, "lease_token")
+            self.bad("/jobs/%d/%s" % (j["id"], action), {"lease_token": 5}, "lease_token")
+            r = self.c.post("/jobs/%d/%s" % (j["id"], action))
+            self.assert_error(r, 400, "invalid_request", mentions="lease_token")
+        # The job is untouched.
+        g = self.get_job(j["id"])
+        self.assertEqual(g["status"], "running")
+        self.assertEqual(g["lease_expires_at"], c["lease_expires_at"])
+
+    def test_heartbeat_and_fail_fields(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        tok = c["lease_token"]
+        path = "/jobs/%d/" % j["id"]
+        self.bad(path + "heartbeat", {"lease_token": tok, "lease_seconds": 0}, "lease_seconds")
+        self.bad(path + "heartbeat", {"lease_token": tok, "lease_seconds": 86401},
+                 "lease_seconds")
+        self.bad(path + "fail", {"lease_token": tok, "retry_in_seconds": -1},
+                 "retry_in_seconds")
+        self.bad(path + "fail", {"lease_token": tok, "retry_in_seconds": 31536001},
+                 "retry_in_seconds")
+        self.bad(path + "fail", {"lease_token": tok, "retry": "yes"}, "retry")
+        self.bad(path + "fail", {"lease_token": tok, "error_code": 5}, "error_code")
+        self.assertEqual(self.get_job(j["id"])["status"], "running")
+        self.act(j["id"], "heartbeat", {"lease_token": tok, "lease_seconds": 86400})
+        f = self.act(j["id"], "fail", {"lease_token": tok, "retry_in_seconds": 31536000}).json
+        self.assertEqual(f["status"], "queued")
+
+    def test_unknown_fields_ignored(self):
+        j = self.job_ok(colour="blue", nested={"x": [1, 2]})
+        self.assertNotIn("colour", j)
+
+    def test_batch_limits(self):
+        self.bad("/jobs/batch", {"jobs": []}, "jobs")
+        self.bad("/jobs/batch", {"jobs": [{"queue": self.q, "payload": i}
+                                          for i in range(1001)]}, "jobs")
+        self.bad("/jobs/batch", {}, "jobs")
+        self.bad("/jobs/batch", {"jobs": {"payload": 1}}, "jobs")
+        self.bad("/jobs/batch", {"jobs": "x"}, "jobs")
+        r = self.c.get("/jobs?queue=" + self.q)
+        self.assertEqual(r.json["jobs"], [])
+
+    def test_list_query_limits(self):
+        r = self.c.get("/jobs?limit=1000")
+        self.assertEqual(r.status, 200, r)
+        r = self.c.get("/jobs?limit=1")
+        self.assertEqual(r.status, 200, r)
+        for q in ("limit=0", "limit=1001", "limit=-1", "limit=abc", "limit=1.5"):
+            r = self.c.get("/jobs?" + q)
+            self.assert_error(r, 400, "invalid_request", mentions="limit")
+        for q in ("status=bogus", "status=QUEUED"):
+            r = self.c.get("/jobs?" + q)
+            self.assert_error(r, 400, "invalid_request", mentions="status")
+        for q in ("cursor=!!not-a-cursor!!", "cursor=%25%25%25"):
+            r = self.c.get("/jobs?" + q)
+            self.assert_error(r, 400, "invalid_request", mentions="cursor")
+
+
+class NotFoundAndMethods(ServerTest):
+    def test_unknown_paths(self):
+        for method, path in (("GET", "/nope"), ("POST", "/nope"),
+                             ("GET", "/jobs/abc"), ("GET", "/jobs/0"), ("GET", "/jobs/-1"),
+                             ("GET", "/jobs/1.5"), ("GET", "/jobs/99999999999999999999999"),
+                             ("POST", "/jobs/1/explode"), ("GET", "/jobs/1/2"),
+                             ("POST", "/jobs/abc/complete"), ("GET", "/v1/jobs"),
+                             ("GET", "/queuesx"), ("GET", "/healthz/x")):
+            r = self.c.request(method, path)
+            self.assert_error(r, 404, "not_found")
+
+    def test_unknown_job_on_every_route(self):
+        missing = 987654321
+        r = self.c.get("/jobs/%d" % missing)
+        self.assert_error(r, 404, "not_found")
+        for action in ("heartbeat", "complete", "fail"):
+            r = self.c.post("/jobs/%d/%s" % (missing, action), {"lease_token": "a" * 32})
+            self.assert_error(r, 404, "not_found")
+        for action in ("cancel", "retry"):
+            r = self.c.post("/jobs/%d/%s" % (missing, action))
+            self.assert_error(r, 404, "not_found")
+
+    def assert_405(self, method, path, allowed):
+        r = self.c.request(method, path)
+        self.assert_error(r, 405, "method_not_allowed")
+        allow = r.header("allow")
+        self.assertIsNotNone(allow, "405 without Allow: %r" % r)
+        got = {m.strip() for m in allow.split(",") if m.strip()}
+        self.assertEqual(got, set(allowed), "Allow for %s %s" % (method, path))
+
+    def test_method_not_allowed(self):
+        j = self.enqueue()
+        jid = j["id"]
+        self.assert_405("DELETE", "/jobs/%d" % jid, {"GET"})
+        self.assert_405("POST", "/jobs/%d" % jid, {"GET"})
+        self.assert_405("PUT", "/jobs", {"GET", "POST"})
+        self.assert_405("DELETE", "/jobs", {"GET", "POST"})
+        self.assert_405("GET", "/jobs/batch", {"POST"})
+        self.assert_405("GET", "/claim", {"POST"})
+        self.assert_405("PATCH", "/claim", {"POST"})
+        for action in ("heartbeat", "complete", "fail", "cancel", "retry"):
+            self.assert_405("GET", "/jobs/%d/%s" % (jid, action), {"POST"})
+        self.assert_405("POST", "/queues", {"GET"})
+        self.assert_405("POST", "/healthz", {"GET"})
+        self.assert_405("PUT", "/readyz", {"GET"})
+        self.assert_405("POST", "/metrics", {"GET"})
+        self.assertEqual(self.get_job(jid), j)
+
+
+class LeaseLostConflict(ServerTest):
+    def test_wrong_token(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        for action in ("heartbeat", "complete", "fail"):
+            for tok in ("A" * 32, c["lease_token"][:-1] + ("x" if c["lease_token"][-1] != "x"
+                                                             else "y"), "short"):
+                r = self.c.post("/jobs/%d/%s" % (j["id"], action), {"lease_token": tok})
+                self.assert_error(r, 409, "lease_lost")
+        g = self.get_job(j["id"])
+        self.assertEqual(g["status"], "running")
+        self.assertEqual(g["attempts"], 1)
+
+    def test_token_for_queued_job(self):
+        j = self.enqueue()
+        for action in ("heartbeat", "complete", "fail"):
+            r = self.c.post("/jobs/%d/%s" % (j["id"], action), {"lease_token": "B" * 32})
+            self.assert_error(r, 409, "lease_lost")
+        self.assertEqual(self.get_job(j["id"])["status"], "queued")
+
+    def test_token_of_other_job(self):
+        a = self.enqueue()
+        b = self.enqueue()
+        ca = self.claim_one()
+        cb = self.claim_one()
+        self.assertEqual((ca["id"], cb["id"]), (a["id"], b["id"]))
+        r = self.c.post("/jobs/%d/complete" % a["id"], {"lease_token": cb["lease_token"]})
+        self.assert_error(r, 409, "lease_lost")
+
+    def test_old_token_after_requeue(self):
+        j = self.enqueue()
+        c1 = self.claim_one()
+        self.act(j["id"], "fail", {"lease_token": c1["lease_token"], "retry_in_seconds": 0})
+        c2 = self.claim_one()
+        self.assertNotEqual(c1["lease_token"], c2["lease_token"])
+        for action in ("heartbeat", "complete", "fail"):
+            r = self.c.post("/jobs/%d/%s" % (j["id"], action), {"lease_token": c1["lease_token"]})
+            self.assert_error(r, 409, "lease_lost")
+        self.act(j["id"], "complete", {"lease_token": c2["lease_token"]})
+
+    def test_conflicts(self):
+        j = self.enqueue()
+        self.act(j["id"], "cancel")
+        r = self.c.post("/jobs/%d/cancel" % j["id"])
+        self.assert_error(r, 409, "conflict")
+        k = self.enqueue()
+        r = self.c.post("/jobs/%d/retry" % k["id"])
+        self.assert_error(r, 409, "conflict")
+
+
+class MediaType(ServerTest):
+    def test_text_plain_is_415(self):
+        body = b'{"payload": 1}'
+        for ctype in ("text/plain", "application/x-www-form-urlencoded", "application/xml",
+                      "multipart/form-data; boundary=x"):
+            r = self.c.request("POST", "/jobs", raw=body, headers={"Content-Type": ctype})
+            self.assert_error(r, 415, "unsupported_media_type")
+        r = self.c.request("POST", "/claim", raw=b'{"worker_id": "w"}',
+                           headers={"Content-Type": "text/plain"})
+        self.assert_error(r, 415, "unsupported_media_type")
+        self.assertEqual(self.c.get("/jobs?queue=default").json["jobs"], [])
+
+    def test_json_with_charset_ok(self):
+        r = self.c.request("POST", "/jobs", raw=b'{"payload": 1, "queue": "%s"}' % self.q.encode(),
+                           headers={"Content-Type": "application/json; charset=utf-8"})
+        self.assertEqual(r.status, 201, r)
+
+    def test_no_content_type_is_json(self):
+        data = b'{"payload": {"x": 1}, "queue": "%s"}' % self.q.encode()
+        req = (b"POST /jobs HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n"
+               b"Connection: close\r\n\r\n" % len(data)) + data
+        r = raw_exchange(self.server.port, req)
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["payload"], {"x": 1})
+
+    def test_empty_body_is_empty_object(self):
+        # POST /jobs with nothing: like {} -> payload missing.
+        r = self.c.request("POST", "/jobs", raw=b"", headers={"Content-Length": "0"})
+        self.assert_error(r, 400, "invalid_request", mentions="payload")
+        r = self.c.request("POST", "/jobs", raw=b"", headers={"Content-Type": "application/json"})
+        self.assert_error(r, 400, "invalid_request", mentions="payload")
+        r = self.c.request("POST", "/claim", raw=b"")
+        self.assert_error(r, 400, "invalid_request", mentions="worker_id")
+        j = self.enqueue()
+        r = self.c.request("POST", "/jobs/%d/cancel" % j["id"], raw=b"")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "cancelled")
+        r = self.c.request("POST", "/jobs/%d/retry" % j["id"], raw=b"",
+                           headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "queued")
+
+
+class BodyLimit(ServerTest):
+    server_args = ("--max-body-bytes", "4096")
+
+    def body_of(self, size):
+        """A valid POST /jobs body of exactly `size` bytes."""
+        head = '{"queue": "%s", "payload": "' % self.q
+        tail = '"}'
+        pad = size - len(head) - len(tail)
+        self.assertGreater(pad, 0)
+        return (head + "x" * pad + tail).encode()
+
+    def test_at_limit_ok(self):
+        r = self.c.request("POST", "/jobs", raw=self.body_of(4096),
+                           headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 201, r)
+
+    def test_over_limit_content_length(self):
+        for size in (4097, 5000, 200000):
+            data = self.body_of(size)
+            req = (b"POST /jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(data)) + data
+            r = raw_exchange(self.server.port, req)
+            self.assert_error(r, 413, "payload_too_large")
+        self.assertEqual(self.c.get("/healthz").status, 200)
+        self.assertEqual(self.c.get("/jobs?queue=" + self.q).json["jobs"], [])
+
+    def test_over_limit_chunked(self):
+        data = self.body_of(6000)
+        chunks = b""
+        for i in range(0, len(data), 1000):
+            part = data[i:i + 1000]
+            chunks += b"%x\r\n" % len(part) + part + b"\r\n"
+        chunks += b"0\r\n\r\n"
+        req = (b"POST /jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n") + chunks
+        r = raw_exchange(self.server.port, req)
+        self.assert_error(r, 413, "payload_too_large")
+        # A small chunked body is fine.
+        small = b'{"queue": "%s", "payload": 7}' % self.q.encode()
+        req = (b"POST /jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+               + b"%x\r\n" % len(small) + small + b"\r\n0\r\n\r\n")
+        r = raw_exchange(self.server.port, req)
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["payload"], 7)
+
+    def test_batch_over_limit(self):
+        body = {"jobs": [{"queue": self.q, "payload": "y" * 100} for _ in range(60)]}
+        r = self.c.post("/jobs/batch", body)
+        self.assert_error(r, 413, "payload_too_large")
+        self.assertEqual(self.c.get("/jobs?queue=" + self.q).json["jobs"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()

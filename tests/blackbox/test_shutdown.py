@@ -1,0 +1,180 @@
+"""Process life: SIGTERM answers parked long polls with an empty list and exits 0; data
+survives a restart on the same database; the command line and JOBQ_* environment."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import HOST, Client, Server, ServerTest, jobqd_path, read_response
+
+CONTRACT_FLAGS = ("--listen", "--db", "--sweep-interval", "--retention", "--sync",
+                  "--max-body-bytes", "--backoff-base", "--backoff-max", "--auth-token-file")
+CONTRACT_ENV = ("JOBQ_LISTEN", "JOBQ_DB", "JOBQ_SWEEP_INTERVAL", "JOBQ_RETENTION", "JOBQ_SYNC",
+                "JOBQ_MAX_BODY_BYTES", "JOBQ_BACKOFF_BASE", "JOBQ_BACKOFF_MAX",
+                "JOBQ_AUTH_TOKEN_FILE")
+
+
+class Shutdown(ServerTest):
+    server_per_test = True
+
+    def test_sigterm_answers_parked_polls_and_exits_0(self):
+        socks = []
+        try:
+            for i in range(5):
+                s = socket.create_connection((HOST, self.server.port), timeout=30)
+                socks.append(s)
+                data = json.dumps({"worker_id": "p%d" % i, "queue": self.q,
+                                   "wait_seconds": 30}).encode()
+                s.sendall(b"POST /claim HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: %d\r\n\r\n" % len(data) + data)
+            time.sleep(0.5)  # let them park
+            t0 = time.monotonic()
+            self.server.proc.send_signal(signal.SIGTERM)
+            for s in socks:
+                r = read_response(s, timeout=10)
+                self.assertEqual(r.status, 200, r)
+                self.assertEqual(r.json, {"jobs": []})
+            self.assertLess(time.monotonic() - t0, 5.0, "parked polls were not woken promptly")
+            code = self.server.proc.wait(timeout=10)
+            self.assertLess(time.monotonic() - t0, 8.0)
+            self.assertEqual(code, 0, self.server.log_tail())
+            self.server.terminate()
+            self.server.proc = None
+        finally:
+            for s in socks:
+                s.close()
+
+    def test_sigint_exits_0(self):
+        self.enqueue()
+        self.c.close()
+        self.server.proc.send_signal(signal.SIGINT)
+        self.assertEqual(self.server.proc.wait(timeout=10), 0, self.server.log_tail())
+        self.server.terminate()
+        self.server.proc = None
+
+    def test_idle_keepalive_connection_does_not_block_exit(self):
+        self.enqueue()  # self.c stays open, idle, on a keep-alive connection
+        t0 = time.monotonic()
+        self.server.stop_checked()
+        self.assertLess(time.monotonic() - t0, 8.0)
+
+
+class Persistence(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="jobq-persist-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.db = os.path.join(self.dir, "jobq.db")
+
+    def start(self):
+        srv = Server(db=self.db)
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        return srv
+
+    def test_data_survives_restart(self):
+        srv = self.start()
+        c = srv.client()
+        r = c.post("/jobs", {"queue": "persist", "payload": {"keep": "me"}, "priority": 3,
+                             "idempotency_key": "once"})
+        self.assertEqual(r.status, 201, r)
+        kept = r.json
+        r = c.post("/jobs", {"queue": "persist", "payload": "run me"})
+        self.assertEqual(r.status, 201, r)
+        r = c.post("/claim", {"worker_id": "w", "queue": "persist"})
+        self.assertEqual(r.status, 200, r)
+        running = r.json["jobs"][0]
+        self.assertEqual(running["id"], kept["id"])
+        r = c.post("/jobs/%d/heartbeat" % running["id"],
+                   {"lease_token": running["lease_token"], "progress": 50,
+                    "lease_seconds": 600})
+        self.assertEqual(r.status, 200, r)
+        before = c.get("/jobs/%d" % kept["id"]).json
+        c.close()
+        srv.stop_checked()
+
+        srv2 = self.start()
+        c2 = srv2.client()
+        r = c2.get("/jobs/%d" % kept["id"])
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json, before)
+        self.assertEqual(r.json["payload"], {"keep": "me"})
+        self.assertEqual(r.json["progress"], 50)
+        # The idempotency key is remembered.
+        r = c2.post("/jobs", {"queue": "persist", "payload": 0, "idempotency_key": "once"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["id"], kept["id"])
+        # The lease held before the restart is still the lease.
+        r = c2.post("/jobs/%d/complete" % kept["id"], {"lease_token": running["lease_token"],
+                                                       "result": "after restart"})
+        self.assertEqual(r.status, 200, r)
+        # New ids keep growing.
+        r = c2.post("/jobs", {"queue": "persist", "payload": 2})
+        self.assertGreater(r.json["id"], kept["id"] + 1)
+        c2.close()
+        srv2.stop_checked()
+
+
+class CommandLine(unittest.TestCase):
+    def run_jobqd(self, args, env=None, timeout=10):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
+        e.update(env or {})
+        return subprocess.run([jobqd_path()] + list(args), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout, env=e)
+
+    def test_help_lists_every_setting(self):
+        p = self.run_jobqd(["--help"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = (p.stdout + p.stderr).decode()
+        for flag in CONTRACT_FLAGS:
+            self.assertIn(flag, text)
+        for var in CONTRACT_ENV:
+            self.assertIn(var, text)
+
+    def test_bad_value_fails_naming_the_key(self):
+        tmp = tempfile.mkdtemp(prefix="jobq-cli-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        db = os.path.join(tmp, "x.db")
+        for args, key in ((["--sweep-interval", "abc"], "sweep-interval"),
+                          (["--sync", "sometimes"], "sync"),
+                          (["--max-body-bytes", "-5"], "max-body-bytes"),
+                          (["--listen", "nonsense"], "listen"),
+                          (["--no-such-flag", "1"], "no-such-flag")):
+            p = self.run_jobqd(args + ["--db", db])
+            self.assertNotEqual(p.returncode, 0, args)
+            self.assertIn(key, (p.stdout + p.stderr).decode(), args)
+        p = self.run_jobqd(["--db", db], env={"JOBQ_SWEEP_INTERVAL": "never",
+                                              "JOBQ_LISTEN": "127.0.0.1:1"})
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("JOBQ_SWEEP_INTERVAL", (p.stdout + p.stderr).decode())
+
+    def test_environment_configures_server(self):
+        srv = Server(args=("--max-body-bytes", "2048"), via_env=True)
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        self.assertTrue(os.path.exists(srv.db))
+        c = Client(srv.port)
+        r = c.post("/jobs", {"payload": "x" * 3000})
+        self.assertEqual(r.status, 413, r)
+        c.close()
+        srv.stop_checked()
+
+    def test_env_overridden_by_flag(self):
+        srv = Server(args=("--max-body-bytes", "100000"), via_env=True,
+                     env={"JOBQ_MAX_BODY_BYTES": "2048"})
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        c = Client(srv.port)
+        r = c.post("/jobs", {"payload": "x" * 3000})
+        self.assertEqual(r.status, 201, r)
+        c.close()
+        srv.stop_checked()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,55 @@
+/* The retry delay policy: min(max, base * 2^(attempts-1)) plus up to 10% jitter. */
+#include "backoff.h"
+#include "testlib.h"
+
+TEST(doubles_from_base)
+{
+    CHECK_INT(backoff_delay(2, 3600, 1, 0.0), 2);
+    CHECK_INT(backoff_delay(2, 3600, 2, 0.0), 4);
+    CHECK_INT(backoff_delay(2, 3600, 3, 0.0), 8);
+    CHECK_INT(backoff_delay(2, 3600, 10, 0.0), 1024);
+    CHECK_INT(backoff_delay(10, 3600, 4, 0.0), 80);
+}
+
+TEST(saturates_at_max)
+{
+    CHECK_INT(backoff_delay(2, 3600, 11, 0.0), 2048);
+    CHECK_INT(backoff_delay(2, 3600, 12, 0.0), 3600);
+    CHECK_INT(backoff_delay(2, 3600, 13, 0.0), 3600);
+    CHECK_INT(backoff_delay(5000, 3600, 1, 0.0), 3600); /* base above max */
+    CHECK_INT(backoff_delay(0, 3600, 50, 0.0), 0);
+}
+
+TEST(huge_attempts_do_not_overflow)
+{
+    CHECK_INT(backoff_delay(2, 3600, 1000, 0.0), 3600);
+    CHECK_INT(backoff_delay(2, 3600, INT64_MAX, 0.0), 3600);
+    CHECK_INT(backoff_delay(3, INT64_MAX, 70, 0.0), INT64_MAX);
+    CHECK_INT(backoff_delay(3, INT64_MAX / 4, 200, 0.0), INT64_MAX / 4);
+    int64_t big = backoff_delay(3, INT64_MAX / 4, 200, 0.999999);
+    CHECK(big >= INT64_MAX / 4 && big <= INT64_MAX / 4 + INT64_MAX / 40 + 1);
+    int64_t d = backoff_delay(1, INT64_MAX / 4, 63, 0.0);
+    CHECK(d > 0 && d <= INT64_MAX / 4);
+    /* attempts below 1 count as the first. */
+    CHECK_INT(backoff_delay(2, 3600, 0, 0.0), 2);
+    CHECK_INT(backoff_delay(2, 3600, -5, 0.0), 2);
+}
+
+TEST(jitter_within_ten_percent)
+{
+    for (int attempts = 1; attempts <= 14; attempts++) {
+        int64_t d = backoff_delay(2, 3600, attempts, 0.0);
+        CHECK_INT(backoff_delay(2, 3600, attempts, 0.5), d + d / 20);
+        int64_t top = backoff_delay(2, 3600, attempts, 0.999999);
+        CHECK(top >= d && top <= d + d / 10);
+        /* Out-of-range jitter is clamped into [0, 1). */
+        CHECK_INT(backoff_delay(2, 3600, attempts, -3.0), d);
+        int64_t over = backoff_delay(2, 3600, attempts, 7.0);
+        CHECK(over >= d && over <= d + d / 10);
+    }
+    CHECK_INT(backoff_delay(100, 3600, 1, 0.999999), 109);
+    CHECK_INT(backoff_delay(3600, 3600, 1, 0.999999), 3959);
+}
+
+TEST_MAIN(TEST_ENTRY(doubles_from_base), TEST_ENTRY(saturates_at_max),
+          TEST_ENTRY(huge_attempts_do_not_overflow), TEST_ENTRY(jitter_within_ten_percent))

@@ -1,0 +1,272 @@
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "testlib.h"
+
+static const char *const env_names[] = {
+    "JOBQ_LISTEN",
+    "JOBQ_DB",
+    "JOBQ_SWEEP_INTERVAL",
+    "JOBQ_RETENTION",
+    "JOBQ_SYNC",
+    "JOBQ_MAX_BODY_BYTES",
+    "JOBQ_BACKOFF_BASE",
+    "JOBQ_BACKOFF_MAX",
+    "JOBQ_AUTH_TOKEN_FILE",
+    "JOBQ_THREADS",
+    "JOBQ_MAX_CONNECTIONS",
+    "JOBQ_IDLE_TIMEOUT",
+    "JOBQ_READERS",
+    "JOBQ_LOG_LEVEL",
+};
+
+static void clear_env(void)
+{
+    for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++)
+        unsetenv(env_names[i]);
+}
+
+/* Run config_load on a NULL-terminated argument list; the error text goes to errbuf. */
+static enum config_parse load(struct config *cfg, char *errbuf, size_t errlen, ...)
+{
+    char *argv[32] = {"jobqd"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, errlen);
+    for (char *a; argc < 31 && (a = va_arg(ap, char *)) != NULL;)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    FILE *err = fmemopen(errbuf, errlen, "w");
+    enum config_parse r = config_load(cfg, argc, argv, err);
+    fclose(err);
+    return r;
+}
+
+TEST(defaults)
+{
+    clear_env();
+    struct config c;
+    char err[512] = "";
+    CHECK_INT(load(&c, err, sizeof err, NULL), CONFIG_OK);
+    CHECK_STR(c.listen_host, "127.0.0.1");
+    CHECK_INT(c.listen_port, 8080);
+    CHECK_STR(c.db_path, "./data/jobq.db");
+    CHECK_INT(c.sweep_interval, 5);
+    CHECK_INT(c.retention, 604800);
+    CHECK_INT(c.sync_full, 1);
+    CHECK_INT(c.max_body_bytes, 1048576);
+    CHECK_INT(c.backoff_base, 2);
+    CHECK_INT(c.backoff_max, 3600);
+    CHECK_STR(c.auth_token_file, "");
+    CHECK_INT(c.threads, 4);
+    CHECK_INT(c.max_connections, 4096);
+    CHECK_INT(c.idle_timeout, 90);
+    CHECK_INT(c.readers, 4);
+    CHECK_STR(c.log_level, "info");
+    CHECK_STR(err, "");
+}
+
+TEST(env_overrides_defaults)
+{
+    clear_env();
+    setenv("JOBQ_LISTEN", "0.0.0.0:9000", 1);
+    setenv("JOBQ_DB", "/tmp/x.db", 1);
+    setenv("JOBQ_SWEEP_INTERVAL", "7", 1);
+    setenv("JOBQ_SYNC", "normal", 1);
+    setenv("JOBQ_THREADS", "8", 1);
+    setenv("JOBQ_LOG_LEVEL", "debug", 1);
+    setenv("JOBQ_RETENTION", "", 1); /* empty: unset */
+    struct config c;
+    char err[512] = "";
+    enum config_parse r = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_OK);
+    CHECK_STR(c.listen_host, "0.0.0.0");
+    CHECK_INT(c.listen_port, 9000);
+    CHECK_STR(c.db_path, "/tmp/x.db");
+    CHECK_INT(c.sweep_interval, 7);
+    CHECK_INT(c.sync_full, 0);
+    CHECK_INT(c.threads, 8);
+    CHECK_STR(c.log_level, "debug");
+    CHECK_INT(c.retention, 604800);
+}
+
+TEST(flags_override_env)
+{
+    clear_env();
+    setenv("JOBQ_SWEEP_INTERVAL", "7", 1);
+    setenv("JOBQ_DB", "/tmp/env.db", 1);
+    setenv("JOBQ_MAX_BODY_BYTES", "2048", 1);
+    struct config c;
+    char err[512] = "";
+    enum config_parse r = load(&c, err, sizeof err, "--sweep-interval", "9", "--db=/tmp/flag.db",
+                               "--max-connections=16", NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_OK);
+    CHECK_INT(c.sweep_interval, 9);
+    CHECK_STR(c.db_path, "/tmp/flag.db");
+    CHECK_INT(c.max_body_bytes, 2048);
+    CHECK_INT(c.max_connections, 16);
+}
+
+TEST(equals_form_and_last_wins)
+{
+    clear_env();
+    struct config c;
+    char err[512] = "";
+    CHECK_INT(load(&c, err, sizeof err, "--retention=0", "--backoff-base", "0",
+                   "--backoff-max=31536000", "--threads=2", "--threads", "3", "--sync=full", NULL),
+              CONFIG_OK);
+    CHECK_INT(c.retention, 0);
+    CHECK_INT(c.backoff_base, 0);
+    CHECK_INT(c.backoff_max, 31536000);
+    CHECK_INT(c.threads, 3);
+    CHECK_INT(c.sync_full, 1);
+    /* "--x=" is an explicit empty value, not "take the next argument". */
+    CHECK_INT(load(&c, err, sizeof err, "--db=", "--threads", "2", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "db") != NULL);
+}
+
+TEST(bounds_rejected_naming_key_and_range)
+{
+    clear_env();
+    struct config c;
+    char err[512];
+    CHECK_INT(load(&c, err, sizeof err, "--sweep-interval", "0", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "sweep-interval") != NULL);
+    CHECK(strstr(err, "from 1 to 3600") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--sweep-interval=3601", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "from 1 to 3600") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--sweep-interval=3600", NULL), CONFIG_OK);
+
+    CHECK_INT(load(&c, err, sizeof err, "--max-body-bytes=1023", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "max-body-bytes") != NULL);
+    CHECK(strstr(err, "from 1024 to 67108864") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--max-body-bytes=67108864", NULL), CONFIG_OK);
+    CHECK_INT(load(&c, err, sizeof err, "--max-body-bytes=67108865", NULL), CONFIG_INVALID);
+
+    CHECK_INT(load(&c, err, sizeof err, "--threads=65", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "threads") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--max-connections=15", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--readers=33", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--idle-timeout=0", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--retention=-1", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--retention=315360001", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--backoff-max=31536001", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--backoff-base=86401", NULL), CONFIG_INVALID);
+
+    /* Not an integer at all, or with trailing junk, or overflowing. */
+    CHECK_INT(load(&c, err, sizeof err, "--threads=4x", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--threads=", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--threads= 4", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--retention=99999999999999999999", NULL), CONFIG_INVALID);
+
+    CHECK_INT(load(&c, err, sizeof err, "--sync=FULL", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "full or normal") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--log-level=verbose", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "log-level") != NULL);
+}
+
+TEST(bad_env_names_variable)
+{
+    clear_env();
+    setenv("JOBQ_THREADS", "0", 1);
+    struct config c;
+    char err[512];
+    enum config_parse r = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_INVALID);
+    CHECK(strstr(err, "JOBQ_THREADS") != NULL);
+    CHECK(strstr(err, "from 1 to 64") != NULL);
+}
+
+TEST(listen_parsing)
+{
+    clear_env();
+    struct config c;
+    char err[512];
+    CHECK_INT(load(&c, err, sizeof err, "--listen", "[::1]:9090", NULL), CONFIG_OK);
+    CHECK_STR(c.listen_host, "::1");
+    CHECK_INT(c.listen_port, 9090);
+    CHECK_INT(load(&c, err, sizeof err, "--listen=[::]:0", NULL), CONFIG_OK);
+    CHECK_STR(c.listen_host, "::");
+    CHECK_INT(c.listen_port, 0);
+    CHECK_INT(load(&c, err, sizeof err, "--listen=localhost:65535", NULL), CONFIG_OK);
+    CHECK_STR(c.listen_host, "localhost");
+    CHECK_INT(c.listen_port, 65535);
+
+    static const char *const bad[] = {
+        "127.0.0.1",    "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",     "127.0.0.1:80x",
+        ":8080",        "::1:8080",   "[::1]8080",       "[::1]:",           "[]:80",
+        "[nothost]:80", "[::1:80",    "a b:80",          "127.0.0.1:123456",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        if (load(&c, err, sizeof err, "--listen", bad[i], NULL) != CONFIG_INVALID) {
+            fprintf(stderr, "accepted --listen %s\n", bad[i]);
+            CHECK(0);
+        }
+        CHECK(strstr(err, "listen") != NULL);
+        CHECK(strstr(err, "65535") != NULL);
+    }
+}
+
+TEST(unknown_and_missing)
+{
+    clear_env();
+    struct config c;
+    char err[512];
+    CHECK_INT(load(&c, err, sizeof err, "--nope", "1", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "--nope") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--db", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "needs a value") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "stray", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "-x", NULL), CONFIG_INVALID);
+}
+
+TEST(help_and_version)
+{
+    clear_env();
+    setenv("JOBQ_THREADS", "bad", 1); /* --help works even with a bad environment */
+    struct config c;
+    char err[512];
+    enum config_parse h = load(&c, err, sizeof err, "--threads=0", "--help", NULL);
+    enum config_parse v = load(&c, err, sizeof err, "--version", NULL);
+    clear_env();
+    CHECK_INT(h, CONFIG_HELP);
+    CHECK_INT(v, CONFIG_VERSION);
+
+    static char usage[8192];
+    FILE *out = fmemopen(usage, sizeof usage, "w");
+    config_usage(out, "jobqd");
+    fclose(out);
+    CHECK(strstr(usage, "--sweep-interval") != NULL);
+    CHECK(strstr(usage, "JOBQ_SWEEP_INTERVAL") != NULL);
+    CHECK(strstr(usage, "default 127.0.0.1:8080") != NULL);
+    CHECK(strstr(usage, "default 1048576") != NULL);
+    CHECK(strstr(usage, "JOBQ_MAX_CONNECTIONS") != NULL);
+    CHECK(strstr(usage, "from 16 to 100000") != NULL);
+}
+
+TEST(auth_token_file_not_supported)
+{
+    clear_env();
+    struct config c;
+    char err[512];
+    CHECK_INT(load(&c, err, sizeof err, "--auth-token-file", "/tmp/tokens", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "auth-token-file") != NULL);
+    CHECK(strstr(err, "not supported yet") != NULL);
+    setenv("JOBQ_AUTH_TOKEN_FILE", "/tmp/tokens", 1);
+    enum config_parse r = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_INVALID);
+    CHECK(strstr(err, "not supported yet") != NULL);
+}
+
+TEST_MAIN(TEST_ENTRY(defaults), TEST_ENTRY(env_overrides_defaults), TEST_ENTRY(flags_override_env),
+          TEST_ENTRY(equals_form_and_last_wins), TEST_ENTRY(bounds_rejected_naming_key_and_range),
+          TEST_ENTRY(bad_env_names_variable), TEST_ENTRY(listen_parsing),
+          TEST_ENTRY(unknown_and_missing), TEST_ENTRY(help_and_version),
+          TEST_ENTRY(auth_token_file_not_supported))

@@ -1,0 +1,336 @@
+/* The SQLite store's lease operations: heartbeat, complete and fail as compare-and-swap on a
+ * live lease, backoff, and the cancel and retry transitions. */
+#include "test_store_util.h"
+
+/* Enqueue one job in "q" (with max_attempts and max_runtime) and claim it at `now` with a
+ * 30 s lease into *j. Returns the id, or -1. */
+static int64_t claimed(struct store *s, int64_t max_attempts, int64_t max_runtime, int64_t now,
+                       struct job *j)
+{
+    struct job_spec sp = spec_of("q", 0, now);
+    sp.max_attempts = max_attempts;
+    sp.max_runtime_seconds = max_runtime;
+    int64_t id = enqueue_spec(s, &sp, now);
+    if (id < 0 || claim_one(s, "q", now, j) != id)
+        return -1;
+    return id;
+}
+
+TEST(heartbeat_extends_lease_and_keeps_progress)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK(id > 0);
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 100, "{\"pct\":10}", T0 + 20, &j), STORE_OK);
+    CHECK_INT(j.lease_expires_at, T0 + 120);
+    CHECK_INT(j.heartbeat_at, T0 + 20);
+    CHECK_STR(j.progress, "{\"pct\":10}");
+    CHECK(j.lease_token == NULL);
+    job_clear(&j);
+    /* lease_seconds 0: the claim's 30 s; no progress: the stored one stays. */
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 0, NULL, T0 + 110, &j), STORE_OK);
+    CHECK_INT(j.lease_expires_at, T0 + 140);
+    CHECK_STR(j.progress, "{\"pct\":10}");
+    job_clear(&j);
+    /* The extended lease is live past the claim's first expiry. */
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 0, "null", T0 + 139, &j), STORE_OK);
+    CHECK(j.progress == NULL);
+    job_clear(&j);
+    job_clear(&c);
+    store_close(s);
+}
+
+TEST(cas_failures)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    struct fail_req f = {NULL, NULL, 1, 0};
+    int64_t id = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK(id > 0);
+    /* Unknown id. */
+    CHECK_INT(store_heartbeat(s, id + 1, c.lease_token, 0, NULL, T0, &j), STORE_NOT_FOUND);
+    CHECK_INT(store_complete(s, id + 1, c.lease_token, NULL, T0, &j), STORE_NOT_FOUND);
+    CHECK_INT(store_fail(s, id + 1, c.lease_token, &f, T0, &j), STORE_NOT_FOUND);
+    /* Wrong token. */
+    const char *wrong = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    CHECK_INT(store_heartbeat(s, id, wrong, 0, NULL, T0, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, id, wrong, NULL, T0, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_fail(s, id, wrong, &f, T0, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, id, NULL, NULL, T0, &j), STORE_LEASE_LOST);
+    /* Expired lease (live while now < lease_expires_at), before any sweep. */
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 0, NULL, T0 + 30, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, id, c.lease_token, NULL, T0 + 30, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 31, &j), STORE_LEASE_LOST);
+    CHECK_INT(status_of(s, id), JOB_RUNNING);
+    /* Still live one second before. */
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 0, NULL, T0 + 29, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+
+    /* Past max runtime, even with a lease kept alive by heartbeats. */
+    int64_t id2 = claimed(s, 5, 50, T0, &c);
+    CHECK(id2 > 0);
+    CHECK_INT(store_heartbeat(s, id2, c.lease_token, 1000, NULL, T0 + 25, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(store_heartbeat(s, id2, c.lease_token, 0, NULL, T0 + 49, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(store_heartbeat(s, id2, c.lease_token, 0, NULL, T0 + 50, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, id2, c.lease_token, NULL, T0 + 60, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_fail(s, id2, c.lease_token, &f, T0 + 60, &j), STORE_LEASE_LOST);
+    job_clear(&c);
+
+    /* A job that is not running. */
+    int64_t queued = enqueue(s, "other", 0, T0, T0);
+    CHECK_INT(store_heartbeat(s, queued, wrong, 0, NULL, T0, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, queued, wrong, NULL, T0, &j), STORE_LEASE_LOST);
+    store_close(s);
+}
+
+TEST(complete_is_idempotent_with_same_token)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK_INT(store_complete(s, id, c.lease_token, "{\"ok\":1}", T0 + 3, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_SUCCEEDED);
+    CHECK_INT(j.finished_at, T0 + 3);
+    CHECK_STR(j.result, "{\"ok\":1}");
+    job_clear(&j);
+    /* Again, later, even past the lease: OK and unchanged. */
+    CHECK_INT(store_complete(s, id, c.lease_token, "{\"ok\":2}", T0 + 500, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_SUCCEEDED);
+    CHECK_INT(j.finished_at, T0 + 3);
+    CHECK_STR(j.result, "{\"ok\":1}");
+    CHECK(j.lease_token == NULL);
+    job_clear(&j);
+    /* Another token, or heartbeat/fail after success: lease lost. */
+    CHECK_INT(store_complete(s, id, "stale-token-stale-token-stale-to", NULL, T0 + 4, &j),
+              STORE_LEASE_LOST);
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 0, NULL, T0 + 4, &j), STORE_LEASE_LOST);
+    struct fail_req f = {NULL, NULL, 1, 0};
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 4, &j), STORE_LEASE_LOST);
+    job_clear(&c);
+    store_close(s);
+}
+
+TEST(progress_survives_requeue)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK_INT(store_heartbeat(s, id, c.lease_token, 0, "{\"step\":3}", T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    struct fail_req f = {"flaky", "{\"x\":1}", 1, 0};
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 2, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_QUEUED);
+    CHECK_STR(j.progress, "{\"step\":3}");
+    CHECK_STR(j.error_code, "flaky");
+    CHECK_STR(j.error_detail, "{\"x\":1}");
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(claim_one(s, "q", T0 + 2, &c), id);
+    CHECK_STR(c.progress, "{\"step\":3}");
+    CHECK_STR(c.error_code, "flaky"); /* the last error stays visible */
+    job_clear(&c);
+    store_close(s);
+}
+
+TEST(zombie_worker_loses_its_lease)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job a, b, j;
+    int64_t id = claimed(s, 5, JOB_NONE, T0, &a);
+    CHECK(id > 0);
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 30, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.requeued, 1);
+    struct job got;
+    CHECK_INT(store_get(s, id, &got), STORE_OK);
+    CHECK_STR(got.error_code, "lease_expired");
+    int64_t run_at = got.run_at;
+    job_clear(&got);
+    CHECK(run_at >= T0 + 30 + 10 && run_at <= T0 + 30 + 11);
+    CHECK_INT(claim_one(s, "q", run_at, &b), id);
+    CHECK_INT(b.fencing_token, 2);
+    CHECK_INT(store_heartbeat(s, id, a.lease_token, 0, NULL, run_at + 1, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, id, a.lease_token, NULL, run_at + 1, &j), STORE_LEASE_LOST);
+    struct fail_req f = {NULL, NULL, 1, 0};
+    CHECK_INT(store_fail(s, id, a.lease_token, &f, run_at + 1, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, id, b.lease_token, "1", run_at + 2, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_SUCCEEDED);
+    CHECK_STR(j.worker_id, "worker-1");
+    job_clear(&j);
+    /* A's late complete still loses after B's success. */
+    CHECK_INT(store_complete(s, id, a.lease_token, NULL, run_at + 3, &j), STORE_LEASE_LOST);
+    job_clear(&a);
+    job_clear(&b);
+    store_close(s);
+}
+
+TEST(fail_retry_in_seconds_is_exact)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = claimed(s, 5, JOB_NONE, T0, &c);
+    struct fail_req f = {"later", NULL, 1, 120};
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 5, &j), STORE_OK);
+    CHECK_INT(j.run_at, T0 + 125);
+    CHECK_INT(j.status, JOB_SCHEDULED);
+    CHECK_INT(j.finished_at, JOB_NONE);
+    CHECK_INT(j.claimed_at, T0); /* history kept */
+    CHECK_STR(j.worker_id, "worker-1");
+    CHECK_INT(j.lease_expires_at, JOB_NONE); /* no lease any more */
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(claim_one(s, "q", T0 + 124, &c), 0);
+    CHECK_INT(claim_one(s, "q", T0 + 125, &c), id);
+    job_clear(&c);
+    store_close(s);
+}
+
+TEST(fail_backoff_within_jitter)
+{
+    struct store *s = open_store(); /* backoff base 10, max 3600 */
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = claimed(s, 10, JOB_NONE, T0, &c);
+    int64_t now = T0;
+    struct fail_req f = {NULL, NULL, 1, -1};
+    for (int attempt = 1; attempt <= 5; attempt++) {
+        int64_t d = 10LL << (attempt - 1);
+        CHECK_INT(c.attempts, attempt);
+        CHECK_INT(store_fail(s, id, c.lease_token, &f, now, &j), STORE_OK);
+        CHECK(j.run_at >= now + d && j.run_at <= now + d + d / 10);
+        now = j.run_at;
+        job_clear(&j);
+        job_clear(&c);
+        CHECK_INT(claim_one(s, "q", now, &c), id);
+    }
+    job_clear(&c);
+    store_close(s);
+}
+
+TEST(fail_exhausted_or_no_retry_is_failed)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    struct fail_req f = {"bad_input", "{\"line\":3}", 1, 0};
+    int64_t id = claimed(s, 2, JOB_NONE, T0, &c);
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 1, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_QUEUED);
+    CHECK_INT(j.run_at, T0 + 1);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(claim_one(s, "q", T0 + 1, &c), id);
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 2, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_FAILED);
+    CHECK_INT(j.finished_at, T0 + 2);
+    CHECK_INT(j.attempts, 2);
+    CHECK_STR(j.error_code, "bad_input");
+    job_clear(&j);
+    job_clear(&c);
+
+    f.retry = 0;
+    int64_t id2 = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK_INT(store_fail(s, id2, c.lease_token, &f, T0 + 3, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_FAILED);
+    CHECK_INT(j.finished_at, T0 + 3);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(claim_one(s, "q", T0 + 100, &c), 0);
+    store_close(s);
+}
+
+TEST(cancel_transitions)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t queued = enqueue(s, "q", 0, T0, T0);
+    int64_t sched = enqueue(s, "q", 0, T0 + 999, T0);
+    CHECK_INT(store_cancel(s, queued, T0 + 1, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_CANCELLED);
+    CHECK_INT(j.finished_at, T0 + 1);
+    job_clear(&j);
+    CHECK_INT(store_cancel(s, sched, T0 + 1, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_CANCELLED);
+    job_clear(&j);
+    int64_t next = 0;
+    CHECK_INT(store_next_due(s, &next), STORE_OK);
+    CHECK_INT(next, JOB_NONE);
+
+    int64_t running = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK_INT(store_cancel(s, running, T0 + 2, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_CANCELLED);
+    CHECK_INT(j.lease_expires_at, JOB_NONE);
+    CHECK_INT(j.finished_at, T0 + 2);
+    job_clear(&j);
+    /* The running job's lease died with it. */
+    CHECK_INT(store_heartbeat(s, running, c.lease_token, 0, NULL, T0 + 3, &j), STORE_LEASE_LOST);
+    CHECK_INT(store_complete(s, running, c.lease_token, NULL, T0 + 3, &j), STORE_LEASE_LOST);
+    job_clear(&c);
+
+    CHECK_INT(store_cancel(s, queued, T0 + 4, &j), STORE_CONFLICT);
+    int64_t done = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK_INT(store_complete(s, done, c.lease_token, NULL, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(store_cancel(s, done, T0 + 4, &j), STORE_CONFLICT);
+    CHECK_INT(store_cancel(s, 424242, T0 + 4, &j), STORE_NOT_FOUND);
+    CHECK_INT(claim_one(s, "q", T0 + 2000, &c), 0);
+    store_close(s);
+}
+
+TEST(retry_transitions)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    struct fail_req f = {"x", NULL, 0, 0};
+    int64_t failed = claimed(s, 5, JOB_NONE, T0, &c);
+    CHECK_INT(store_fail(s, failed, c.lease_token, &f, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(store_retry(s, failed, T0 + 10, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_QUEUED);
+    CHECK_INT(j.attempts, 0);
+    CHECK_INT(j.run_at, T0 + 10);
+    CHECK_INT(j.finished_at, JOB_NONE);
+    CHECK_INT(j.fencing_token, 1); /* never resets */
+    CHECK_STR(j.error_code, "x");
+    job_clear(&j);
+    CHECK_INT(claim_one(s, "q", T0 + 10, &c), failed);
+    CHECK_INT(c.attempts, 1);
+    CHECK_INT(c.fencing_token, 2);
+    /* Running: conflict. */
+    CHECK_INT(store_retry(s, failed, T0 + 11, &j), STORE_CONFLICT);
+    CHECK_INT(store_complete(s, failed, c.lease_token, NULL, T0 + 11, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    /* Succeeded, queued: conflict; unknown: not found. */
+    CHECK_INT(store_retry(s, failed, T0 + 12, &j), STORE_CONFLICT);
+    int64_t queued = enqueue(s, "q", 0, T0, T0);
+    CHECK_INT(store_retry(s, queued, T0 + 12, &j), STORE_CONFLICT);
+    CHECK_INT(store_retry(s, 999999, T0 + 12, &j), STORE_NOT_FOUND);
+    /* Cancelled: back to queued. */
+    CHECK_INT(store_cancel(s, queued, T0 + 13, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(store_retry(s, queued, T0 + 14, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_QUEUED);
+    job_clear(&j);
+    store_close(s);
+}
+
+TEST_MAIN(TEST_ENTRY(heartbeat_extends_lease_and_keeps_progress), TEST_ENTRY(cas_failures),
+          TEST_ENTRY(complete_is_idempotent_with_same_token), TEST_ENTRY(progress_survives_requeue),
+          TEST_ENTRY(zombie_worker_loses_its_lease), TEST_ENTRY(fail_retry_in_seconds_is_exact),
+          TEST_ENTRY(fail_backoff_within_jitter), TEST_ENTRY(fail_exhausted_or_no_retry_is_failed),
+          TEST_ENTRY(cancel_transitions), TEST_ENTRY(retry_transitions))

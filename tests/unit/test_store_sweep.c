@@ -1,0 +1,333 @@
+/* The SQLite store's sweep (promotion, expired leases, max runtime, retention, batches) and
+ * the hooks it calls after commits. */
+#include "sqlite_conn.h"
+#include "test_store_util.h"
+
+/* Claim n fresh jobs of "q" at T0 with a 30 s lease and the given limits. */
+static int claim_many(struct store *s, int n, int64_t max_attempts, int64_t max_runtime)
+{
+    struct job_spec *sp = calloc((size_t)n, sizeof *sp);
+    struct job *out = calloc((size_t)n, sizeof *out);
+    int *created = calloc((size_t)n, sizeof *created);
+    int ok = 1;
+    for (int done = 0; ok && done < n; done += JOB_BATCH_MAX) {
+        int k = n - done < JOB_BATCH_MAX ? n - done : JOB_BATCH_MAX;
+        for (int i = 0; i < k; i++) {
+            sp[i] = spec_of("q", 0, T0);
+            sp[i].max_attempts = max_attempts;
+            sp[i].max_runtime_seconds = max_runtime;
+        }
+        ok = store_enqueue(s, sp, (size_t)k, T0, out, created) == STORE_OK;
+        for (int i = 0; i < k; i++)
+            job_clear(&out[i]);
+    }
+    int claimed = 0;
+    while (ok && claimed < n) {
+        size_t got = 0;
+        ok = claim_caps(s, "q", NULL, JOB_CLAIM_MAX, 30, T0, out, &got) == STORE_OK && got > 0;
+        for (size_t i = 0; i < got; i++)
+            job_clear(&out[i]);
+        claimed += (int)got;
+    }
+    free(sp);
+    free(out);
+    free(created);
+    return ok ? claimed : -1;
+}
+
+TEST(sweep_requeues_expired_leases)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    CHECK_INT(claim_many(s, 3, 5, JOB_NONE), 3);
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 29, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.requeued + r.failed + r.deleted + r.promoted, 0);
+    CHECK_INT(store_sweep(s, T0 + 30, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.requeued, 3);
+    CHECK_INT(r.failed, 0);
+    struct job j;
+    CHECK_INT(store_get(s, 1, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_SCHEDULED); /* backoff base 10: due at T0 + 40..41 */
+    CHECK_STR(j.error_code, "lease_expired");
+    CHECK(j.run_at >= T0 + 40 && j.run_at <= T0 + 41);
+    CHECK_INT(j.attempts, 1);
+    job_clear(&j);
+    /* The next sweep at that time promotes them. */
+    CHECK_INT(store_sweep(s, T0 + 41, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.promoted, 3);
+    CHECK_INT(r.requeued, 0);
+    CHECK_INT(status_of(s, 1), JOB_QUEUED);
+    store_close(s);
+}
+
+TEST(sweep_fails_exhausted_leases)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    CHECK_INT(claim_many(s, 2, 1, JOB_NONE), 2);
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 31, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.requeued, 0);
+    CHECK_INT(r.failed, 2);
+    struct job j;
+    CHECK_INT(store_get(s, 2, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_FAILED);
+    CHECK_INT(j.finished_at, T0 + 31);
+    CHECK_STR(j.error_code, "lease_expired");
+    job_clear(&j);
+    store_close(s);
+}
+
+TEST(sweep_times_out_max_runtime)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    CHECK_INT(claim_many(s, 1, 5, 20), 1); /* deadline T0 + 20, lease T0 + 30 */
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 19, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.requeued, 0);
+    CHECK_INT(store_sweep(s, T0 + 20, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.requeued, 1);
+    struct job j;
+    CHECK_INT(store_get(s, 1, &j), STORE_OK);
+    CHECK_STR(j.error_code, "timeout");
+    job_clear(&j);
+    /* Both expired at once: timeout wins. */
+    CHECK_INT(claim_many(s, 1, 5, 10), 1); /* job 2: deadline T0 + 10, lease T0 + 30 */
+    CHECK_INT(store_sweep(s, T0 + 60, 86400, 500, &r), STORE_OK);
+    CHECK_INT(store_get(s, 2, &j), STORE_OK);
+    CHECK_STR(j.error_code, "timeout");
+    job_clear(&j);
+    store_close(s);
+}
+
+TEST(sweep_expired_in_batches)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    CHECK_INT(claim_many(s, 1200, 5, JOB_NONE), 1200);
+    const int want[4] = {500, 500, 200, 0};
+    for (int i = 0; i < 4; i++) {
+        struct sweep_result r;
+        CHECK_INT(store_sweep(s, T0 + 30, 86400, 500, &r), STORE_OK);
+        CHECK_INT(r.requeued, want[i]);
+    }
+    store_close(s);
+    CHECK_INT(sql_int("SELECT count(*) FROM jobs WHERE status = 2"), 0);
+}
+
+TEST(sweep_retention_deletes_old_finished_jobs)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    /* 1: succeeded at T0 + 1; 2: cancelled at T0 + 2; 3: failed at T0 + 3; 4: queued. */
+    CHECK(enqueue(s, "q", 3, T0, T0) == 1);
+    CHECK(enqueue(s, "q", 2, T0, T0) == 2);
+    CHECK(enqueue(s, "q", 1, T0, T0) == 3);
+    CHECK(enqueue(s, "q", 0, T0, T0) == 4);
+    CHECK_INT(claim_one(s, "q", T0, &c), 1);
+    CHECK_INT(store_complete(s, 1, c.lease_token, NULL, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(store_cancel(s, 2, T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(claim_one(s, "q", T0, &c), 3);
+    struct fail_req f = {NULL, NULL, 0, 0};
+    CHECK_INT(store_fail(s, 3, c.lease_token, &f, T0 + 3, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 101, 100, 500, &r), STORE_OK); /* cutoff T0 + 1 */
+    CHECK_INT(r.deleted, 0);
+    CHECK_INT(store_sweep(s, T0 + 102, 100, 500, &r), STORE_OK); /* cutoff T0 + 2 */
+    CHECK_INT(r.deleted, 1);
+    CHECK_INT(status_of(s, 1), -1);
+    CHECK_INT(store_sweep(s, T0 + 1000, 100, 500, &r), STORE_OK);
+    CHECK_INT(r.deleted, 1);
+    CHECK_INT(status_of(s, 2), -1);
+    CHECK_INT(status_of(s, 3), JOB_FAILED); /* failed jobs are kept */
+    CHECK_INT(status_of(s, 4), JOB_QUEUED);
+    store_close(s);
+}
+
+TEST(sweep_retention_in_batches)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job_spec sp[JOB_BATCH_MAX];
+    struct job out[JOB_BATCH_MAX];
+    int created[JOB_BATCH_MAX];
+    for (int i = 0; i < 700; i++)
+        sp[i] = spec_of("q", 0, T0);
+    CHECK_INT(store_enqueue(s, sp, 700, T0, out, created), STORE_OK);
+    for (int i = 0; i < 700; i++) {
+        struct job j;
+        CHECK_INT(store_cancel(s, out[i].id, T0, &j), STORE_OK);
+        job_clear(&j);
+        job_clear(&out[i]);
+    }
+    const int want[3] = {300, 300, 100};
+    for (int i = 0; i < 3; i++) {
+        struct sweep_result r;
+        CHECK_INT(store_sweep(s, T0 + 10, 5, 300, &r), STORE_OK);
+        CHECK_INT(r.deleted, want[i]);
+    }
+    store_close(s);
+    CHECK_INT(sql_int("SELECT count(*) FROM jobs"), 0);
+}
+
+TEST(sweep_promotes_in_batches)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job_spec sp[250];
+    struct job out[250];
+    int created[250];
+    for (int i = 0; i < 250; i++)
+        sp[i] = spec_of("q", 0, T0 + 10 + i % 3);
+    CHECK_INT(store_enqueue(s, sp, 250, T0, out, created), STORE_OK);
+    for (int i = 0; i < 250; i++)
+        job_clear(&out[i]);
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 9, 86400, 100, &r), STORE_OK);
+    CHECK_INT(r.promoted, 0);
+    CHECK_INT(store_sweep(s, T0 + 20, 86400, 100, &r), STORE_OK);
+    CHECK_INT(r.promoted, 100);
+    CHECK_INT(store_sweep(s, T0 + 20, 86400, 100, &r), STORE_OK);
+    CHECK_INT(r.promoted, 100);
+    CHECK_INT(store_sweep(s, T0 + 20, 86400, 100, &r), STORE_OK);
+    CHECK_INT(r.promoted, 50);
+    int64_t next = 0;
+    CHECK_INT(store_next_due(s, &next), STORE_OK);
+    CHECK_INT(next, JOB_NONE);
+    store_close(s);
+}
+
+/* Hook recorder. The store is set after opening; the hooks read it to prove they run after
+ * the commit (the change is visible to a read connection) and without the write mutex (a
+ * ping, which takes it, works). */
+struct recorder {
+    struct store *s;
+    char ready[16][32];
+    int nready;
+    int64_t scheduled[16];
+    int nscheduled;
+    int64_t watch_id; /* when > 0: the job that must be visible inside on_ready */
+    int visible;      /* status_of(watch_id) seen inside the last on_ready */
+    int ping;         /* store_ping inside the last hook */
+};
+
+static void on_ready(void *ctx, const char *queue)
+{
+    struct recorder *r = ctx;
+    if (r->nready < 16)
+        snprintf(r->ready[r->nready++], sizeof r->ready[0], "%s", queue);
+    if (r->s && r->watch_id > 0)
+        r->visible = status_of(r->s, r->watch_id);
+    if (r->s)
+        r->ping = store_ping(r->s);
+}
+
+static void on_scheduled(void *ctx, int64_t run_at)
+{
+    struct recorder *r = ctx;
+    if (r->nscheduled < 16)
+        r->scheduled[r->nscheduled++] = run_at;
+    if (r->s)
+        r->ping = store_ping(r->s);
+}
+
+TEST(hooks_called_after_commit)
+{
+    struct recorder rec;
+    memset(&rec, 0, sizeof rec);
+    struct store_hooks hooks = {on_ready, on_scheduled, &rec};
+    struct store *s = open_store_hooks(&hooks);
+    CHECK(s != NULL);
+    rec.s = s;
+
+    /* A due job: on_ready once, the job already visible to readers. */
+    rec.watch_id = 1;
+    rec.visible = -1;
+    rec.ping = -1;
+    CHECK_INT(enqueue(s, "mail", 0, T0, T0), 1);
+    CHECK_INT(rec.nready, 1);
+    CHECK_STR(rec.ready[0], "mail");
+    CHECK_INT(rec.visible, JOB_QUEUED);
+    CHECK_INT(rec.ping, STORE_OK);
+    CHECK_INT(rec.nscheduled, 0);
+    rec.watch_id = 0;
+
+    /* A future job: on_scheduled with its run_at, no on_ready. */
+    rec.ping = -1;
+    CHECK_INT(enqueue(s, "mail", 0, T0 + 50, T0), 2);
+    CHECK_INT(rec.nready, 1);
+    CHECK_INT(rec.nscheduled, 1);
+    CHECK_INT(rec.scheduled[0], T0 + 50);
+    CHECK_INT(rec.ping, STORE_OK);
+
+    /* A batch: once per distinct queue; on_scheduled with the earliest run_at. */
+    struct job_spec sp[5] = {spec_of("a", 0, T0), spec_of("b", 0, T0), spec_of("a", 0, T0),
+                             spec_of("b", 0, T0 + 9), spec_of("b", 0, T0 + 7)};
+    struct job out[5];
+    int created[5];
+    rec.nready = rec.nscheduled = 0;
+    CHECK_INT(store_enqueue(s, sp, 5, T0, out, created), STORE_OK);
+    for (int i = 0; i < 5; i++)
+        job_clear(&out[i]);
+    CHECK_INT(rec.nready, 2);
+    CHECK_STR(rec.ready[0], "a");
+    CHECK_STR(rec.ready[1], "b");
+    CHECK_INT(rec.nscheduled, 1);
+    CHECK_INT(rec.scheduled[0], T0 + 7);
+
+    /* Claims make nothing ready; a due fail requeue, a retry and a promotion do. */
+    struct job c, j;
+    rec.nready = rec.nscheduled = 0;
+    CHECK_INT(claim_one(s, "mail", T0, &c), 1);
+    CHECK_INT(rec.nready, 0);
+    struct fail_req f = {NULL, NULL, 1, 0};
+    CHECK_INT(store_fail(s, 1, c.lease_token, &f, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(rec.nready, 1);
+    CHECK_STR(rec.ready[0], "mail");
+    CHECK_INT(store_cancel(s, 1, T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(rec.nready, 1);
+    CHECK_INT(store_retry(s, 1, T0 + 3, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(rec.nready, 2);
+    rec.nready = 0;
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 50, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.promoted, 3);
+    CHECK_INT(rec.nready, 2); /* "mail" and "b" */
+    store_close(s);
+}
+
+TEST(hooks_not_called_after_rollback)
+{
+    struct recorder rec;
+    memset(&rec, 0, sizeof rec);
+    struct store_hooks hooks = {on_ready, on_scheduled, &rec};
+    struct store *s = open_store_hooks(&hooks);
+    CHECK(s != NULL);
+    struct job_spec sp[2] = {spec_of("a", 0, T0), spec_of("b", 0, T0 + 100)};
+    struct job out[2];
+    int created[2];
+    sqlite_conn_fault(6, SQLITE_FULL); /* BEGIN, insert a (2 steps), insert b (2), COMMIT */
+    CHECK_INT(store_enqueue(s, sp, 2, T0, out, created), STORE_UNAVAILABLE);
+    CHECK_INT(rec.nready, 0);
+    CHECK_INT(rec.nscheduled, 0);
+    store_close(s);
+}
+
+TEST_MAIN(TEST_ENTRY(sweep_requeues_expired_leases), TEST_ENTRY(sweep_fails_exhausted_leases),
+          TEST_ENTRY(sweep_times_out_max_runtime), TEST_ENTRY(sweep_expired_in_batches),
+          TEST_ENTRY(sweep_retention_deletes_old_finished_jobs),
+          TEST_ENTRY(sweep_retention_in_batches), TEST_ENTRY(sweep_promotes_in_batches),
+          TEST_ENTRY(hooks_called_after_commit), TEST_ENTRY(hooks_not_called_after_rollback))

@@ -1,0 +1,285 @@
+#include <dirent.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clock.h"
+#include "testlib.h"
+#include "waitq.h"
+
+/* A stand-in for a parked request: counts suspend and wake calls. */
+struct fake_req {
+    struct waiter w;
+    atomic_int suspended;
+    atomic_int woken;
+    int64_t woken_at_ms;
+};
+
+static void fake_suspend(void *arg)
+{
+    struct fake_req *r = arg;
+    atomic_fetch_add(&r->suspended, 1);
+}
+
+static void fake_wake(void *arg)
+{
+    struct fake_req *r = arg;
+    r->woken_at_ms = clock_mono_ms();
+    atomic_fetch_add(&r->woken, 1);
+}
+
+static void fake_init(struct fake_req *r, const char *const *queues, size_t n, int64_t wait_ms)
+{
+    memset(r, 0, sizeof *r);
+    r->w.queues = queues;
+    r->w.nqueues = n;
+    r->w.deadline_ms = clock_mono_ms() + wait_ms;
+    r->w.wake = fake_wake;
+    r->w.arg = r;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* Poll until *counter reaches want or timeout_ms passes; returns the final value. */
+static int wait_count(atomic_int *counter, int want, int timeout_ms)
+{
+    int64_t end = clock_mono_ms() + timeout_ms;
+    while (atomic_load(counter) < want && clock_mono_ms() < end)
+        sleep_ms(2);
+    return atomic_load(counter);
+}
+
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+TEST(notify_wakes_only_matching_queues)
+{
+    static const char *const qa[] = {"a"};
+    static const char *const qbc[] = {"b", "c"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req r1, r2;
+    fake_init(&r1, qa, 1, 60000);
+    fake_init(&r2, qbc, 2, 60000);
+    CHECK_INT(waitq_arm(q, &r1.w), 0);
+    CHECK_INT(waitq_arm(q, &r2.w), 0);
+    CHECK_INT(waitq_park(q, &r1.w, fake_suspend, &r1), 0);
+    CHECK_INT(waitq_park(q, &r2.w, fake_suspend, &r2), 0);
+    CHECK_INT(atomic_load(&r1.suspended), 1);
+    CHECK_INT(atomic_load(&r2.suspended), 1);
+    CHECK_INT(waitq_parked(q), 2);
+
+    waitq_notify(q, "x");
+    waitq_notify(q, "ab"); /* whole names only */
+    CHECK_INT(waitq_parked(q), 2);
+    waitq_notify(q, "c");
+    CHECK_INT(atomic_load(&r2.woken), 1);
+    CHECK_INT(atomic_load(&r1.woken), 0);
+    CHECK_INT(waitq_parked(q), 1);
+    waitq_notify(q, "c"); /* woken once only */
+    CHECK_INT(atomic_load(&r2.woken), 1);
+    waitq_notify(q, "a");
+    CHECK_INT(atomic_load(&r1.woken), 1);
+    CHECK_INT(waitq_parked(q), 0);
+    waitq_free(q);
+    CHECK_INT(atomic_load(&r1.woken), 1);
+    CHECK_INT(atomic_load(&r2.woken), 1);
+}
+
+TEST(signal_between_arm_and_park)
+{
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req r;
+    fake_init(&r, qa, 1, 60000);
+    CHECK_INT(waitq_arm(q, &r.w), 0);
+    waitq_notify(q, "a");
+    CHECK_INT(waitq_park(q, &r.w, fake_suspend, &r), 1);
+    CHECK_INT(atomic_load(&r.suspended), 0);
+    CHECK_INT(atomic_load(&r.woken), 0);
+    CHECK_INT(waitq_parked(q), 0);
+
+    /* Armed again, an unrelated notify does not count. */
+    CHECK_INT(waitq_arm(q, &r.w), 0);
+    waitq_notify(q, "b");
+    CHECK_INT(waitq_park(q, &r.w, fake_suspend, &r), 0);
+    CHECK_INT(atomic_load(&r.suspended), 1);
+    waitq_notify(q, "a");
+    CHECK_INT(atomic_load(&r.woken), 1);
+    waitq_free(q);
+}
+
+TEST(disarm_removes)
+{
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req r1, r2;
+    fake_init(&r1, qa, 1, 60000);
+    fake_init(&r2, qa, 1, 50);
+    CHECK_INT(waitq_arm(q, &r1.w), 0);
+    waitq_disarm(q, &r1.w);
+    waitq_disarm(q, &r1.w); /* twice is fine */
+    waitq_notify(q, "a");
+    CHECK_INT(atomic_load(&r1.woken), 0);
+
+    /* Armed twice: linked once, so one disarm leaves nothing behind. */
+    CHECK_INT(waitq_arm(q, &r1.w), 0);
+    CHECK_INT(waitq_arm(q, &r1.w), 0);
+    waitq_disarm(q, &r1.w);
+    waitq_notify(q, "a");
+    CHECK_INT(waitq_arm(q, &r1.w), 0);
+    CHECK_INT(waitq_park(q, &r1.w, fake_suspend, &r1), 0); /* no stale signal */
+    waitq_notify(q, "a");
+    CHECK_INT(atomic_load(&r1.woken), 1);
+
+    /* A parked waiter whose request goes away is never woken afterwards. */
+    CHECK_INT(waitq_arm(q, &r2.w), 0);
+    CHECK_INT(waitq_park(q, &r2.w, fake_suspend, &r2), 0);
+    waitq_disarm(q, &r2.w);
+    CHECK_INT(waitq_parked(q), 0);
+    sleep_ms(150);
+    waitq_notify(q, "a");
+    waitq_free(q);
+    CHECK_INT(atomic_load(&r2.woken), 0);
+}
+
+TEST(deadline_expiry_wakes)
+{
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req slow, fast;
+    fake_init(&slow, qa, 1, 5000);
+    CHECK_INT(waitq_arm(q, &slow.w), 0);
+    CHECK_INT(waitq_park(q, &slow.w, fake_suspend, &slow), 0);
+    sleep_ms(50); /* let the deadline thread go to sleep towards slow's deadline */
+    /* Parked second with an earlier deadline: the deadline thread must re-plan. */
+    int64_t start = clock_mono_ms();
+    fake_init(&fast, qa, 1, 150);
+    CHECK_INT(waitq_arm(q, &fast.w), 0);
+    CHECK_INT(waitq_park(q, &fast.w, fake_suspend, &fast), 0);
+    CHECK_INT(wait_count(&fast.woken, 1, 3000), 1);
+    int64_t took = fast.woken_at_ms - start;
+    CHECK(took >= 150);
+    CHECK(took < 1000);
+    CHECK_INT(atomic_load(&slow.woken), 0);
+    CHECK_INT(waitq_parked(q), 1);
+
+    /* A deadline already past at park time: look again, no suspend. */
+    struct fake_req late;
+    fake_init(&late, qa, 1, -1);
+    CHECK_INT(waitq_arm(q, &late.w), 0);
+    CHECK_INT(waitq_park(q, &late.w, fake_suspend, &late), 1);
+    CHECK_INT(atomic_load(&late.suspended), 0);
+    waitq_free(q);
+    CHECK_INT(atomic_load(&slow.woken), 1);
+}
+
+TEST(shutdown_wakes_all_and_refuses)
+{
+    static const char *const qa[] = {"a"};
+    static const char *const qb[] = {"b"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req r[3], armed_only;
+    for (int i = 0; i < 3; i++) {
+        fake_init(&r[i], i ? qa : qb, 1, 60000);
+        CHECK_INT(waitq_arm(q, &r[i].w), 0);
+        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
+    }
+    fake_init(&armed_only, qa, 1, 60000);
+    CHECK_INT(waitq_arm(q, &armed_only.w), 0);
+    CHECK_INT(waitq_closing(q), 0);
+    waitq_shutdown(q);
+    CHECK_INT(waitq_closing(q), 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(atomic_load(&r[i].woken), 1);
+    CHECK_INT(waitq_parked(q), 0);
+    /* The one between arm and park must not park now. */
+    CHECK_INT(waitq_park(q, &armed_only.w, fake_suspend, &armed_only), 1);
+    struct fake_req after;
+    fake_init(&after, qa, 1, 60000);
+    CHECK_INT(waitq_arm(q, &after.w), -1);
+    waitq_shutdown(q); /* idempotent */
+    waitq_free(q);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(atomic_load(&r[i].woken), 1);
+}
+
+TEST(many_parked_use_no_thread)
+{
+    enum { N = 500 };
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req *r = calloc(N, sizeof *r);
+    CHECK(r != NULL);
+    int before = thread_count();
+    CHECK(before >= 2); /* main + the deadline thread */
+    for (int i = 0; i < N; i++) {
+        /* Spread deadlines so that the deadline thread keeps re-planning. */
+        fake_init(&r[i], qa, 1, 30000 + i);
+        CHECK_INT(waitq_arm(q, &r[i].w), 0);
+        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
+    }
+    CHECK_INT(waitq_parked(q), N);
+    CHECK_INT(thread_count(), before);
+    waitq_notify(q, "a");
+    CHECK_INT(waitq_parked(q), 0);
+    int woken = 0;
+    for (int i = 0; i < N; i++)
+        woken += atomic_load(&r[i].woken);
+    CHECK_INT(woken, N);
+    waitq_free(q);
+    free(r);
+}
+
+TEST(expiry_of_many)
+{
+    enum { N = 300 };
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    struct fake_req *r = calloc(N, sizeof *r);
+    CHECK(r != NULL);
+    for (int i = 0; i < N; i++) {
+        fake_init(&r[i], qa, 1, 50 + (i % 50) * 3);
+        CHECK_INT(waitq_arm(q, &r[i].w), 0);
+        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
+    }
+    int64_t end = clock_mono_ms() + 3000;
+    while (waitq_parked(q) > 0 && clock_mono_ms() < end)
+        sleep_ms(5);
+    size_t left = waitq_parked(q);
+    int early = 0, woken = 0;
+    for (int i = 0; i < N; i++) {
+        woken += atomic_load(&r[i].woken);
+        early += atomic_load(&r[i].woken) && r[i].woken_at_ms < r[i].w.deadline_ms;
+    }
+    waitq_free(q);
+    free(r);
+    CHECK_INT(left, 0);
+    CHECK_INT(woken, N);
+    CHECK_INT(early, 0);
+}
+
+TEST_MAIN(TEST_ENTRY(notify_wakes_only_matching_queues), TEST_ENTRY(signal_between_arm_and_park),
+          TEST_ENTRY(disarm_removes), TEST_ENTRY(deadline_expiry_wakes),
+          TEST_ENTRY(shutdown_wakes_all_and_refuses), TEST_ENTRY(many_parked_use_no_thread),
+          TEST_ENTRY(expiry_of_many))
