@@ -2,9 +2,11 @@
 not_found, method_not_allowed, lease_lost, conflict, payload_too_large,
 unsupported_media_type; and the shape of every error body."""
 
+import socket
+import time
 import unittest
 
-from harness import ServerTest, now, raw_exchange
+from harness import HOST, ServerTest, now, raw_exchange, read_response
 
 TEN_YEARS = 10 * 365 * 86400
 
@@ -485,6 +487,26 @@ class BodyLimit(ServerTest):
             self.assert_error(r, 413, "payload_too_large")
         self.assertEqual(self.c.get("/healthz").status, 200)
         self.assertEqual(self.c.get("/jobs?queue=" + self.q).json["jobs"], [])
+
+    def test_over_limit_body_is_read_before_413(self):
+        # A client that sends its whole body before reading (most do; no Expect header) must
+        # get the 413, not a reset connection: the server reads the body away, then answers.
+        data = self.body_of(20000)
+        s = socket.create_connection((HOST, self.server.port), timeout=10)
+        try:
+            s.sendall(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(data))
+            time.sleep(0.2)
+            s.sendall(data[:1000])
+            time.sleep(0.2)
+            try:
+                s.sendall(data[1000:])
+            except OSError as e:
+                self.fail("the server closed the connection before reading the body: %r" % e)
+            r = read_response(s, timeout=10)
+        finally:
+            s.close()
+        self.assert_error(r, 413, "payload_too_large")
 
     def test_over_limit_chunked(self):
         data = self.body_of(6000)

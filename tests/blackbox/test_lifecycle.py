@@ -6,7 +6,8 @@ import socket
 import time
 import unittest
 
-from harness import HOST, ServerTest, URL_SAFE_RE, now, read_response, wait_until
+from harness import (HOST, ServerTest, URL_SAFE_RE, now, raw_exchange, read_response,
+                     wait_until)
 
 
 class EnqueueGet(ServerTest):
@@ -433,8 +434,10 @@ class BigBodies(ServerTest):
         r = self.c.request("POST", "/jobs", raw=head + b"y" * pad + b'"}',
                            headers={"Content-Type": "application/json"})
         self.assertEqual(r.status, 201, r)
-        r = self.c.request("POST", "/jobs", raw=head + b"y" * (pad + 1) + b'"}',
-                           headers={"Content-Type": "application/json"})
+        data = head + b"y" * (pad + 1) + b'"}'
+        r = raw_exchange(self.server.port,
+                         b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(data) + data)
         self.assert_error(r, 413, "payload_too_large")
 
     def test_expect_100_continue(self):

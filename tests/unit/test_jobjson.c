@@ -101,6 +101,7 @@ TEST(error_table)
         {ERR_INVALID_JSON, "invalid_json", 400},
         {ERR_INVALID_REQUEST, "invalid_request", 400},
         {ERR_UNAUTHORIZED, "unauthorized", 401},
+        {ERR_FORBIDDEN, "forbidden", 403},
         {ERR_NOT_FOUND, "not_found", 404},
         {ERR_METHOD_NOT_ALLOWED, "method_not_allowed", 405},
         {ERR_LEASE_LOST, "lease_lost", 409},
