@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "app.h"
+#include "auth.h"
 #include "config.h"
 #include "http.h"
 #include "log.h"
@@ -43,6 +44,42 @@ static void hook_scheduled(void *arg, int64_t run_at)
 {
     struct hook_ctx *c = arg;
     sweeper_poke(atomic_load(&c->sweeper), run_at);
+}
+
+/* Load the token file when one is given. Returns 0 with *out set (NULL: authentication off),
+ * or -1 (logged, naming the line but never a token). */
+static int load_tokens(const struct config *cfg, struct auth **out)
+{
+    *out = NULL;
+    if (cfg->auth_token_file[0] == '\0')
+        return 0;
+    char err[512];
+    if (auth_load_file(cfg->auth_token_file, out, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Say whether clients must authenticate, and loudly when they need not. */
+static void log_access(const struct config *cfg, const struct auth *auth, const char *where)
+{
+    if (auth) {
+        size_t n = auth_count(auth, AUTH_ROLE_NONE);
+        log_info("authentication on: %zu bearer token%s (%zu producer, %zu worker, %zu admin) "
+                 "from %s",
+                 n, n == 1 ? "" : "s", auth_count(auth, AUTH_ROLE_PRODUCER),
+                 auth_count(auth, AUTH_ROLE_WORKER), auth_count(auth, AUTH_ROLE_ADMIN),
+                 cfg->auth_token_file);
+    } else if (cfg->insecure_listen_any) {
+        log_warn("AUTHENTICATION IS OFF and --insecure-listen-any is set: anyone who can reach "
+                 "%s can enqueue, claim, cancel and read every job. Give --auth-token-file",
+                 where);
+    } else {
+        log_warn("AUTHENTICATION IS OFF: every local process that can reach %s can enqueue, "
+                 "claim, cancel and read every job. Give --auth-token-file to require tokens",
+                 where);
+    }
 }
 
 /* Create the directories above the database file (like mkdir -p). Returns 0, or -1 (logged). */
@@ -115,16 +152,23 @@ int main(int argc, char **argv)
         .readers = cfg.readers,
         .hooks = {.on_ready = hook_ready, .on_scheduled = hook_scheduled, .ctx = &hooks},
     };
-    if (make_parent_dirs(cfg.db_path) != 0)
+    struct auth *auth = NULL;
+    if (load_tokens(&cfg, &auth) != 0)
         return 1;
+    if (make_parent_dirs(cfg.db_path) != 0) {
+        auth_free(auth);
+        return 1;
+    }
     struct store *store = store_sqlite_open(&opts);
     if (!store) {
         log_error("cannot open the database %s", cfg.db_path);
+        auth_free(auth);
         return 1;
     }
     struct waitq *waitq = waitq_new();
     if (!waitq) {
         store_close(store);
+        auth_free(auth);
         return 1;
     }
     atomic_store(&hooks.waitq, waitq);
@@ -133,6 +177,7 @@ int main(int argc, char **argv)
         atomic_store(&hooks.waitq, NULL);
         waitq_free(waitq);
         store_close(store);
+        auth_free(auth);
         return 1;
     }
     atomic_store(&hooks.sweeper, sweeper);
@@ -140,6 +185,7 @@ int main(int argc, char **argv)
     app.store = store;
     app.waitq = waitq;
     app.cfg = &cfg;
+    app.auth = auth;
     struct http_server *http = http_start(&app);
     if (!http) {
         atomic_store(&hooks.sweeper, NULL);
@@ -147,12 +193,16 @@ int main(int argc, char **argv)
         atomic_store(&hooks.waitq, NULL);
         waitq_free(waitq);
         store_close(store);
+        auth_free(auth);
         return 1;
     }
     int v6 = strchr(cfg.listen_host, ':') != NULL;
-    log_info("jobqd %s listening on %s%s%s:%d (db %s, sync %s)", JOBQ_VERSION, v6 ? "[" : "",
-             cfg.listen_host, v6 ? "]" : "", http_port(http), cfg.db_path,
-             cfg.sync_full ? "full" : "normal");
+    char where[300];
+    snprintf(where, sizeof where, "%s%s%s:%d", v6 ? "[" : "", cfg.listen_host, v6 ? "]" : "",
+             http_port(http));
+    log_info("jobqd %s listening on %s (db %s, sync %s, tls %s)", JOBQ_VERSION, where, cfg.db_path,
+             cfg.sync_full ? "full" : "normal", cfg.tls_cert[0] ? "on" : "off");
+    log_access(&cfg, auth, where);
 
     int sig = 0;
     rc = sigwait(&sigs, &sig);
@@ -169,6 +219,7 @@ int main(int argc, char **argv)
     atomic_store(&hooks.waitq, NULL);
     waitq_free(waitq);
     store_close(store);
+    auth_free(auth);
     log_info("stopped");
     return 0;
 }

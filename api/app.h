@@ -6,10 +6,13 @@
 #include "store.h"
 #include "waitq.h"
 
+struct auth;
+
 struct app {
     struct store *store;
     struct waitq *waitq;
     const struct config *cfg;
+    const struct auth *auth; /* bearer tokens (server/auth.h); NULL: no authentication */
 };
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "app.h"
 #include "clock.h"
 #include "log.h"
@@ -21,6 +22,7 @@
 #include "reply.h"
 #include "request.h"
 #include "router.h"
+#include "tls.h"
 
 /* Headers and URL of one request must fit in this much per-connection memory. */
 #define CONN_MEMORY_LIMIT (64 * 1024)
@@ -34,6 +36,7 @@ struct http_server {
     struct MHD_Daemon *daemon;
     struct app *app;
     int port;
+    struct tls_pem tls;   /* empty without TLS */
     MHD_socket listen_fd; /* returned by MHD_quiesce_daemon(); ours to close after stop */
     int quiesced;
     pthread_mutex_t mu;
@@ -102,9 +105,19 @@ static int content_type_ok(struct MHD_Connection *conn)
 
 /* Append upload data to rq->body (NUL-terminated, grown geometrically) up to max bytes; past
  * that, mark the request too large, drop the body and count what is drained in body_len.
+ * The body of a refused request (rq->denied) is only counted, up to max bytes.
  * Returns 0, or -1 when the connection should be closed (out of memory, endless body). */
 static int take_upload(struct request *rq, const char *data, size_t n, int64_t max)
 {
+    if (rq->denied) {
+        rq->body_len += n;
+        if ((int64_t)rq->body_len > max) {
+            log_debug("closing %s %s: a refused request with a body larger than %lld bytes",
+                      rq->method, rq->url, (long long)max);
+            return -1;
+        }
+        return 0;
+    }
     if (rq->too_large) {
         rq->body_len += n;
         if ((int64_t)rq->body_len > DRAIN_LIMIT) {
@@ -165,6 +178,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq->started_us = clock_mono_us();
         *req_cls = rq;
         inflight_add(h, 1);
+        if (access_check(rq) != ACCESS_OK) {
+            /* Refused on its headers (access.h). Answer at once when the client waits for
+             * "100 Continue" or announces a body we would not read; else read the body away
+             * (dropping it) and answer then, so that the client sees the 401 or 403 rather
+             * than a reset connection. */
+            if (expects_continue(conn) || announced_too_large(conn, max))
+                return access_reply_denied(rq);
+            return MHD_YES;
+        }
         if (announced_too_large(conn, max)) {
             /* Answer at once when the client waits for "100 Continue" or announces more than
              * we would drain; else read the body away first, so that a client that sends
@@ -188,6 +210,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* The upload is complete (or this is a resumed long poll). */
     if (rq->answered)
         return MHD_YES;
+    if (rq->denied)
+        return access_reply_denied(rq);
     if (rq->too_large)
         return reply_error(rq, ERR_PAYLOAD_TOO_LARGE, "the request body is larger than %lld bytes",
                            (long long)max);
@@ -324,6 +348,11 @@ struct http_server *http_start(struct app *app)
     }
     h->app = app;
     h->listen_fd = MHD_INVALID_SOCKET;
+    int use_tls = cfg->tls_cert[0] != '\0';
+    if (use_tls && tls_load(cfg->tls_cert, cfg->tls_key, &h->tls) != 0) {
+        free(h);
+        return NULL;
+    }
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -338,10 +367,19 @@ struct http_server *http_start(struct app *app)
     flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (use_tls)
+        flags |= MHD_USE_TLS;
     /* One thread is the daemon's own polling thread: a pool option of 1 (or 0) draws a
      * warning, so it is given only for more (an array that starts with END is empty). */
     struct MHD_OptionItem pool[] = {
         {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, cfg->threads, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    /* The same trick for TLS: GnuTLS copies the PEM text when the daemon starts. */
+    struct MHD_OptionItem tls_opts[] = {
+        {use_tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, h->tls.cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls.key},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)TLS_PRIORITIES},
         {MHD_OPTION_END, 0, NULL},
     };
     /* clang-format off */
@@ -349,7 +387,9 @@ struct http_server *http_start(struct app *app)
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_ARRAY, pool,
+        MHD_OPTION_ARRAY, tls_opts,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
@@ -357,8 +397,10 @@ struct http_server *http_start(struct app *app)
     /* clang-format on */
     if (!h->daemon) {
         int v6 = strchr(cfg->listen_host, ':') != NULL;
-        log_error("cannot listen on %s%s%s:%d (the reason is logged above)", v6 ? "[" : "",
-                  cfg->listen_host, v6 ? "]" : "", cfg->listen_port);
+        log_error("cannot listen on %s%s%s:%d%s (the reason is logged above)", v6 ? "[" : "",
+                  cfg->listen_host, v6 ? "]" : "", cfg->listen_port,
+                  use_tls ? " with TLS: address in use, or a bad certificate or key" : "");
+        tls_clear(&h->tls);
         pthread_cond_destroy(&h->idle);
         pthread_mutex_destroy(&h->mu);
         free(h);
@@ -400,6 +442,7 @@ void http_stop(struct http_server *h, int timeout_ms)
     MHD_stop_daemon(h->daemon);
     if (h->listen_fd != MHD_INVALID_SOCKET)
         close(h->listen_fd);
+    tls_clear(&h->tls);
     pthread_cond_destroy(&h->idle);
     pthread_mutex_destroy(&h->mu);
     free(h);

@@ -1,10 +1,13 @@
 /* The HTTP server: libmicrohttpd with an internal epoll thread pool and suspend/resume for
- * long polls. Per-request memory is allocated on the first access-handler call, bodies
- * accumulate up to --max-body-bytes (past it: drain, then 413; a Content-Length over it: 413 at
- * once), a non-empty body whose Content-Type is not application/json gets 415, and everything
- * else goes to router_dispatch() once the body is complete (again when a parked claim is
- * resumed). One access-log line per request (debug level) and metrics_request_done() from the
- * completion callback, which also calls rq->state_free(rq->state) and frees the request. */
+ * long polls, HTTPS with --tls-cert/--tls-key (tls.h). On the first access-handler call (the
+ * headers) access_check() decides 401/403 (access.h): a refused request's body is read and
+ * dropped, up to --max-body-bytes, and then answered. Per-request memory is allocated on the
+ * first access-handler call, bodies accumulate up to --max-body-bytes (past it: drain, then
+ * 413; a Content-Length over it: 413 at once), a non-empty body whose Content-Type is not
+ * application/json gets 415, and everything else goes to router_dispatch() once the body is
+ * complete (again when a parked claim is resumed). One access-log line per request (debug
+ * level) and metrics_request_done() from the completion callback, which also calls
+ * rq->state_free(rq->state) and frees the request. */
 #ifndef JOBQ_HTTP_H
 #define JOBQ_HTTP_H
 
@@ -12,9 +15,11 @@ struct app;
 struct http_server;
 
 /* Start listening on app->cfg->listen_host:listen_port (a name, IPv4 or IPv6 address; port 0
- * binds a free port, see http_port()). Raises the open-files limit towards
+ * binds a free port, see http_port()), with TLS when app->cfg->tls_cert is set, limiting
+ * connections to --max-connections in all and --max-connections-per-ip from one address, and
+ * closing those idle for --idle-timeout. Raises the open-files limit towards
  * --max-connections. Borrows app for the server's lifetime. Returns NULL after logging why
- * (address in use, bad host). */
+ * (address in use, bad host, unreadable or invalid certificate or key). */
 struct http_server *http_start(struct app *app);
 
 /* Graceful stop, part one: stop accepting new connections; requests in flight and open

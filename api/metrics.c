@@ -16,7 +16,7 @@
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* The statuses counted one by one; anything else is "other" (the last slot). */
-static const unsigned codes[] = {200, 201, 400, 401, 404, 405, 409, 413, 415, 500, 503};
+static const unsigned codes[] = {200, 201, 400, 401, 403, 404, 405, 409, 413, 415, 500, 503};
 #define NCODES (sizeof codes / sizeof codes[0])
 
 /* Histogram upper bounds in microseconds; the last slot is +Inf. */

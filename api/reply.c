@@ -20,6 +20,7 @@ static const struct {
     [ERR_INVALID_JSON] = {"invalid_json", 400, "the request body is not valid JSON"},
     [ERR_INVALID_REQUEST] = {"invalid_request", 400, "the request is not valid"},
     [ERR_UNAUTHORIZED] = {"unauthorized", 401, "a valid bearer token is required"},
+    [ERR_FORBIDDEN] = {"forbidden", 403, "the token's role does not allow this"},
     [ERR_NOT_FOUND] = {"not_found", 404, "not found"},
     [ERR_METHOD_NOT_ALLOWED] = {"method_not_allowed", 405, "method not allowed"},
     [ERR_LEASE_LOST] = {"lease_lost", 409, "the lease token does not hold a live lease"},
@@ -150,9 +151,13 @@ static enum MHD_Result verror(struct request *rq, enum err e, const char *const 
 
 enum MHD_Result reply_error(struct request *rq, enum err e, const char *fmt, ...)
 {
+    /* RFC 7235: a 401 names the scheme the client should use. */
+    static const char *const challenge[2] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                             REPLY_WWW_AUTHENTICATE};
     va_list ap;
     va_start(ap, fmt);
-    enum MHD_Result r = verror(rq, e, NULL, 0, fmt, ap);
+    enum MHD_Result r = e == ERR_UNAUTHORIZED ? verror(rq, e, challenge, 2, fmt, ap)
+                                              : verror(rq, e, NULL, 0, fmt, ap);
     va_end(ap);
     return r;
 }

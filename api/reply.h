@@ -9,10 +9,14 @@
 #include "request.h"
 #include "store.h"
 
+/* The WWW-Authenticate challenge of every 401 answer. */
+#define REPLY_WWW_AUTHENTICATE "Bearer realm=\"jobq\""
+
 enum err {
     ERR_INVALID_JSON = 0,   /* 400 invalid_json */
     ERR_INVALID_REQUEST,    /* 400 invalid_request (message names the field) */
-    ERR_UNAUTHORIZED,       /* 401 unauthorized */
+    ERR_UNAUTHORIZED,       /* 401 unauthorized (with WWW-Authenticate: Bearer realm="jobq") */
+    ERR_FORBIDDEN,          /* 403 forbidden: a known token whose role may not do this */
     ERR_NOT_FOUND,          /* 404 not_found */
     ERR_METHOD_NOT_ALLOWED, /* 405 method_not_allowed (with Allow) */
     ERR_LEASE_LOST,         /* 409 lease_lost */
@@ -36,7 +40,7 @@ enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body);
 enum MHD_Result reply_json_headers(struct request *rq, unsigned status, cJSON *body, ...);
 
 /* Queue an error answer. fmt (printf-style, may be NULL for the table's default message)
- * becomes the message. */
+ * becomes the message. ERR_UNAUTHORIZED answers carry REPLY_WWW_AUTHENTICATE. */
 enum MHD_Result reply_error(struct request *rq, enum err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -21,6 +21,9 @@ struct request {
     size_t body_len;
     size_t body_cap;
     int too_large;      /* body passed --max-body-bytes: answer 413 */
+    int role;           /* enum auth_role of the bearer token (server/auth.h), 0 when none */
+    int denied;         /* enum access_denial (access.h), decided from the headers: when not 0,
+                         * the body is discarded and a 401 or 403 is the answer */
     int answered;       /* a response was queued */
     int status;         /* the status answered, for the access log */
     int64_t started_us; /* clock_mono_us() at the first call */

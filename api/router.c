@@ -7,21 +7,23 @@
 #include "handlers.h"
 #include "reply.h"
 
+/* The access column: producers enqueue, workers claim and report, everyone with a token
+ * reads, admins do everything; the health checks are open (auth.h). */
 const struct route router_table[] = {
-    {"POST", "/jobs", handle_enqueue, 1},
-    {"GET", "/jobs", handle_list_jobs, 0},
-    {"POST", "/jobs/batch", handle_enqueue_batch, 1},
-    {"GET", "/jobs/{id}", handle_get_job, 0},
-    {"POST", "/jobs/{id}/heartbeat", handle_heartbeat, 1},
-    {"POST", "/jobs/{id}/complete", handle_complete, 1},
-    {"POST", "/jobs/{id}/fail", handle_fail, 1},
-    {"POST", "/jobs/{id}/cancel", handle_cancel, 0},
-    {"POST", "/jobs/{id}/retry", handle_retry, 0},
-    {"POST", "/claim", handle_claim, 1},
-    {"GET", "/queues", handle_queues, 0},
-    {"GET", "/healthz", handle_healthz, 0},
-    {"GET", "/readyz", handle_readyz, 0},
-    {"GET", "/metrics", handle_metrics, 0},
+    {"POST", "/jobs", handle_enqueue, 1, AUTH_ACCESS_PRODUCE},
+    {"GET", "/jobs", handle_list_jobs, 0, AUTH_ACCESS_READ},
+    {"POST", "/jobs/batch", handle_enqueue_batch, 1, AUTH_ACCESS_PRODUCE},
+    {"GET", "/jobs/{id}", handle_get_job, 0, AUTH_ACCESS_READ},
+    {"POST", "/jobs/{id}/heartbeat", handle_heartbeat, 1, AUTH_ACCESS_WORK},
+    {"POST", "/jobs/{id}/complete", handle_complete, 1, AUTH_ACCESS_WORK},
+    {"POST", "/jobs/{id}/fail", handle_fail, 1, AUTH_ACCESS_WORK},
+    {"POST", "/jobs/{id}/cancel", handle_cancel, 0, AUTH_ACCESS_ADMIN},
+    {"POST", "/jobs/{id}/retry", handle_retry, 0, AUTH_ACCESS_ADMIN},
+    {"POST", "/claim", handle_claim, 1, AUTH_ACCESS_WORK},
+    {"GET", "/queues", handle_queues, 0, AUTH_ACCESS_READ},
+    {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},
 };
 
 const size_t router_table_len = sizeof router_table / sizeof router_table[0];

@@ -6,6 +6,7 @@
 #include <microhttpd.h>
 #include <stdio.h>
 
+#include "auth.h"
 #include "request.h"
 
 typedef enum MHD_Result (*handler_fn)(struct request *rq);
@@ -15,6 +16,9 @@ struct route {
     const char *pattern; /* "/jobs/{id}/complete": {id} matches a positive int64 */
     handler_fn handler;
     int reads_body; /* 1: the handler takes a JSON body */
+    /* Who may call it when --auth-token-file is given (server/auth.h). Left out of a row, it
+     * is AUTH_ACCESS_ADMIN: a new route is admin-only until it says otherwise. */
+    enum auth_access access;
 };
 
 enum route_match { ROUTE_FOUND = 0, ROUTE_NOT_FOUND, ROUTE_BAD_METHOD };

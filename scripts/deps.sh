@@ -18,8 +18,10 @@ installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
 }
 
+# openssl: the CLI that tests/blackbox/test_tls.py makes its throwaway certificates with.
+# clang, libclang-rt-dev (libFuzzer's runtime): the fuzz targets (tests/fuzz/run.sh).
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format)
+          python3 clang-format openssl clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

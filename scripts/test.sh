@@ -2,7 +2,9 @@
 # Install dependencies, build, and run every test twice: a normal build (build/) and an
 # AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) whose findings fail the
 # tests. Warnings are errors (JOBQ_WERROR=OFF in the environment turns that off).
-# Exits non-zero if anything failed.
+# LeakSanitizer is on when the machine allows it; JOBQ_REQUIRE_LSAN=1 makes it an error when
+# it does not. JOBQ_VALGRIND=1 also runs the black-box suite against build/jobqd under
+# valgrind (slow; valgrind must be installed). Exits non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,13 +30,23 @@ printf '#include <stdlib.h>\nvoid *volatile p;\nint main(void){p=malloc(64);p=0;
     >"$probe_dir/leak.c"
 detect_leaks=0
 if cc -fsanitize=address -g "$probe_dir/leak.c" -o "$probe_dir/leak" 2>/dev/null; then
-    if ASAN_OPTIONS=detect_leaks=1 "$probe_dir/leak" 2>&1 | grep -q 'detected memory leaks'; then
+    # The probe exits non-zero when LSan reports: capture first, then look (pipefail).
+    probe_out=$(ASAN_OPTIONS=detect_leaks=1 "$probe_dir/leak" 2>&1 || true)
+    if grep -q 'detected memory leaks' <<<"$probe_out"; then
         detect_leaks=1
     fi
 fi
 rm -rf "$probe_dir"
 if [ "$detect_leaks" -eq 0 ]; then
     echo "note: LeakSanitizer cannot run here (ptrace restricted?): detect_leaks=0"
+    if [ "${JOBQ_REQUIRE_LSAN:-0}" = 1 ]; then
+        echo "JOBQ_REQUIRE_LSAN=1 but LeakSanitizer does not work here"
+        exit 1
+    fi
+else
+    # jobqd inherits ASAN_OPTIONS: a leak makes it exit with LSAN_OPTIONS' exitcode (23) after
+    # SIGTERM, and the black-box harness fails any test whose server does not exit 0.
+    echo "note: LeakSanitizer is on (detect_leaks=1)"
 fi
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=$detect_leaks:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
@@ -48,10 +60,36 @@ if ! (cd build-asan && ctest --output-on-failure --no-tests=error -LE static 2>&
     failed=1
 fi
 
+runs="plain asan"
+if [ "${JOBQ_VALGRIND:-0}" = 1 ]; then
+    echo "== black-box suite under valgrind (build/jobqd)"
+    runs="$runs valgrind"
+    vg="valgrind --leak-check=full --errors-for-leak-kinds=definite,possible --error-exitcode=99"
+    if ! command -v valgrind >/dev/null 2>&1; then
+        echo "JOBQ_VALGRIND=1 but valgrind is not installed" | tee "$logs/valgrind.log"
+        failed=1
+    elif ! (export JOBQD="$PWD/build/jobqd" PYTHONDONTWRITEBYTECODE=1 JOBQD_WRAPPER="$vg" &&
+            cd tests/blackbox && python3 -m unittest discover -s . -p 'test_*.py' 2>&1) \
+            | tee "$logs/valgrind.log"; then
+        failed=1
+    fi
+fi
+
+# libFuzzer (clang): build the fuzz targets and fuzz for JOBQ_FUZZ_SECONDS (default 60, 0
+# skips); the corpus replays already ran in both ctest runs (fuzz.replay.*).
+if [ "${JOBQ_FUZZ_SECONDS:-60}" -gt 0 ]; then
+    echo "== fuzz (build-fuzz/, clang, ${JOBQ_FUZZ_SECONDS:-60}s)"
+    runs="$runs fuzz"
+    if ! bash tests/fuzz/run.sh "${JOBQ_FUZZ_SECONDS:-60}" build-fuzz 2>&1 | tee "$logs/fuzz.log"; then
+        failed=1
+    fi
+fi
+
 echo "== summary"
-for run in plain asan; do
-    line=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$logs/$run.log" | tail -n 1 || true)
-    echo "$run: ${line:-no ctest summary}"
+for run in $runs; do
+    line=$(grep -E 'tests passed, [0-9]+ tests failed out of|^(OK|FAILED)' "$logs/$run.log" \
+        | tail -n 1 || true)
+    echo "$run: ${line:-no test summary}"
 done
 if [ "$failed" -ne 0 ]; then
     echo "FAILED"

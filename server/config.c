@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,8 @@ enum kind {
     K_INT,    /* an int field within [min, max] */
     K_INT64,  /* an int64_t field within [min, max] */
     K_SYNC,   /* full | normal into sync_full */
-    K_LEVEL   /* a log level name */
+    K_LEVEL,  /* a log level name */
+    K_BOOL    /* a switch: an int field set to 0 or 1; the flag alone means 1 */
 };
 
 /* One setting. The flag is "--" followed by the name. */
@@ -56,10 +59,24 @@ static const struct setting settings[] = {
     {"backoff-max", "JOBQ_BACKOFF_MAX", "3600", K_INT64, 0, 31536000, FIELD(backoff_max), "SECONDS",
      "longest retry delay of the backoff policy"},
     {"auth-token-file", "JOBQ_AUTH_TOKEN_FILE", "", K_PATH, 0, 0, FIELD(auth_token_file), "PATH",
-     "bearer tokens for clients (not supported yet: giving it fails at start-up)"},
+     "require \"Authorization: Bearer TOKEN\": lines of \"TOKEN ROLE\", ROLE producer, worker "
+     "or admin, '#' comments; without it every client may do everything and --listen must be "
+     "loopback"},
+    {"insecure-listen-any", "JOBQ_INSECURE_LISTEN_ANY", "0", K_BOOL, 0, 1,
+     FIELD(insecure_listen_any), "",
+     "allow a non-loopback --listen without --auth-token-file (anyone who can reach the port "
+     "can do everything)"},
+    {"tls-cert", "JOBQ_TLS_CERT", "", K_PATH, 0, 0, FIELD(tls_cert), "PATH",
+     "serve HTTPS with this PEM certificate (chain); needs --tls-key"},
+    {"tls-key", "JOBQ_TLS_KEY", "", K_PATH, 0, 0, FIELD(tls_key), "PATH",
+     "the PEM private key of --tls-cert (unencrypted); needs --tls-cert"},
     {"threads", "JOBQ_THREADS", "4", K_INT, 1, 64, FIELD(threads), "N", "HTTP worker threads"},
     {"max-connections", "JOBQ_MAX_CONNECTIONS", "4096", K_INT, 16, 100000, FIELD(max_connections),
      "N", "open client connections at most (parked long polls count)"},
+    {"max-connections-per-ip", "JOBQ_MAX_CONNECTIONS_PER_IP", "2048", K_INT, 1, 100000,
+     FIELD(max_connections_per_ip), "N",
+     "open connections from one client address at most (at most --max-connections; the "
+     "default is lowered to it)"},
     {"idle-timeout", "JOBQ_IDLE_TIMEOUT", "90", K_INT64, 1, 3600, FIELD(idle_timeout), "SECONDS",
      "close a connection idle this long"},
     {"readers", "JOBQ_READERS", "4", K_INT, 1, 32, FIELD(readers), "N",
@@ -91,7 +108,23 @@ static void describe_range(const struct setting *s, char *out, size_t n)
     case K_LEVEL:
         snprintf(out, n, "debug, info, warn, error or off");
         break;
+    case K_BOOL:
+        snprintf(out, n, "1, 0, true, false, yes or no (the flag alone means 1)");
+        break;
     }
+}
+
+/* Parse a switch's value. Returns 0 or 1, or -1. */
+static int parse_bool(const char *text)
+{
+    static const char *const yes[] = {"1", "true", "yes"}, *const no[] = {"0", "false", "no"};
+    for (size_t i = 0; i < 3; i++) {
+        if (strcmp(text, yes[i]) == 0)
+            return 1;
+        if (strcmp(text, no[i]) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 /* Parse a base-10 integer that is the whole of text. Returns 0, or -1. */
@@ -200,6 +233,13 @@ static int set_value(struct config *cfg, const struct setting *s, const char *te
         snprintf(cfg->log_level, sizeof cfg->log_level, "%s", text);
         return 0;
     }
+    case K_BOOL: {
+        int b = parse_bool(text);
+        if (b < 0)
+            return -1;
+        *(int *)(void *)field = b;
+        return 0;
+    }
     }
     return -1;
 }
@@ -229,8 +269,10 @@ static const struct setting *find_setting(const char *name, size_t len)
     return NULL;
 }
 
-/* Apply the command line. Returns CONFIG_OK or CONFIG_INVALID (err written). */
-static enum config_parse load_flags(struct config *cfg, int argc, char **argv, FILE *err)
+/* Apply the command line, marking in seen[] (indexed like settings[]) what it sets. Returns
+ * CONFIG_OK or CONFIG_INVALID (err written). */
+static enum config_parse load_flags(struct config *cfg, int argc, char **argv, FILE *err,
+                                    unsigned char *seen)
 {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -252,6 +294,8 @@ static enum config_parse load_flags(struct config *cfg, int argc, char **argv, F
         const char *value;
         if (eq) {
             value = eq + 1;
+        } else if (s->kind == K_BOOL) {
+            value = "1"; /* a switch never takes the next argument */
         } else if (i + 1 < argc) {
             value = argv[++i];
         } else {
@@ -263,6 +307,75 @@ static enum config_parse load_flags(struct config *cfg, int argc, char **argv, F
         snprintf(source, sizeof source, "--%s", s->name);
         if (apply(cfg, s, value, source, err) != 0)
             return CONFIG_INVALID;
+        seen[s - settings] = 1;
+    }
+    return CONFIG_OK;
+}
+
+/* 1 when every address host resolves to is a loopback one (127.0.0.0/8, ::1, or 127.0.0.0/8
+ * mapped into IPv6), 0 when one is not, -1 when host does not resolve (binding it will fail
+ * later with its own message). */
+static int host_is_loopback(const char *host)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+        return -1;
+    int all = 1;
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        if (ai->ai_family == AF_INET) {
+            const struct sockaddr_in *a = (const void *)ai->ai_addr;
+            all &= (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+        } else if (ai->ai_family == AF_INET6) {
+            const struct in6_addr *a =
+                &((const struct sockaddr_in6 *)(const void *)ai->ai_addr)->sin6_addr;
+            all &= IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+        } else {
+            all = 0;
+        }
+    }
+    freeaddrinfo(res);
+    return all;
+}
+
+/* The checks across settings (see config_load in config.h). Returns CONFIG_OK or
+ * CONFIG_INVALID (err written). */
+static enum config_parse check_together(struct config *cfg, const unsigned char *seen, FILE *err)
+{
+    if ((cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0')) {
+        if (err)
+            fprintf(err, "tls-cert (--tls-cert, JOBQ_TLS_CERT) and tls-key (--tls-key, "
+                         "JOBQ_TLS_KEY) must be given together\n");
+        return CONFIG_INVALID;
+    }
+    if (cfg->max_connections_per_ip > cfg->max_connections) {
+        static const char per_ip[] = "max-connections-per-ip";
+        const struct setting *s = find_setting(per_ip, sizeof per_ip - 1);
+        if (seen[s - settings]) {
+            if (err)
+                fprintf(err,
+                        "max-connections-per-ip (--max-connections-per-ip, "
+                        "JOBQ_MAX_CONNECTIONS_PER_IP) is %d: must be at most max-connections "
+                        "(%d)\n",
+                        cfg->max_connections_per_ip, cfg->max_connections);
+            return CONFIG_INVALID;
+        }
+        cfg->max_connections_per_ip = cfg->max_connections;
+    }
+    if (cfg->auth_token_file[0] == '\0' && !cfg->insecure_listen_any &&
+        host_is_loopback(cfg->listen_host) == 0) {
+        if (err)
+            fprintf(err,
+                    "listen (--listen, JOBQ_LISTEN): %s is not a loopback address and no "
+                    "--auth-token-file is given: refusing to let every client that can reach it "
+                    "do everything without authentication. Give --auth-token-file PATH, or "
+                    "--insecure-listen-any (JOBQ_INSECURE_LISTEN_ANY=1) to serve it open "
+                    "anyway\n",
+                    cfg->listen_host);
+        return CONFIG_INVALID;
     }
     return CONFIG_OK;
 }
@@ -288,23 +401,19 @@ enum config_parse config_load(struct config *cfg, int argc, char **argv, FILE *e
     }
 
     /* An empty variable counts as unset, so `JOBQ_DB= jobqd` means the default. */
+    unsigned char seen[NSETTINGS] = {0};
     for (size_t i = 0; i < NSETTINGS; i++) {
         const char *v = getenv(settings[i].env);
-        if (v && *v && apply(cfg, &settings[i], v, settings[i].env, err) != 0)
-            return CONFIG_INVALID;
+        if (v && *v) {
+            if (apply(cfg, &settings[i], v, settings[i].env, err) != 0)
+                return CONFIG_INVALID;
+            seen[i] = 1;
+        }
     }
 
-    if (load_flags(cfg, argc, argv, err) != CONFIG_OK)
+    if (load_flags(cfg, argc, argv, err, seen) != CONFIG_OK)
         return CONFIG_INVALID;
-
-    if (cfg->auth_token_file[0] != '\0') {
-        if (err)
-            fprintf(err, "auth-token-file (--auth-token-file, JOBQ_AUTH_TOKEN_FILE): not "
-                         "supported yet; refusing to start rather than serve without "
-                         "authentication\n");
-        return CONFIG_INVALID;
-    }
-    return CONFIG_OK;
+    return check_together(cfg, seen, err);
 }
 
 void config_usage(FILE *out, const char *prog)
@@ -319,8 +428,9 @@ void config_usage(FILE *out, const char *prog)
         const struct setting *s = &settings[i];
         char range[128];
         describe_range(s, range, sizeof range);
-        fprintf(out, "  --%s %s\n      %s\n      env %s; default %s; %s\n", s->name, s->metavar,
-                s->help, s->env, s->def[0] ? s->def : "none", range);
+        fprintf(out, "  --%s%s%s\n      %s\n      env %s; default %s; %s\n", s->name,
+                s->metavar[0] ? " " : "", s->metavar, s->help, s->env, s->def[0] ? s->def : "none",
+                range);
     }
     fprintf(out, "  --help      print this text\n  --version   print the version\n");
 }

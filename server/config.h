@@ -17,8 +17,12 @@ struct config {
     int64_t backoff_base;       /* --backoff-base seconds, JOBQ_BACKOFF_BASE; default 2 */
     int64_t backoff_max;        /* --backoff-max seconds, JOBQ_BACKOFF_MAX; default 3600 */
     char auth_token_file[4096]; /* --auth-token-file, JOBQ_AUTH_TOKEN_FILE; default none */
+    int insecure_listen_any;    /* --insecure-listen-any, JOBQ_INSECURE_LISTEN_ANY; default 0 */
+    char tls_cert[4096];        /* --tls-cert PEM file, JOBQ_TLS_CERT; default none */
+    char tls_key[4096];         /* --tls-key PEM file, JOBQ_TLS_KEY; default none */
     int threads;                /* --threads, JOBQ_THREADS; HTTP worker threads, default 4 */
     int max_connections;        /* --max-connections, JOBQ_MAX_CONNECTIONS; default 4096 */
+    int max_connections_per_ip; /* --max-connections-per-ip, JOBQ_MAX_CONNECTIONS_PER_IP; 2048 */
     int64_t idle_timeout;       /* --idle-timeout seconds, JOBQ_IDLE_TIMEOUT; default 90 */
     int readers;                /* --readers, JOBQ_READERS; read connections, default 4 */
     char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */
@@ -27,8 +31,14 @@ struct config {
 enum config_parse { CONFIG_OK = 0, CONFIG_HELP, CONFIG_VERSION, CONFIG_INVALID };
 
 /* Fill cfg from the defaults, then the JOBQ_* environment, then argv (flags win). Accepts
- * "--flag value" and "--flag=value". On CONFIG_INVALID a message naming the key has been
- * written to err. CONFIG_HELP / CONFIG_VERSION: the caller prints and exits 0. */
+ * "--flag value" and "--flag=value"; a switch (--insecure-listen-any) also stands alone, and
+ * its variable takes 1/0, true/false, yes/no. On CONFIG_INVALID a message naming the key has
+ * been written to err. CONFIG_HELP / CONFIG_VERSION: the caller prints and exits 0.
+ * Checks across settings, also CONFIG_INVALID: --tls-cert and --tls-key come together; an
+ * explicit --max-connections-per-ip is at most --max-connections (the default is lowered to
+ * --max-connections when that is smaller); and a --listen address that is not loopback
+ * (127.0.0.0/8, ::1; a name counts as loopback only when every address it resolves to is)
+ * needs --auth-token-file or --insecure-listen-any. Files are not read here. */
 enum config_parse config_load(struct config *cfg, int argc, char **argv, FILE *err);
 
 /* Print the usage text with every setting, its env var, default and bounds. */

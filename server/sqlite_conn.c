@@ -1,6 +1,7 @@
 #include "sqlite_conn.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,8 +12,15 @@
 #define BUSY_TIMEOUT_MS 100
 #define WAL_LIMIT_BYTES (64 * 1024 * 1024) /* the WAL is truncated to this after checkpoints */
 
-static atomic_int fault_countdown;
-static atomic_int fault_rc;
+/* The fault injector (tests only). armed is read on every step without the lock; the rest
+ * is guarded by fault_mu. */
+static atomic_int fault_armed;
+static pthread_mutex_t fault_mu = PTHREAD_MUTEX_INITIALIZER;
+static int fault_skip;  /* steps still let through before the first fault */
+static int fault_left;  /* faults still to inject; < 0: no end */
+static int fault_rc;    /* what they return */
+static int fault_fired; /* faults injected since the last arming */
+static int fault_steps; /* steps seen while armed, since the last arming */
 
 static int exec(struct sqlite_conn *c, const char *sql)
 {
@@ -57,12 +65,13 @@ static int writer_pragmas(struct sqlite_conn *c, int sync_full)
     return exec(c, sql);
 }
 
-int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full)
+int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full,
+                     int create)
 {
     memset(c, 0, sizeof *c);
     c->role = role;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-    if (role == CONN_WRITER)
+    if (role == CONN_WRITER && create)
         flags |= SQLITE_OPEN_CREATE;
     int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
     if (rc != SQLITE_OK) {
@@ -124,18 +133,76 @@ sqlite3_stmt *sqlite_conn_stmt(struct sqlite_conn *c, enum stmt_id id)
     return st;
 }
 
+int sqlite_conn_run(struct sqlite_conn *c, enum stmt_id id)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
+    int rc = sqlite_conn_step(c, st);
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* 1 and *rc set when this step is to fail. */
+static int fault_due(int *rc)
+{
+    int due = 0;
+    pthread_mutex_lock(&fault_mu);
+    if (fault_left != 0) {
+        fault_steps++;
+        if (fault_skip > 0) {
+            fault_skip--;
+        } else {
+            due = 1;
+            *rc = fault_rc;
+            fault_fired++;
+            if (fault_left > 0 && --fault_left == 0)
+                atomic_store(&fault_armed, 0);
+        }
+    }
+    pthread_mutex_unlock(&fault_mu);
+    return due;
+}
+
 int sqlite_conn_step(struct sqlite_conn *c, sqlite3_stmt *st)
 {
     (void)c;
-    if (atomic_load(&fault_countdown) > 0 && atomic_fetch_sub(&fault_countdown, 1) == 1)
-        return atomic_load(&fault_rc);
+    int rc;
+    if (atomic_load_explicit(&fault_armed, memory_order_relaxed) && fault_due(&rc))
+        return rc;
     return sqlite3_step(st);
+}
+
+void sqlite_conn_fault_run(int n, int rc, int count)
+{
+    pthread_mutex_lock(&fault_mu);
+    int on = n > 0 && count != 0;
+    fault_skip = on ? n - 1 : 0;
+    fault_left = on ? count : 0;
+    fault_rc = rc;
+    fault_fired = 0;
+    fault_steps = 0;
+    atomic_store(&fault_armed, on);
+    pthread_mutex_unlock(&fault_mu);
 }
 
 void sqlite_conn_fault(int n, int rc)
 {
-    atomic_store(&fault_rc, rc);
-    atomic_store(&fault_countdown, n > 0 ? n : 0);
+    sqlite_conn_fault_run(n, rc, 1);
+}
+
+int sqlite_conn_fault_fired(void)
+{
+    pthread_mutex_lock(&fault_mu);
+    int n = fault_fired;
+    pthread_mutex_unlock(&fault_mu);
+    return n;
+}
+
+int sqlite_conn_fault_steps(void)
+{
+    pthread_mutex_lock(&fault_mu);
+    int n = fault_steps;
+    pthread_mutex_unlock(&fault_mu);
+    return n;
 }
 
 enum store_result sqlite_conn_result(int rc)

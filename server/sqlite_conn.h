@@ -18,11 +18,12 @@ struct sqlite_conn {
     sqlite3_stmt *stmt[STMT_COUNT]; /* the statements of this role; NULL for the others */
 };
 
-/* Open path with the pragmas of role: the writer creates the file, sets WAL and
- * synchronous = FULL (sync_full) or NORMAL; a reader sets query_only. Both get extended result
- * codes and a short busy timeout. Statements are not prepared yet (see sqlite_conn_prepare).
- * Returns 0, or -1 after logging why (c is then closed). */
-int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full);
+/* Open path with the pragmas of role: the writer sets WAL and synchronous = FULL (sync_full)
+ * or NORMAL, and creates the file when create is set; a reader sets query_only. Both get
+ * extended result codes and a short busy timeout. Statements are not prepared yet (see
+ * sqlite_conn_prepare). Returns 0, or -1 after logging why (c is then closed). */
+int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full,
+                     int create);
 
 /* Prepare every statement of the table that runs on c's role, once, persistent.
  * Returns 0, or -1 after logging which statement failed. */
@@ -34,6 +35,10 @@ void sqlite_conn_close(struct sqlite_conn *c);
 /* Statement id of c, reset and with its bindings cleared, ready to bind. The caller resets it
  * again when done with it, on every path. id must be prepared on c's role (asserted). */
 sqlite3_stmt *sqlite_conn_stmt(struct sqlite_conn *c, enum stmt_id id);
+
+/* Step statement id, which takes no bindings, once through sqlite_conn_step() and reset it.
+ * Returns the step's code (SQLITE_DONE for a statement that ran). */
+int sqlite_conn_run(struct sqlite_conn *c, enum stmt_id id);
 
 /* sqlite3_step(st), unless a fault injected by sqlite_conn_fault() is due. Returns
  * SQLITE_ROW, SQLITE_DONE or an error code. */
@@ -58,7 +63,22 @@ int sqlite_conn_bind_json(sqlite3_stmt *st, int i, const char *s); /* NULL, "nul
 int sqlite_conn_bind_time(sqlite3_stmt *st, int i, int64_t t);     /* JOB_NONE: NULL */
 
 /* For tests: make the nth sqlite_conn_step() call from now (1 = the next one, on any
- * connection) return rc without stepping. n <= 0 cancels a pending fault. */
+ * connection) return rc without stepping. n <= 0 cancels a pending fault. Same as
+ * sqlite_conn_fault_run(n, rc, 1). */
 void sqlite_conn_fault(int n, int rc);
+
+/* For tests: make `count` sqlite_conn_step() calls in a row return rc without stepping, the
+ * first of them the nth call from now (1 = the next one, on any connection); count < 0: every
+ * call from the nth on, until cancelled. n <= 0 or count == 0 cancels a pending fault. Resets
+ * the counter of sqlite_conn_fault_fired(). */
+void sqlite_conn_fault_run(int n, int rc, int count);
+
+/* For tests: how many injected faults fired since the last sqlite_conn_fault*() call. */
+int sqlite_conn_fault_fired(void);
+
+/* For tests: how many sqlite_conn_step() calls were made while a fault was pending, since the
+ * last sqlite_conn_fault*() call. Arm a fault that never comes (n huge) to count the steps of
+ * an operation. */
+int sqlite_conn_fault_steps(void);
 
 #endif

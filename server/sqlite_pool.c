@@ -26,7 +26,7 @@ int sqlite_pool_open(struct sqlite_pool *p, const char *path, int n)
     }
     for (int i = 0; i < n; i++) {
         p->n = i + 1;
-        if (sqlite_conn_open(&p->conns[i], path, CONN_READER, 0) != 0 ||
+        if (sqlite_conn_open(&p->conns[i], path, CONN_READER, 0, 0) != 0 ||
             sqlite_conn_prepare(&p->conns[i]) != 0) {
             sqlite_pool_close(p);
             return -1;

@@ -1,5 +1,6 @@
 /* The reads of the SQLite store: get, list, queues, next_due and ping. They run on a read
- * connection from the pool (WAL: they never wait for the writer). */
+ * connection from the pool (WAL: they never wait for the writer); ping then asks the writer
+ * whether writes get through (sqlite_writer_probe). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,29 +177,21 @@ static enum store_result read_ages(struct sqlite_conn *c, int64_t now, struct st
     return r;
 }
 
-static int step_simple(struct sqlite_conn *c, enum stmt_id id)
-{
-    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
-    int rc = sqlite_conn_step(c, st);
-    sqlite3_reset(st);
-    return rc;
-}
-
 /* Counts and ages in one read transaction, so they describe the same moment. */
 static enum store_result queues_on(struct sqlite_conn *c, int64_t now, struct stats *qs)
 {
-    int rc = step_simple(c, STMT_READ_BEGIN);
+    int rc = sqlite_conn_run(c, STMT_READ_BEGIN);
     if (rc != SQLITE_DONE)
         return sqlite_conn_fail(c, rc, "begin read");
     enum store_result r = read_counts(c, qs);
     if (r == STORE_OK)
         r = read_ages(c, now, qs);
-    rc = step_simple(c, r == STORE_OK ? STMT_COMMIT : STMT_ROLLBACK);
+    rc = sqlite_conn_run(c, r == STORE_OK ? STMT_COMMIT : STMT_ROLLBACK);
     if (rc != SQLITE_DONE && r == STORE_OK)
         r = sqlite_conn_fail(c, rc, "end read");
     if (!sqlite3_get_autocommit(c->db)) {
         log_error("read transaction still open on a reader");
-        step_simple(c, STMT_ROLLBACK);
+        sqlite_conn_run(c, STMT_ROLLBACK);
     }
     return r;
 }
@@ -237,18 +230,6 @@ enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at)
     return r;
 }
 
-static int ping_writer(struct sqlite_conn *c, void *arg)
-{
-    (void)arg;
-    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_USER_VERSION);
-    int rc = sqlite_conn_step(c, st);
-    enum store_result r = STORE_OK;
-    if (rc != SQLITE_ROW)
-        r = sqlite_conn_fail(c, rc == SQLITE_DONE ? SQLITE_MISUSE : rc, "ping writer");
-    sqlite3_reset(st);
-    return r;
-}
-
 enum store_result sqlite_read_ping(struct store *s)
 {
     struct sqlite_store *ss = sqlite_store_of(s);
@@ -261,6 +242,6 @@ enum store_result sqlite_read_ping(struct store *s)
     sqlite3_reset(st);
     sqlite_pool_give(&ss->readers, c);
     if (r == STORE_OK)
-        r = sqlite_tx_with_writer(&ss->writer, ping_writer, NULL);
+        r = sqlite_writer_probe(&ss->writer);
     return r;
 }

@@ -52,6 +52,9 @@ static const char *const migrations[] = {
     " WHERE idempotency_key IS NOT NULL;"
     /* queues (covering counts) and lists filtered by queue. */
     "CREATE INDEX jobs_queue_status ON jobs (queue, status, id);",
+    /* 2: one row that store_ping rewrites to learn whether the disk takes writes again after
+     * a write failed as unavailable (disk full, I/O error, read-only). */
+    "CREATE TABLE probe (id INTEGER PRIMARY KEY, writes INTEGER NOT NULL);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

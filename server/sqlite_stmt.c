@@ -39,8 +39,10 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "sqlite_tx_run: a failed or busy transaction; readers: after a failed read transaction"},
     {STMT_READ_BEGIN, STMT_ON_READER, "BEGIN DEFERRED",
      "queues: one snapshot for the counts and the ages"},
-    {STMT_USER_VERSION, STMT_ON_WRITER, "PRAGMA user_version",
-     "ping: the write connection still reads its database header"},
+    {STMT_PROBE_WRITE, STMT_ON_WRITER,
+     "INSERT INTO probe (id, writes) VALUES (1, 1) "
+     "ON CONFLICT (id) DO UPDATE SET writes = writes + 1",
+     "ping: while writes fail as unavailable, a one-row write that tells when they work again"},
     {STMT_JOB_GET, STMT_ON_WRITER | STMT_ON_READER, "SELECT " COLS " FROM jobs WHERE id = ?1",
      "get; heartbeat/complete/fail/cancel/retry: tell not_found from lease_lost or conflict"},
     {STMT_JOB_BY_KEY, STMT_ON_WRITER,

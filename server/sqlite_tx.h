@@ -1,15 +1,15 @@
 /* The transaction runner of the SQLite store. Every write is a callback run by
- * sqlite_tx_run() on the one write connection, inside one BEGIN IMMEDIATE transaction.
- * Today the caller's thread runs it under the write mutex; the same shape lets a later
- * single writer thread run many callbacks per commit. */
+ * sqlite_tx_run() on the one write connection (sqlite_writer.h), inside one BEGIN IMMEDIATE
+ * transaction. Today the caller's thread runs it under the write mutex; the same shape lets
+ * a later single writer thread run many callbacks per commit. */
 #ifndef JOBQ_SQLITE_TX_H
 #define JOBQ_SQLITE_TX_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "sqlite_conn.h"
+#include "sqlite_writer.h"
 #include "store.h"
 
 /* What a transaction made happen, for the hooks the runner calls after its commit. */
@@ -18,6 +18,8 @@ struct sqlite_notes {
     size_t n, cap;
     int64_t scheduled; /* the earliest run_at stored as scheduled, JOB_NONE when none */
 };
+
+#define SQLITE_TX_TRIES 5 /* BEGIN..COMMIT attempts while the database is busy */
 
 /* An empty notes value (no allocation). */
 #define SQLITE_NOTES_INIT                                                                          \
@@ -32,13 +34,6 @@ int sqlite_notes_ready(struct sqlite_notes *n, const char *queue);
 /* Record that a job was stored as scheduled for run_at. This function can't fail. */
 void sqlite_notes_scheduled(struct sqlite_notes *n, int64_t run_at);
 
-/* The write connection and what guards it. */
-struct sqlite_writer {
-    pthread_mutex_t mu; /* error-checking: a hook that re-enters the runner gets STORE_ERROR */
-    struct sqlite_conn conn;
-    struct store_hooks hooks;
-};
-
 /* One write transaction. fn returns an enum store_result: STORE_OK or STORE_EXISTS commit;
  * anything else rolls back and is returned (STORE_BUSY is retried). fn may run more than once
  * (after a busy rollback) and must start from scratch every time; on every rollback the
@@ -52,25 +47,13 @@ struct sqlite_tx {
     struct sqlite_notes *notes; /* may be NULL; emptied and freed by the runner */
 };
 
-/* Set up w around an open, prepared write connection (consumed: closed by
- * sqlite_tx_writer_close). Returns 0, or -1 (logged) when the mutex cannot be made. */
-int sqlite_tx_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
-                          const struct store_hooks *hooks);
-
-/* Close the write connection and destroy the mutex. No transaction may be running. */
-void sqlite_tx_writer_close(struct sqlite_writer *w);
-
 /* Run tx: take the write mutex, BEGIN IMMEDIATE, fn, COMMIT; on failure ROLLBACK; retry
- * SQLITE_BUSY a bounded number of times, then give up with STORE_BUSY. Never leaves a
- * transaction open. After a commit, with the mutex released, call hooks.on_ready once per
- * queue in tx->notes and hooks.on_scheduled with its earliest run_at. Returns fn's result,
- * STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR (logged). */
+ * SQLITE_BUSY a bounded number of times (SQLITE_TX_TRIES, each waiting the connection's busy
+ * timeout), then give up with STORE_BUSY. Never leaves a transaction open. Every outcome is
+ * reported to the writer (sqlite_writer_note), which heals the connection after repeated
+ * faults. After a commit, with the mutex released, call hooks.on_ready once per queue in
+ * tx->notes and hooks.on_scheduled with its earliest run_at; after anything else no hook is
+ * called. Returns fn's result, STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR (logged). */
 enum store_result sqlite_tx_run(struct sqlite_writer *w, const struct sqlite_tx *tx);
-
-/* Run fn(c, arg) on the write connection under the write mutex, outside any transaction
- * (a read of the writer's own state, e.g. ping). Returns fn's result, or STORE_ERROR when the
- * mutex cannot be taken (logged). */
-enum store_result sqlite_tx_with_writer(struct sqlite_writer *w,
-                                        int (*fn)(struct sqlite_conn *c, void *arg), void *arg);
 
 #endif

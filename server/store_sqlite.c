@@ -63,7 +63,7 @@ static int make_parent(const char *path)
 /* Open the write connection, bring the schema up to date and prepare its statements. */
 static int open_writer(struct sqlite_conn *c, const struct store_options *opts)
 {
-    if (sqlite_conn_open(c, opts->path, CONN_WRITER, opts->sync_full) != 0)
+    if (sqlite_conn_open(c, opts->path, CONN_WRITER, opts->sync_full, 1) != 0)
         return -1;
     if (sqlite_schema_migrate(c->db) != 0 || sqlite_conn_prepare(c) != 0) {
         sqlite_conn_close(c);
@@ -93,14 +93,13 @@ struct store *store_sqlite_open(const struct store_options *opts)
         free(st);
         return NULL;
     }
-    if (sqlite_tx_writer_init(&st->writer, &writer, &opts->hooks) != 0) {
-        sqlite_conn_close(&writer);
+    if (sqlite_writer_init(&st->writer, &writer, &opts->hooks, opts->path, opts->sync_full) != 0) {
         free(st);
         return NULL;
     }
     int readers = opts->readers < 1 ? 1 : opts->readers > READERS_MAX ? READERS_MAX : opts->readers;
     if (sqlite_pool_open(&st->readers, opts->path, readers) != 0) {
-        sqlite_tx_writer_close(&st->writer);
+        sqlite_writer_close(&st->writer);
         free(st);
         return NULL;
     }
@@ -113,6 +112,6 @@ static void sqlite_store_close(struct store *s)
 {
     struct sqlite_store *st = sqlite_store_of(s);
     sqlite_pool_close(&st->readers);
-    sqlite_tx_writer_close(&st->writer);
+    sqlite_writer_close(&st->writer);
     free(st);
 }

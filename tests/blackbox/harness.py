@@ -11,6 +11,14 @@ test instead, stopped and checked in tearDown.
 
 Every wait is bounded: `wait_until()` polls with a deadline; nothing sleeps a fixed time to
 wait for the sweeper.
+
+$JOBQD_WRAPPER, when set, is a command line (split like a shell would) put in front of the
+daemon, e.g. JOBQD_WRAPPER="valgrind --leak-check=full --error-exitcode=99": the SIGTERM
+exit-code check then fails on any error the wrapper reports. The start and stop time-outs
+grow (x6) under a wrapper, which is slow.
+
+Crash tests use `Server.kill9()` (SIGKILL, no clean shutdown) and `Server.restart()` (start
+again on the same database, on the same port when it is free).
 """
 
 import http.client
@@ -18,6 +26,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -27,8 +36,10 @@ import time
 import unittest
 
 HOST = "127.0.0.1"
-START_TIMEOUT = 20.0   # seconds for /healthz to answer after spawn (sanitizer builds are slow)
-STOP_TIMEOUT = 15.0    # seconds for SIGTERM to end the process
+WRAPPER = shlex.split(os.environ.get("JOBQD_WRAPPER", ""))  # e.g. valgrind: see above
+SLOW = 6.0 if WRAPPER else 1.0
+START_TIMEOUT = 20.0 * SLOW  # seconds for /healthz to answer after spawn (sanitizers are slow)
+STOP_TIMEOUT = 15.0 * SLOW   # seconds for SIGTERM to end the process
 REQUEST_TIMEOUT = 30.0  # default socket timeout of a request
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9._~-]{16,}$")
@@ -272,11 +283,13 @@ class Server:
         self.log_path = os.path.join(self.tmpdir, "jobqd.log")
         self.log_file = None
 
-    def start(self):
+    def start(self, port=None):
+        """Spawn jobqd and wait for /healthz. `port`, when given, is tried first (a restart
+        keeps its address); if it is taken, a free port is used instead."""
         exe = jobqd_path()
         last_error = None
-        for _ in range(5):  # a free port may be taken between probe and bind: retry
-            self.port = free_port()
+        for attempt in range(5):  # a free port may be taken between probe and bind: retry
+            self.port = port if (port and attempt == 0) else free_port()
             env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
             if self.env:
                 env.update(self.env)
@@ -284,9 +297,9 @@ class Server:
             listen = "%s:%d" % (HOST, self.port)
             if self.via_env:
                 env.update({"JOBQ_LISTEN": listen, "JOBQ_DB": self.db})
-                cmd = [exe] + self.args
+                cmd = WRAPPER + [exe] + self.args
             else:
-                cmd = [exe, "--listen", listen, "--db", self.db] + self.args
+                cmd = WRAPPER + [exe, "--listen", listen, "--db", self.db] + self.args
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log_file,
                                          stderr=subprocess.STDOUT, env=env)
             try:
@@ -318,6 +331,27 @@ class Server:
                 pass
             time.sleep(0.05)
         raise AssertionError("no /healthz answer within %.0fs" % START_TIMEOUT)
+
+    def kill9(self):
+        """SIGKILL the process (a crash: no clean shutdown) and reap it. Returns the exit code
+        (-9). The database and the log stay for a restart()."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        code = self.proc.wait(timeout=STOP_TIMEOUT)
+        self.proc = None
+        if self.log_file:
+            self.log_file.close()
+            self.log_file = None
+        return code
+
+    def restart(self):
+        """Start again on the same database (after kill9() or a stop), on the same port
+        when it can be bound again."""
+        if self.proc is not None:
+            raise AssertionError("restart() while jobqd is still running")
+        return self.start(port=self.port)
 
     def client(self, timeout=REQUEST_TIMEOUT):
         return Client(self.port, timeout=timeout)

@@ -14,8 +14,12 @@ static const char *const env_names[] = {
     "JOBQ_BACKOFF_BASE",
     "JOBQ_BACKOFF_MAX",
     "JOBQ_AUTH_TOKEN_FILE",
+    "JOBQ_INSECURE_LISTEN_ANY",
+    "JOBQ_TLS_CERT",
+    "JOBQ_TLS_KEY",
     "JOBQ_THREADS",
     "JOBQ_MAX_CONNECTIONS",
+    "JOBQ_MAX_CONNECTIONS_PER_IP",
     "JOBQ_IDLE_TIMEOUT",
     "JOBQ_READERS",
     "JOBQ_LOG_LEVEL",
@@ -60,8 +64,13 @@ TEST(defaults)
     CHECK_INT(c.backoff_base, 2);
     CHECK_INT(c.backoff_max, 3600);
     CHECK_STR(c.auth_token_file, "");
+    CHECK_INT(c.insecure_listen_any, 0);
+    CHECK_STR(c.tls_cert, "");
+    CHECK_STR(c.tls_key, "");
     CHECK_INT(c.threads, 4);
     CHECK_INT(c.max_connections, 4096);
+    /* At least 1,000 simultaneous connections from one address by default. */
+    CHECK_INT(c.max_connections_per_ip, 2048);
     CHECK_INT(c.idle_timeout, 90);
     CHECK_INT(c.readers, 4);
     CHECK_STR(c.log_level, "info");
@@ -72,6 +81,7 @@ TEST(env_overrides_defaults)
 {
     clear_env();
     setenv("JOBQ_LISTEN", "0.0.0.0:9000", 1);
+    setenv("JOBQ_INSECURE_LISTEN_ANY", "1", 1); /* open on every address: must be said */
     setenv("JOBQ_DB", "/tmp/x.db", 1);
     setenv("JOBQ_SWEEP_INTERVAL", "7", 1);
     setenv("JOBQ_SYNC", "normal", 1);
@@ -91,6 +101,7 @@ TEST(env_overrides_defaults)
     CHECK_INT(c.threads, 8);
     CHECK_STR(c.log_level, "debug");
     CHECK_INT(c.retention, 604800);
+    CHECK_INT(c.insecure_listen_any, 1);
 }
 
 TEST(flags_override_env)
@@ -190,7 +201,8 @@ TEST(listen_parsing)
     CHECK_INT(load(&c, err, sizeof err, "--listen", "[::1]:9090", NULL), CONFIG_OK);
     CHECK_STR(c.listen_host, "::1");
     CHECK_INT(c.listen_port, 9090);
-    CHECK_INT(load(&c, err, sizeof err, "--listen=[::]:0", NULL), CONFIG_OK);
+    CHECK_INT(load(&c, err, sizeof err, "--listen=[::]:0", "--insecure-listen-any", NULL),
+              CONFIG_OK);
     CHECK_STR(c.listen_host, "::");
     CHECK_INT(c.listen_port, 0);
     CHECK_INT(load(&c, err, sizeof err, "--listen=localhost:65535", NULL), CONFIG_OK);
@@ -248,25 +260,168 @@ TEST(help_and_version)
     CHECK(strstr(usage, "default 1048576") != NULL);
     CHECK(strstr(usage, "JOBQ_MAX_CONNECTIONS") != NULL);
     CHECK(strstr(usage, "from 16 to 100000") != NULL);
+    CHECK(strstr(usage, "--insecure-listen-any\n") != NULL); /* a switch: no metavar */
+    CHECK(strstr(usage, "JOBQ_INSECURE_LISTEN_ANY") != NULL);
+    CHECK(strstr(usage, "--tls-cert PATH") != NULL);
+    CHECK(strstr(usage, "--tls-key PATH") != NULL);
+    CHECK(strstr(usage, "--max-connections-per-ip N") != NULL);
+    CHECK(strstr(usage, "JOBQ_MAX_CONNECTIONS_PER_IP; default 2048") != NULL);
 }
 
-TEST(auth_token_file_not_supported)
+TEST(auth_token_file_accepted)
 {
     clear_env();
     struct config c;
-    char err[512];
-    CHECK_INT(load(&c, err, sizeof err, "--auth-token-file", "/tmp/tokens", NULL), CONFIG_INVALID);
-    CHECK(strstr(err, "auth-token-file") != NULL);
-    CHECK(strstr(err, "not supported yet") != NULL);
-    setenv("JOBQ_AUTH_TOKEN_FILE", "/tmp/tokens", 1);
+    char err[512] = "";
+    /* The file is read by jobqd at start-up (auth.c), not by config_load. */
+    CHECK_INT(load(&c, err, sizeof err, "--auth-token-file", "/tmp/tokens", NULL), CONFIG_OK);
+    CHECK_STR(c.auth_token_file, "/tmp/tokens");
+    setenv("JOBQ_AUTH_TOKEN_FILE", "/etc/jobq/tokens", 1);
+    enum config_parse r = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_OK);
+    CHECK_STR(c.auth_token_file, "/etc/jobq/tokens");
+    CHECK_STR(err, "");
+}
+
+TEST(non_loopback_needs_auth_or_insecure)
+{
+    clear_env();
+    struct config c;
+    char err[1024] = "";
+    static const char *const open_ok[] = {"127.0.0.1:0", "127.9.8.7:1", "[::1]:0", "localhost:0"};
+    for (size_t i = 0; i < sizeof open_ok / sizeof open_ok[0]; i++) {
+        if (load(&c, err, sizeof err, "--listen", open_ok[i], NULL) != CONFIG_OK) {
+            fprintf(stderr, "refused --listen %s: %s\n", open_ok[i], err);
+            CHECK(0);
+        }
+    }
+    static const char *const wide[] = {
+        "0.0.0.0:0", "[::]:8080", "10.1.2.3:80", "128.0.0.1:80", "[::ffff:10.0.0.1]:80",
+        "[::2]:80"};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        err[0] = '\0';
+        if (load(&c, err, sizeof err, "--listen", wide[i], NULL) != CONFIG_INVALID) {
+            fprintf(stderr, "accepted --listen %s without auth\n", wide[i]);
+            CHECK(0);
+        }
+        CHECK(strstr(err, "not a loopback address") != NULL);
+        CHECK(strstr(err, "--auth-token-file") != NULL);
+        CHECK(strstr(err, "--insecure-listen-any") != NULL);
+        CHECK_INT(load(&c, err, sizeof err, "--listen", wide[i], "--auth-token-file=t", NULL),
+                  CONFIG_OK);
+        CHECK_INT(load(&c, err, sizeof err, "--listen", wide[i], "--insecure-listen-any", NULL),
+                  CONFIG_OK);
+        CHECK_INT(c.insecure_listen_any, 1);
+    }
+    /* IPv4-mapped loopback is loopback. */
+    CHECK_INT(load(&c, err, sizeof err, "--listen=[::ffff:127.0.0.1]:0", NULL), CONFIG_OK);
+}
+
+TEST(insecure_switch_forms)
+{
+    clear_env();
+    struct config c;
+    char err[512] = "";
+    /* The switch alone never takes the next argument. */
+    CHECK_INT(load(&c, err, sizeof err, "--insecure-listen-any", "--threads", "2", NULL),
+              CONFIG_OK);
+    CHECK_INT(c.insecure_listen_any, 1);
+    CHECK_INT(c.threads, 2);
+    static const char *const yes[] = {"1", "true", "yes"}, *const no[] = {"0", "false", "no"};
+    for (size_t i = 0; i < 3; i++) {
+        char arg[64];
+        snprintf(arg, sizeof arg, "--insecure-listen-any=%s", yes[i]);
+        CHECK_INT(load(&c, err, sizeof err, arg, NULL), CONFIG_OK);
+        CHECK_INT(c.insecure_listen_any, 1);
+        snprintf(arg, sizeof arg, "--insecure-listen-any=%s", no[i]);
+        CHECK_INT(load(&c, err, sizeof err, arg, NULL), CONFIG_OK);
+        CHECK_INT(c.insecure_listen_any, 0);
+    }
+    CHECK_INT(load(&c, err, sizeof err, "--insecure-listen-any=2", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "insecure-listen-any") != NULL);
+    setenv("JOBQ_INSECURE_LISTEN_ANY", "1", 1);
+    setenv("JOBQ_LISTEN", "0.0.0.0:0", 1);
+    enum config_parse r1 = load(&c, err, sizeof err, NULL);
+    int v1 = c.insecure_listen_any;
+    /* The command line wins: switched off again, the wide listen is refused. */
+    enum config_parse r2 = load(&c, err, sizeof err, "--insecure-listen-any=0", NULL);
+    setenv("JOBQ_INSECURE_LISTEN_ANY", "maybe", 1);
+    enum config_parse r3 = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r1, CONFIG_OK);
+    CHECK_INT(v1, 1);
+    CHECK_INT(r2, CONFIG_INVALID);
+    CHECK_INT(r3, CONFIG_INVALID);
+    CHECK(strstr(err, "JOBQ_INSECURE_LISTEN_ANY") != NULL);
+}
+
+TEST(tls_cert_and_key_together)
+{
+    clear_env();
+    struct config c;
+    char err[512] = "";
+    CHECK_INT(load(&c, err, sizeof err, "--tls-cert", "c.pem", "--tls-key", "k.pem", NULL),
+              CONFIG_OK);
+    CHECK_STR(c.tls_cert, "c.pem");
+    CHECK_STR(c.tls_key, "k.pem");
+    CHECK_INT(load(&c, err, sizeof err, "--tls-cert", "c.pem", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "tls-cert") != NULL);
+    CHECK(strstr(err, "tls-key") != NULL);
+    CHECK(strstr(err, "together") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--tls-key=k.pem", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "together") != NULL);
+    setenv("JOBQ_TLS_CERT", "/etc/c.pem", 1);
+    setenv("JOBQ_TLS_KEY", "/etc/k.pem", 1);
+    enum config_parse r = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_OK);
+    CHECK_STR(c.tls_cert, "/etc/c.pem");
+    CHECK_STR(c.tls_key, "/etc/k.pem");
+}
+
+TEST(connection_limits)
+{
+    clear_env();
+    struct config c;
+    char err[512] = "";
+    CHECK_INT(load(&c, err, sizeof err, "--max-connections-per-ip=1", NULL), CONFIG_OK);
+    CHECK_INT(c.max_connections_per_ip, 1);
+    CHECK_INT(load(&c, err, sizeof err, "--max-connections-per-ip=0", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "max-connections-per-ip") != NULL);
+    CHECK(strstr(err, "from 1 to 100000") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--max-connections-per-ip=100001", NULL), CONFIG_INVALID);
+    /* Per address never above the total: an explicit value over it is refused... */
+    CHECK_INT(
+        load(&c, err, sizeof err, "--max-connections=100", "--max-connections-per-ip=101", NULL),
+        CONFIG_INVALID);
+    CHECK(strstr(err, "at most max-connections") != NULL);
+    CHECK_INT(
+        load(&c, err, sizeof err, "--max-connections=100", "--max-connections-per-ip=100", NULL),
+        CONFIG_OK);
+    CHECK_INT(c.max_connections_per_ip, 100);
+    setenv("JOBQ_MAX_CONNECTIONS_PER_IP", "5000", 1);
     enum config_parse r = load(&c, err, sizeof err, NULL);
     clear_env();
     CHECK_INT(r, CONFIG_INVALID);
-    CHECK(strstr(err, "not supported yet") != NULL);
+    CHECK(strstr(err, "JOBQ_MAX_CONNECTIONS_PER_IP") != NULL);
+    /* ...and the default follows a smaller total down. */
+    CHECK_INT(load(&c, err, sizeof err, "--max-connections=16", NULL), CONFIG_OK);
+    CHECK_INT(c.max_connections_per_ip, 16);
+    CHECK_INT(load(&c, err, sizeof err, "--max-connections=100000", NULL), CONFIG_OK);
+    CHECK_INT(c.max_connections_per_ip, 2048);
+    /* The idle timeout that closes quiet connections. */
+    CHECK_INT(load(&c, err, sizeof err, "--idle-timeout=1", NULL), CONFIG_OK);
+    CHECK_INT(c.idle_timeout, 1);
+    CHECK_INT(load(&c, err, sizeof err, "--idle-timeout=3600", NULL), CONFIG_OK);
+    CHECK_INT(load(&c, err, sizeof err, "--idle-timeout=3601", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "idle-timeout") != NULL);
 }
 
 TEST_MAIN(TEST_ENTRY(defaults), TEST_ENTRY(env_overrides_defaults), TEST_ENTRY(flags_override_env),
           TEST_ENTRY(equals_form_and_last_wins), TEST_ENTRY(bounds_rejected_naming_key_and_range),
           TEST_ENTRY(bad_env_names_variable), TEST_ENTRY(listen_parsing),
           TEST_ENTRY(unknown_and_missing), TEST_ENTRY(help_and_version),
-          TEST_ENTRY(auth_token_file_not_supported))
+          TEST_ENTRY(auth_token_file_accepted), TEST_ENTRY(non_loopback_needs_auth_or_insecure),
+          TEST_ENTRY(insecure_switch_forms), TEST_ENTRY(tls_cert_and_key_together),
+          TEST_ENTRY(connection_limits))

@@ -1,0 +1,83 @@
+/* The one write connection of the SQLite store, the mutex that guards it, and how it heals
+ * after storage faults. Every write runs on it through the transaction runner (sqlite_tx.h);
+ * store_ping asks it whether the database still accepts writes.
+ *
+ * Healing: a transaction left open (its ROLLBACK failed) is rolled back again or, failing
+ * that, the connection is closed; after SQLITE_WRITER_REOPEN_AFTER writes in a row ended
+ * STORE_UNAVAILABLE (disk full, I/O error, read-only) the connection is closed and opened
+ * again, so that whatever SQLite or the file system kept of the fault is dropped. Reopens are
+ * tried at most once per SQLITE_WRITER_REOPEN_MS; a failed reopen keeps the old connection
+ * when there is one. */
+#ifndef JOBQ_SQLITE_WRITER_H
+#define JOBQ_SQLITE_WRITER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "sqlite_conn.h"
+#include "store.h"
+
+#define SQLITE_WRITER_REOPEN_AFTER 3    /* unavailable writes in a row before a reopen */
+#define SQLITE_WRITER_REOPEN_MS 1000    /* at most one reopen attempt per this many ms */
+#define SQLITE_WRITER_PROBE_WAIT_MS 200 /* ping waits this long for the write mutex at most */
+
+struct sqlite_writer {
+    pthread_mutex_t mu;      /* error-checking: a hook that re-enters the runner gets STORE_ERROR */
+    struct sqlite_conn conn; /* conn.db is NULL after a reopen found no usable connection */
+    struct store_hooks hooks;
+    char *path;    /* owned: what a reopen opens */
+    int sync_full; /* the synchronous setting a reopen sets again */
+    /* Under mu: */
+    int failures;           /* writes in a row that ended STORE_UNAVAILABLE since a commit */
+    int64_t next_reopen_ms; /* clock_mono_ms() before which no reopen is tried */
+    int reopens;            /* connections opened again since start, for logs and tests */
+    /* Read without mu (ping, when the mutex stays taken): the outcome of the last write,
+     * STORE_OK, STORE_BUSY or STORE_UNAVAILABLE. */
+    atomic_int state;
+};
+
+/* Set up w around an open, prepared write connection (consumed: closed by
+ * sqlite_writer_close, also when this fails) on path (copied) opened with sync_full.
+ * Returns 0, or -1 (logged) when the mutex or the copy cannot be made. */
+int sqlite_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
+                       const struct store_hooks *hooks, const char *path, int sync_full);
+
+/* Close the write connection and destroy the mutex. No transaction may be running. Accepts a
+ * writer whose init failed. */
+void sqlite_writer_close(struct sqlite_writer *w);
+
+/* Take the write mutex for the transaction `name`. Returns 0, or -1 (logged) when it cannot
+ * be taken (a hook re-entering the runner). */
+int sqlite_writer_lock(struct sqlite_writer *w, const char *name);
+
+/* Release the write mutex. */
+void sqlite_writer_unlock(struct sqlite_writer *w);
+
+/* Under the mutex, before a transaction: make the connection usable. A transaction still open
+ * is rolled back, or the connection closed when that fails; a missing connection is opened
+ * again when a reopen is due. Returns STORE_OK, or STORE_UNAVAILABLE (logged) when there is
+ * no usable connection yet. */
+enum store_result sqlite_writer_ready(struct sqlite_writer *w);
+
+/* Under the mutex: roll back the transaction open on the connection, if any; when it stays
+ * open the connection is replaced, or closed when no new one can be opened, so that it never
+ * keeps the database locked. Failures are logged with `name`. This function can't fail. */
+void sqlite_writer_rollback(struct sqlite_writer *w, const char *name);
+
+/* Under the mutex, after a transaction: record its result r; wrote is set when it changed
+ * rows. A commit that wrote clears the fault count; STORE_UNAVAILABLE counts towards a
+ * reopen, which this function does when due; any result but STORE_BUSY, STORE_UNAVAILABLE
+ * and STORE_ERROR shows that the write lock could be had. This function can't fail. */
+void sqlite_writer_note(struct sqlite_writer *w, enum store_result r, int wrote);
+
+/* Whether the database accepts writes, for store_ping: fast, and never holding the write lock
+ * for more than a moment. Takes the write mutex (waiting at most
+ * SQLITE_WRITER_PROBE_WAIT_MS; when a transaction keeps it longer, the outcome of the last
+ * write is the answer), then runs BEGIN IMMEDIATE and ROLLBACK with the connection's short
+ * busy timeout; while the last write failed as unavailable it commits a one-row write instead,
+ * which clears the fault when it gets through. Returns STORE_OK, STORE_BUSY, STORE_UNAVAILABLE
+ * or STORE_ERROR (logged). */
+enum store_result sqlite_writer_probe(struct sqlite_writer *w);
+
+#endif

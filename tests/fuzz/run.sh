@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets with clang and fuzz for SECONDS in all (default 60), split
+# between fuzz_http (raw HTTP into the in-process server) and fuzz_parse (router, JSON and
+# field readers):
+#   tests/fuzz/run.sh [SECONDS] [BUILD_DIR]      e.g. tests/fuzz/run.sh 3600 for an hour
+# BUILD_DIR defaults to build-fuzz/. The seed corpus tests/fuzz/corpus/<target>/ is read,
+# never written: new inputs go to BUILD_DIR/fuzz-corpus/<target>/ (kept between runs, so a
+# longer run starts where the last stopped). A crash or failed invariant stops the run, leaves
+# the input in BUILD_DIR/fuzz-artifacts/<target>/ and exits 1. Keep it as a regression test:
+#   cp BUILD_DIR/fuzz-artifacts/http/crash-... tests/fuzz/corpus/http/   (then fix the bug;
+#   ctest -R fuzz.replay runs the corpus in every build, gcc included)
+# Sanitizer options come from ASAN_OPTIONS/UBSAN_OPTIONS when set (scripts/test.sh sets them).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+seconds=${1:-60}
+dir=${2:-build-fuzz}
+cc=${FUZZ_CC:-clang}
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 2 ]; then
+    echo "usage: tests/fuzz/run.sh [SECONDS >= 2] [BUILD_DIR]" >&2
+    exit 2
+fi
+if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "fuzz: $cc not found: run scripts/deps.sh" >&2
+    exit 1
+fi
+
+echo "== fuzz: build ($dir/, $cc, -fsanitize=fuzzer,address,undefined)"
+cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DJOBQ_FUZZ=ON -DJOBQ_SANITIZE=OFF \
+    -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target fuzz_http fuzz_parse
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+# fuzz_http runs far fewer inputs a second (a connection each): it gets the larger share.
+http_seconds=$((seconds * 3 / 5))
+parse_seconds=$((seconds - http_seconds))
+failed=0
+for target in http parse; do
+    if [ "$target" = http ]; then t=$http_seconds; max_len=16384; else t=$parse_seconds; max_len=8192; fi
+    work="$dir/fuzz-corpus/$target"
+    art="$dir/fuzz-artifacts/$target"
+    scratch=$(mktemp -d)
+    mkdir -p "$work" "$art"
+    echo "== fuzz: fuzz_$target for ${t}s"
+    # -timeout: one input hanging this long is a failure. TMPDIR: fuzz_http's database.
+    if ! TMPDIR="$scratch" "$dir/tests/fuzz/fuzz_$target" -max_total_time="$t" -timeout=25 \
+            -max_len="$max_len" -dict=tests/fuzz/jobq.dict -artifact_prefix="$art/" \
+            -print_final_stats=1 "$work" "tests/fuzz/corpus/$target" >"$dir/fuzz-$target.log" 2>&1; then
+        failed=1
+        tail -n 60 "$dir/fuzz-$target.log"
+        echo "fuzz: fuzz_$target FAILED; the input is in $art/ (log: $dir/fuzz-$target.log)"
+    else
+        grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$dir/fuzz-$target.log" || true
+    fi
+    rm -rf "$scratch"
+done
+# The last line is the summary scripts/test.sh shows.
+if [ "$failed" -ne 0 ]; then
+    echo "FAILED (fuzzing found a crash or a broken invariant)"
+    exit 1
+fi
+echo "OK (fuzzed ${seconds}s: no crash, no broken invariant)"
