@@ -65,6 +65,7 @@ if [ "${JOBQ_VALGRIND:-0}" = 1 ]; then
     echo "== black-box suite under valgrind (build/jobqd)"
     runs="$runs valgrind"
     vg="valgrind --leak-check=full --errors-for-leak-kinds=definite,possible --error-exitcode=99"
+    vg="$vg --exit-on-first-error=yes" # an invalid access ends jobqd at once: its test fails
     if ! command -v valgrind >/dev/null 2>&1; then
         echo "JOBQ_VALGRIND=1 but valgrind is not installed" | tee "$logs/valgrind.log"
         failed=1

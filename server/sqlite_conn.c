@@ -1,10 +1,15 @@
 #include "sqlite_conn.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "job.h"
 #include "log.h"
@@ -65,11 +70,46 @@ static int writer_pragmas(struct sqlite_conn *c, int sync_full)
     return exec(c, sql);
 }
 
+/* SQLite creates the -wal and -shm files with the database file's mode, so while the file is
+ * not writable (SQLite then opens it read-only) they are made not writable either, and they
+ * outlive the connection. Found so later, they keep every connection read-only, the schema
+ * check at start-up included, also once the database file is writable again: this process
+ * maps the -shm once for all its connections, and each connection opens the -wal. So before
+ * the writer opens the database, the -shm, and the -wal when the database file is writable,
+ * get back write permission for their owner: when they are this user's and lack it, their
+ * mode becomes the database file's plus owner write. By path only: opening and closing a file
+ * of the database would drop this process's POSIX locks on it. */
+static void restore_wal_modes(const char *path)
+{
+    static const char *const suffix[] = {"-shm", "-wal"};
+    struct stat db;
+    if (stat(path, &db) != 0)
+        return;
+    size_t n = faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0 ? 2 : 1;
+    mode_t mode = (db.st_mode & 0777) | S_IWUSR;
+    for (size_t i = 0; i < n; i++) {
+        char name[PATH_MAX];
+        struct stat st;
+        if (snprintf(name, sizeof name, "%s%s", path, suffix[i]) >= (int)sizeof name)
+            return;
+        if (lstat(name, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            faccessat(AT_FDCWD, name, W_OK, AT_EACCESS) == 0)
+            continue;
+        if (chmod(name, mode) == 0)
+            log_warn("%s was not writable: mode set to %03o", name, (unsigned)mode);
+        else
+            log_warn("%s is not writable and its mode cannot be changed: %s", name,
+                     strerror(errno));
+    }
+}
+
 int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full,
                      int create)
 {
     memset(c, 0, sizeof *c);
     c->role = role;
+    if (role == CONN_WRITER)
+        restore_wal_modes(path);
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (role == CONN_WRITER && create)
         flags |= SQLITE_OPEN_CREATE;
@@ -89,6 +129,11 @@ int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role rol
         sqlite_conn_close(c);
         return -1;
     }
+    /* SQLite opens a file this process may not write read-only, silently: say so. */
+    if (role == CONN_WRITER && sqlite3_db_readonly(c->db, "main") == 1)
+        log_warn("database %s opened read-only (not writable by this user?): writes answer "
+                 "unavailable until it is writable",
+                 path);
     return 0;
 }
 

@@ -20,8 +20,12 @@ struct sqlite_conn {
 
 /* Open path with the pragmas of role: the writer sets WAL and synchronous = FULL (sync_full)
  * or NORMAL, and creates the file when create is set; a reader sets query_only. Both get
- * extended result codes and a short busy timeout. Statements are not prepared yet (see
- * sqlite_conn_prepare). Returns 0, or -1 after logging why (c is then closed). */
+ * extended result codes and a short busy timeout. A file this process may not write opens
+ * read-only (every write then fails with SQLITE_READONLY; the writer logs a warning). Before
+ * the writer opens, the database's -shm, and its -wal when the file is writable, get write
+ * permission for their owner back when this user owns them (a read-only open left them
+ * without). Statements are not prepared yet (see sqlite_conn_prepare). Returns 0, or -1 after
+ * logging why (c is then closed). */
 int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role role, int sync_full,
                      int create);
 

@@ -107,6 +107,8 @@ static int apply(sqlite3 *db, int from)
 
 int sqlite_schema_migrate(sqlite3 *db)
 {
+    /* On a database SQLite opened read-only (the file is not writable) BEGIN IMMEDIATE starts
+     * a read transaction: an up-to-date schema needs no write and opens; a migration fails. */
     if (exec(db, "BEGIN IMMEDIATE", "begin") != 0)
         return -1;
     int version = 0;

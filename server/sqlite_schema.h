@@ -10,7 +10,8 @@ int sqlite_schema_version(void);
 
 /* Apply every migration the database on db lacks, all in one BEGIN IMMEDIATE transaction,
  * and set user_version. Returns 0, or -1 after logging why (nothing applied, no transaction
- * left open). A file with a user_version newer than this program is refused. */
+ * left open). A file with a user_version newer than this program is refused. An up-to-date
+ * database opened read-only passes (nothing to write); one that needs a migration does not. */
 int sqlite_schema_migrate(sqlite3 *db);
 
 #endif

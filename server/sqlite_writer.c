@@ -10,6 +10,13 @@
 
 #define LOCK_PAUSE_MS 5 /* between two tries of the write mutex in a probe */
 
+/* 1 when SQLite opened c's database read-only because the file was not writable: every write
+ * on it fails with SQLITE_READONLY until a connection is opened again on a writable file. */
+static int read_only(const struct sqlite_conn *c)
+{
+    return c->db && sqlite3_db_readonly(c->db, "main") == 1;
+}
+
 int sqlite_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
                        const struct store_hooks *hooks, const char *path, int sync_full)
 {
@@ -35,7 +42,7 @@ int sqlite_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
     w->conn = *conn;
     w->hooks = *hooks;
     w->sync_full = sync_full;
-    atomic_init(&w->state, STORE_OK);
+    atomic_init(&w->state, read_only(&w->conn) ? STORE_UNAVAILABLE : STORE_OK);
     return 0;
 }
 
@@ -186,7 +193,12 @@ enum store_result sqlite_writer_probe(struct sqlite_writer *w)
     }
     int faulted = atomic_load(&w->state) == STORE_UNAVAILABLE;
     enum store_result r = sqlite_writer_ready(w);
-    if (r == STORE_OK)
+    /* On a read-only connection BEGIN IMMEDIATE only starts a read transaction: it would
+     * pass. The note counts the failure towards a reopen, which finds the file writable
+     * again once it is. */
+    if (r == STORE_OK && read_only(&w->conn))
+        r = STORE_UNAVAILABLE;
+    else if (r == STORE_OK)
         r = probe_on(w, faulted);
     if (!faulted || r != STORE_BUSY) /* a busy probe says nothing about a full disk */
         sqlite_writer_note(w, r, faulted);

@@ -5,9 +5,10 @@
  * Healing: a transaction left open (its ROLLBACK failed) is rolled back again or, failing
  * that, the connection is closed; after SQLITE_WRITER_REOPEN_AFTER writes in a row ended
  * STORE_UNAVAILABLE (disk full, I/O error, read-only) the connection is closed and opened
- * again, so that whatever SQLite or the file system kept of the fault is dropped. Reopens are
- * tried at most once per SQLITE_WRITER_REOPEN_MS; a failed reopen keeps the old connection
- * when there is one. */
+ * again, so that whatever SQLite or the file system kept of the fault is dropped (a database
+ * file that was not writable is opened read-only: only a new connection sees it writable
+ * again). Reopens are tried at most once per SQLITE_WRITER_REOPEN_MS; a failed reopen keeps
+ * the old connection when there is one. */
 #ifndef JOBQ_SQLITE_WRITER_H
 #define JOBQ_SQLITE_WRITER_H
 
@@ -38,7 +39,8 @@ struct sqlite_writer {
 };
 
 /* Set up w around an open, prepared write connection (consumed: closed by
- * sqlite_writer_close, also when this fails) on path (copied) opened with sync_full.
+ * sqlite_writer_close, also when this fails) on path (copied) opened with sync_full. A
+ * connection SQLite opened read-only (the file was not writable) starts in STORE_UNAVAILABLE.
  * Returns 0, or -1 (logged) when the mutex or the copy cannot be made. */
 int sqlite_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
                        const struct store_hooks *hooks, const char *path, int sync_full);
@@ -76,8 +78,9 @@ void sqlite_writer_note(struct sqlite_writer *w, enum store_result r, int wrote)
  * SQLITE_WRITER_PROBE_WAIT_MS; when a transaction keeps it longer, the outcome of the last
  * write is the answer), then runs BEGIN IMMEDIATE and ROLLBACK with the connection's short
  * busy timeout; while the last write failed as unavailable it commits a one-row write instead,
- * which clears the fault when it gets through. Returns STORE_OK, STORE_BUSY, STORE_UNAVAILABLE
- * or STORE_ERROR (logged). */
+ * which clears the fault when it gets through. A connection SQLite opened read-only answers
+ * STORE_UNAVAILABLE without a statement, and counts towards a reopen like a failed write.
+ * Returns STORE_OK, STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR (logged). */
 enum store_result sqlite_writer_probe(struct sqlite_writer *w);
 
 #endif

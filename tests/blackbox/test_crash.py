@@ -282,9 +282,15 @@ class CrashBase:
         extra = self.rnd.uniform(*LOAD_EXTRA)
         for t in threads:
             t.start()
+        def enough_work():
+            code = self.server.proc.poll()
+            if code is not None:
+                raise AssertionError("jobqd died by itself (exit %r) in round %d\n--- jobqd log "
+                                     "---\n%s" % (code, r, self.server.log_tail()))
+            return led.round_enq >= MIN_ENQUEUES and led.round_done >= MIN_COMPLETES
+
         try:
-            wait_until(lambda: led.round_enq >= MIN_ENQUEUES and led.round_done >= MIN_COMPLETES,
-                       LOAD_TIMEOUT, 0.02, "round %d to do some work" % r)
+            wait_until(enough_work, LOAD_TIMEOUT, 0.02, "round %d to do some work" % r)
             time.sleep(extra)  # a random moment in the load (not a wait for a condition)
         finally:
             code = self.server.kill9()

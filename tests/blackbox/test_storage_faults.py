@@ -1,27 +1,36 @@
 """Storage faults answer 503, never crash, never corrupt: the database locked by another
 process past the retry budget, the disk full (the database on a small tmpfs this test
-mounts), the file system made read-only. Requests get 503 `unavailable`, /readyz turns 503,
+mounts), the database file made read-only. Requests get 503 `unavailable`, /readyz turns 503,
 reads keep working, and service resumes by itself once the fault is gone; the database
 passes PRAGMA integrity_check afterwards.
 
 The disk tests mount a tmpfs, which needs root (CI and the dev machine run the tests as
 root); they are skipped, saying why, only where mounting is not permitted. Every mount is
-unmounted in the test's cleanup, also when the test fails."""
+unmounted in the test's cleanup, also when the test fails.
+
+The read-only test changes the database file's mode. Root ignores file modes, so run as
+root it starts jobqd as the user "nobody" (setpriv), in a directory of its own. A read-only
+remount of the file system cannot be had instead: Linux refuses it (busy) while SQLite holds
+the database files open for writing."""
 
 import errno
 import os
+import pwd
 import shutil
 import sqlite3
+import stat
 import subprocess
 import tempfile
 import time
 import unittest
 
-from harness import Server
+import harness
+from harness import Server, wait_until
 
 BUSY_BUDGET = 2.0   # seconds a write may take to give up on a locked database
 READYZ_BUDGET = 1.0  # seconds /readyz may take while the database is locked
 BIG = "x" * (96 * 1024)  # a payload that fills a 4 MiB disk in a few dozen jobs
+HEAL_DEADLINE = 15.0  # seconds to heal once the fault is gone (reopens: one a second at most)
 
 
 def run(cmd):
@@ -50,6 +59,39 @@ def mount_permitted():
 
 
 MOUNT_OK, MOUNT_WHY = mount_permitted()
+
+
+def unprivileged_ids():
+    """(uid, gid) of "nobody" to run jobqd as when this process is root, else None (file
+    modes bind this process already)."""
+    if os.geteuid() != 0:
+        return None
+    pw = pwd.getpwnam("nobody")
+    return pw.pw_uid, pw.pw_gid
+
+
+class UserServer(Server):
+    """A Server whose jobqd runs with the ids given (uid, gid), through setpriv, or as this
+    process when ids is None."""
+
+    def __init__(self, ids, *args, **kw):
+        super().__init__(*args, **kw)
+        self.prefix = []
+        if ids is not None:
+            self.prefix = ["setpriv", "--reuid=%d" % ids[0], "--regid=%d" % ids[1],
+                           "--clear-groups", "--"]
+
+    def start(self, port=None):
+        saved = harness.WRAPPER  # the harness puts it in front of jobqd: put setpriv first
+        harness.WRAPPER = self.prefix + saved
+        try:
+            return super().start(port)
+        finally:
+            harness.WRAPPER = saved
+
+    def run_as(self, cmd):
+        """Run cmd with jobqd's ids; returns the CompletedProcess."""
+        return run(self.prefix + cmd)
 
 
 def fill_disk(path):
@@ -257,41 +299,132 @@ class DiskFull(StorageFaultTest):
         self.assert_readable(c, jobs)
         self.stop_and_check(srv, db, len(jobs))
 
-    def test_read_only_file_system(self):
-        mnt = self.mount_tmpfs("4m")
-        db = os.path.join(mnt, "jobq.db")
-        srv, c = self.start_server(db)
-        jobs = {}
-        jobs[self.enqueue(c, "ro", {"n": 1}).json["id"]] = {"n": 1}
-        r = run(["mount", "-o", "remount,ro", mnt])
+
+class ReadOnlyDatabase(StorageFaultTest):
+    def start_as(self, ids, db):
+        """Start jobqd on db with the ids given; skipped, saying why, where that user cannot
+        run it or write db's directory (a build or temp directory closed to it)."""
+        srv = UserServer(ids, db=db)
+        self.addCleanup(srv.cleanup)
+        if ids is not None and shutil.which("setpriv") is None:
+            self.skipTest("no setpriv to run jobqd as an unprivileged user")
+        who = "uid %d" % ids[0] if ids is not None else "this user"
+        r = srv.run_as([harness.jobqd_path(), "--version"])
         if r.returncode != 0:
-            # Linux refuses to make a file system read-only while a process holds a file on
-            # it open for writing, and SQLite keeps the database, its -wal and -shm open
-            # read-write as long as a connection lives: the remount fails (busy) and jobqd,
-            # untouched, keeps working. SQLITE_READONLY itself is covered by
-            # tests/unit/test_store_faults.c (injected and a real read-only connection).
-            self.assertIn("busy", r.stderr.lower(), r.stderr)
-            jobs[self.enqueue(c, "ro", {"n": 2}).json["id"]] = {"n": 2}
-            self.assert_ready(c)
-            self.stop_and_check(srv, db, len(jobs))
-            self.skipTest("the kernel refuses a read-only remount under a running jobqd "
-                          "(mount point busy); jobqd kept working")
+            self.skipTest("jobqd cannot run as %s: %s" % (who, r.stderr.strip()))
+        if srv.run_as(["test", "-w", os.path.dirname(db)]).returncode != 0:
+            self.skipTest("%s cannot write %s" % (who, os.path.dirname(db)))
+        srv.start()
+        return srv
+
+    def client(self, srv):
+        c = srv.client()
+        self.addCleanup(c.close)
+        return c
+
+    def seed(self):
+        """A database with two queued jobs in queue "ro", made by a jobqd (running as the
+        unprivileged user when this is root) that is stopped again, in a directory that
+        user owns. Returns (srv, db, {id: payload})."""
+        ids = unprivileged_ids()
+        tmp = tempfile.mkdtemp(prefix="jobq-ro-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        if ids is not None:
+            os.chown(tmp, ids[0], ids[1])
+        db = os.path.join(tmp, "jobq.db")
+        srv = self.start_as(ids, db)
+        c = srv.client()
+        jobs = {}
         try:
-            self.assert_unavailable(c.post("/jobs", {"queue": "ro", "payload": {"n": 3}}))
-            self.assert_unavailable(c.get("/readyz"))
-            self.assert_readable(c, jobs)
+            for n in (1, 2):
+                jobs[self.enqueue(c, "ro", {"n": n}).json["id"]] = {"n": n}
         finally:
-            self.remount(mnt, "rw")
-        deadline = time.monotonic() + 10
-        while True:  # writes resume by themselves (a reopen is rate-limited to one a second)
-            r = c.post("/jobs", {"queue": "ro", "payload": {"n": 4}})
-            if r.status == 201 or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        self.assertEqual(r.status, 201, r)
-        jobs[r.json["id"]] = {"n": 4}
-        self.assert_ready(c)
+            c.close()
+        srv.stop_checked()
+        return srv, db, jobs
+
+    def make_read_only(self, srv, db):
+        """The fault: the database file loses its write permission. While jobqd is down: a
+        running one keeps its open descriptors. SQLite then opens the file read-only."""
+        os.chmod(db, 0o444)
+        self.assertNotEqual(srv.run_as(["test", "-w", db]).returncode, 0,
+                            "the database file is still writable for jobqd's user")
+
+    def assert_leftovers(self, srv, db):
+        """A read-only jobqd leaves its -wal and -shm behind, the -wal made by SQLite with
+        the database file's mode: not writable for jobqd's user. (A new connection finding
+        it so would stay read-only even on a writable database file.)"""
+        names = sorted(n for n in os.listdir(os.path.dirname(db)) if n != "jobq.db")
+        self.assertEqual(names, ["jobq.db-shm", "jobq.db-wal"])
+        self.assertNotEqual(srv.run_as(["test", "-w", db + "-wal"]).returncode, 0)
+
+    def assert_clean_stop(self, srv, db, jobs):
+        """Stopped with exit 0, the database whole, and no -wal or -shm left that would keep
+        the next start read-only: jobqd's last connection, writable, removed them."""
         self.stop_and_check(srv, db, len(jobs))
+        self.assertEqual(os.listdir(os.path.dirname(db)), ["jobq.db"])
+        self.assertTrue(os.stat(db).st_mode & stat.S_IWUSR)
+
+    def test_database_file_made_read_only(self):
+        srv, db, jobs = self.seed()
+        first, second = sorted(jobs)
+        self.make_read_only(srv, db)
+        srv.restart()
+        c = self.client(srv)
+        self.assert_unavailable(c.get("/readyz"))  # at once, before any write was tried
+        self.assert_unavailable(c.post("/jobs", {"queue": "ro", "payload": {"n": 3}}))
+        self.assert_unavailable(c.post("/claim", {"worker_id": "w", "queue": "ro"}))
+        self.assert_unavailable(c.post("/jobs/%d/cancel" % second))
+        self.assert_readable(c, jobs)
+        r = c.get("/jobs?queue=ro")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual([j["id"] for j in r.json["jobs"]], [first, second])
+        self.assertEqual([j["status"] for j in r.json["jobs"]], ["queued", "queued"])
+        self.assertEqual(c.get("/healthz").status, 200)
+        self.assert_unavailable(c.get("/readyz"))
+        c.close()
+        srv.stop_checked()
+        self.assert_leftovers(srv, db)
+
+        # Started again on those files, still read-only: the same. Then the fault goes away
+        # and /readyz alone (no write traffic) brings writes back, with no restart.
+        srv.restart()
+        c = self.client(srv)
+        self.assert_unavailable(c.get("/readyz"))
+        self.assert_unavailable(c.post("/jobs", {"queue": "ro", "payload": {"n": 3}}))
+        self.assert_readable(c, jobs)
+        os.chmod(db, 0o644)
+        wait_until(lambda: c.get("/readyz").status == 200, HEAL_DEADLINE,
+                   what="/readyz 200 after the database file is writable again")
+        self.assert_ready(c)
+        jobs[self.enqueue(c, "ro", {"n": 4}).json["id"]] = {"n": 4}
+        r = c.post("/claim", {"worker_id": "w", "queue": "ro"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual([j["id"] for j in r.json["jobs"]], [first])
+        r = c.post("/jobs/%d/cancel" % second)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "cancelled")
+        self.assert_readable(c, jobs)
+        self.assert_clean_stop(srv, db, jobs)
+
+    def test_writable_again_before_a_restart(self):
+        srv, db, jobs = self.seed()
+        self.make_read_only(srv, db)
+        srv.restart()
+        c = self.client(srv)
+        self.assert_unavailable(c.get("/readyz"))
+        c.close()
+        srv.stop_checked()
+        self.assert_leftovers(srv, db)
+        # Fixed while jobqd is down: the next start is ready at once, its files not writable
+        # no matter (it gives them their write permission back).
+        os.chmod(db, 0o644)
+        srv.restart()
+        c = self.client(srv)
+        self.assert_ready(c)
+        jobs[self.enqueue(c, "ro", {"n": 3}).json["id"]] = {"n": 3}
+        self.assert_readable(c, jobs)
+        self.assert_clean_stop(srv, db, jobs)
 
 
 if __name__ == "__main__":

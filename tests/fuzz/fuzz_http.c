@@ -8,9 +8,11 @@
  * status (other than 503), a JSON error body that is not of the contract's shape, or a server
  * that stops answering aborts the run.
  *
- * Two seams, both linker wraps (-Wl,--wrap=...) set by tests/fuzz/CMakeLists.txt:
+ * Three seams, all linker wraps (-Wl,--wrap=...) set by tests/fuzz/CMakeLists.txt:
  * - waitq_park() caps a long poll's deadline at PARK_MS_MAX, so that a claim with
  *   wait_seconds parks and resumes for real but costs milliseconds, not a minute;
+ * - rand_token() gives every claim the lease token FUZZ_TOKEN (in the seeds and the
+ *   dictionary), so that heartbeat, complete and fail get past the token check;
  * - MHD_is_feature_supported() denies epoll, so the server polls: with epoll, libmicrohttpd
  *   0.9.75 can miss a client's half-close that arrives with the request (the connection then
  *   lives until --idle-timeout), which would make every input wait that long.
@@ -31,10 +33,13 @@
 #include "clock.h"
 #include "config.h"
 #include "http.h"
+#include "job.h"
 #include "log.h"
 #include "store.h"
 #include "waitq.h"
 
+/* The lease token of every claim (JOB_TOKEN_LEN URL-safe characters). */
+#define FUZZ_TOKEN "fuzzFUZZfuzzFUZZfuzzFUZZfuzzFUZZ"
 /* A parked long poll wakes after at most this long. */
 #define PARK_MS_MAX 20
 /* One input may take this long from connect to the server's close. */
@@ -57,8 +62,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int __real_waitq_park(struct waitq *q, struct waiter *w, void (*suspend)(void *), void *arg);
 int __wrap_waitq_park(struct waitq *q, struct waiter *w, void (*suspend)(void *), void *arg);
+int __wrap_rand_token(char *out);
 enum MHD_Result __real_MHD_is_feature_supported(enum MHD_FEATURE feature);
 enum MHD_Result __wrap_MHD_is_feature_supported(enum MHD_FEATURE feature);
+
+_Static_assert(sizeof FUZZ_TOKEN == JOB_TOKEN_LEN + 1, "FUZZ_TOKEN is a lease token");
 
 static struct {
     struct config cfg;
@@ -78,6 +86,12 @@ int __wrap_waitq_park(struct waitq *q, struct waiter *w, void (*suspend)(void *)
     if (w->deadline_ms > cap)
         w->deadline_ms = cap;
     return __real_waitq_park(q, w, suspend, arg);
+}
+
+int __wrap_rand_token(char *out)
+{
+    memcpy(out, FUZZ_TOKEN, sizeof FUZZ_TOKEN);
+    return 0;
 }
 
 enum MHD_Result __wrap_MHD_is_feature_supported(enum MHD_FEATURE feature)
@@ -129,11 +143,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     }
     snprintf(fz.db, sizeof fz.db, "%s/fuzz.db", fz.dir);
-    char *args[] = {
-        "fuzz_http", "--listen", "127.0.0.1:0",     "--db",    fz.db, "--threads", "2",
-        "--sync",    "normal",   "--max-body-bytes", "65536", "--idle-timeout",     "2",
-        "--max-connections", "256", "--log-level", "error",
-    };
+    char db_arg[600];
+    snprintf(db_arg, sizeof db_arg, "--db=%s", fz.db);
+    char *args[] = {"fuzz_http",        "--listen=127.0.0.1:0",  db_arg,
+                    "--threads=2",      "--sync=normal",         "--max-body-bytes=65536",
+                    "--idle-timeout=2", "--max-connections=256", "--log-level=error"};
     if (config_load(&fz.cfg, (int)(sizeof args / sizeof args[0]), args, stderr) != CONFIG_OK)
         abort();
     log_set_level(LOG_ERROR);

@@ -229,8 +229,8 @@ static void run_readers(const cJSON *root, struct jspan span)
     }
     claim_args_clear(&c);
 
-    int (*lease_parsers[])(struct fields *, struct lease_args *) = {parse_heartbeat,
-                                                                    parse_complete, parse_fail};
+    int (*lease_parsers[])(struct fields *, struct lease_args *) = {parse_heartbeat, parse_complete,
+                                                                    parse_fail};
     for (size_t k = 0; k < sizeof lease_parsers / sizeof lease_parsers[0]; k++) {
         struct lease_args a;
         fields_init(&f, root, span, NULL);

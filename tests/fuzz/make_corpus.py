@@ -15,7 +15,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-TOKEN = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+TOKEN = "fuzzFUZZfuzzFUZZfuzzFUZZfuzzFUZZ"  # fuzz_http gives every claim this lease token
 
 
 def j(obj):
@@ -135,6 +135,14 @@ RAW = [
     ("long-url", b"GET /jobs?" + b"a" * 3000 + b" HTTP/1.1\r\nHost: jobq\r\n\r\n"),
     ("incomplete", b"POST /jobs HTTP/1.1\r\nHost: jobq\r\nContent-Length: 100\r\n\r\n{\"pay"),
     ("head", b"HEAD /healthz HTTP/1.1\r\nHost: jobq\r\n\r\nGET /readyz HTTP/1.1\r\nHost: jobq\r\n\r\n"),
+    ("lifecycle", http_request("POST", "/jobs", j({"payload": 1, "queue": "life"}))
+     + http_request("POST", "/claim", j({"worker_id": "w", "queue": "life"}))
+     + http_request("POST", "/jobs/1/heartbeat", j({"lease_token": TOKEN, "progress": 1}))
+     + http_request("POST", "/jobs/1/fail", j({"lease_token": TOKEN, "retry_in_seconds": 0}))
+     + http_request("POST", "/claim", j({"worker_id": "w", "queue": "life"}))
+     + http_request("POST", "/jobs/1/complete", j({"lease_token": TOKEN, "result": [1]}))
+     + http_request("POST", "/jobs/1/retry", None)
+     + http_request("POST", "/jobs/1/cancel", None)),
     ("claim-wait-then-enqueue",
      http_request("POST", "/claim", j({"worker_id": "w", "queue": "lp", "wait_seconds": 1}))
      + http_request("POST", "/jobs", j({"payload": 1, "queue": "lp"}))),
