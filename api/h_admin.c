@@ -1,10 +1,12 @@
 /* Operator endpoints: cancel, retry, GET /queues, /healthz, /readyz. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "app.h"
 #include "clock.h"
 #include "handlers.h"
+#include "pending.h"
 #include "reply.h"
 
 /* Answer a store call on job rq->id that fills *job on success. */
@@ -17,18 +19,45 @@ static enum MHD_Result job_reply(struct request *rq, enum store_result r, struct
     return reply_store_error(rq, r, what);
 }
 
+/* A cancel or retry across its two calls. */
+struct admin_state {
+    struct pending p;
+    struct job job;
+};
+
+static void admin_state_free(void *arg)
+{
+    struct admin_state *as = arg;
+    if (!as)
+        return;
+    job_clear(&as->job);
+    free(as);
+}
+
+/* Start the cancel or retry of job rq->id, or answer it once it is over. */
+static enum MHD_Result admin_call(struct request *rq, enum store_call_kind kind)
+{
+    struct admin_state *as = rq->state;
+    if (as)
+        return job_reply(rq, as->p.call.result, &as->job);
+    as = calloc(1, sizeof *as);
+    if (!as)
+        return reply_error(rq, ERR_INTERNAL, "out of memory");
+    as->p.call =
+        (struct store_call){.kind = kind, .now = clock_now(), .id = rq->id, .out = &as->job};
+    rq->state = as;
+    rq->state_free = admin_state_free;
+    return pending_submit(rq, &as->p);
+}
+
 enum MHD_Result handle_cancel(struct request *rq)
 {
-    int64_t now = clock_now();
-    struct job job = {0};
-    return job_reply(rq, store_cancel(rq->app->store, rq->id, now, &job), &job);
+    return admin_call(rq, STORE_CALL_CANCEL);
 }
 
 enum MHD_Result handle_retry(struct request *rq)
 {
-    int64_t now = clock_now();
-    struct job job = {0};
-    return job_reply(rq, store_retry(rq->app->store, rq->id, now, &job), &job);
+    return admin_call(rq, STORE_CALL_RETRY);
 }
 
 static int add_count(cJSON *obj, const char *name, int64_t v)

@@ -8,40 +8,72 @@
 #include "handlers.h"
 #include "jobjson.h"
 #include "parse.h"
+#include "pending.h"
 #include "reply.h"
+
+/* POST /jobs across its two calls: parsed, then the insert is over. */
+struct enqueue_state {
+    struct pending p;
+    cJSON *root;
+    struct job_spec spec;
+    struct spec_buf buf;
+    struct job job;
+    int created;
+};
+
+static void enqueue_state_free(void *arg)
+{
+    struct enqueue_state *es = arg;
+    if (!es)
+        return;
+    job_clear(&es->job);
+    spec_buf_clear(&es->buf);
+    cJSON_Delete(es->root);
+    free(es);
+}
+
+/* The insert is over: answer it. */
+static enum MHD_Result enqueue_answer(struct request *rq, struct enqueue_state *es)
+{
+    enum store_result r = es->p.call.result;
+    if (r != STORE_OK && r != STORE_EXISTS)
+        return reply_store_error(rq, r, "the job");
+    char location[32];
+    snprintf(location, sizeof location, "/jobs/%" PRId64, es->job.id);
+    cJSON *body = job_to_json(&es->job, 0);
+    return reply_json_headers(rq, es->created ? MHD_HTTP_CREATED : MHD_HTTP_OK, body,
+                              MHD_HTTP_HEADER_LOCATION, location, NULL);
+}
 
 enum MHD_Result handle_enqueue(struct request *rq)
 {
+    if (rq->state)
+        return enqueue_answer(rq, rq->state);
     int64_t now = clock_now();
     struct fields f;
     cJSON *root;
     if (fields_parse_body(&f, &root, rq->body, rq->body_len) < 0)
         return fields_reply(rq, &f);
-
-    enum MHD_Result res;
-    struct job_spec spec;
-    struct spec_buf buf;
-    if (parse_job_spec(&f, now, &spec, &buf) < 0) {
-        res = fields_reply(rq, &f);
-        goto out;
+    struct enqueue_state *es = calloc(1, sizeof *es);
+    if (!es) {
+        cJSON_Delete(root);
+        return reply_error(rq, ERR_INTERNAL, "out of memory");
     }
-    struct job job = {0};
-    int created = 0;
-    enum store_result r = store_enqueue(rq->app->store, &spec, 1, now, &job, &created);
-    if (r == STORE_OK || r == STORE_EXISTS) {
-        char location[32];
-        snprintf(location, sizeof location, "/jobs/%" PRId64, job.id);
-        cJSON *body = job_to_json(&job, 0);
-        job_clear(&job);
-        res = reply_json_headers(rq, created ? MHD_HTTP_CREATED : MHD_HTTP_OK, body,
-                                 MHD_HTTP_HEADER_LOCATION, location, NULL);
-    } else {
-        res = reply_store_error(rq, r, "the job");
+    es->root = root;
+    if (parse_job_spec(&f, now, &es->spec, &es->buf) < 0) {
+        enum MHD_Result res = fields_reply(rq, &f);
+        enqueue_state_free(es);
+        return res;
     }
-out:
-    spec_buf_clear(&buf);
-    cJSON_Delete(root);
-    return res;
+    es->p.call = (struct store_call){.kind = STORE_CALL_ENQUEUE,
+                                     .now = now,
+                                     .specs = &es->spec,
+                                     .nspecs = 1,
+                                     .out = &es->job,
+                                     .created = &es->created};
+    rq->state = es;
+    rq->state_free = enqueue_state_free;
+    return pending_submit(rq, &es->p);
 }
 
 /* Read every element of the batch (n of them) into specs and bufs. Returns 0, or -1 with f's
@@ -94,8 +126,45 @@ static cJSON *jobs_body(const struct job *jobs, size_t n, int with_token)
     return root;
 }
 
+/* POST /jobs/batch across its two calls. */
+struct batch_state {
+    struct pending p;
+    cJSON *root;
+    size_t n;
+    struct job_spec *specs;
+    struct spec_buf *bufs;
+    struct job *out;
+    int *created;
+};
+
+static void batch_state_free(void *arg)
+{
+    struct batch_state *bs = arg;
+    if (!bs)
+        return;
+    for (size_t i = 0; i < bs->n; i++) {
+        if (bs->bufs)
+            spec_buf_clear(&bs->bufs[i]);
+        if (bs->out)
+            job_clear(&bs->out[i]);
+    }
+    free(bs->specs);
+    free(bs->bufs);
+    free(bs->out);
+    free(bs->created);
+    cJSON_Delete(bs->root);
+    free(bs);
+}
+
 enum MHD_Result handle_enqueue_batch(struct request *rq)
 {
+    struct batch_state *bs = rq->state;
+    if (bs) {
+        enum store_result r = bs->p.call.result;
+        if (r != STORE_OK && r != STORE_EXISTS)
+            return reply_store_error(rq, r, "the batch");
+        return reply_json(rq, MHD_HTTP_CREATED, jobs_body(bs->out, bs->n, 0));
+    }
     int64_t now = clock_now();
     struct fields f;
     cJSON *root;
@@ -111,35 +180,36 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         cJSON_Delete(root);
         return res;
     }
-    struct job_spec *specs = calloc(n, sizeof *specs);
-    struct spec_buf *bufs = calloc(n, sizeof *bufs);
-    struct job *out = calloc(n, sizeof *out);
-    int *created = calloc(n, sizeof *created);
-    if (!specs || !bufs || !out || !created) {
+    bs = calloc(1, sizeof *bs);
+    if (!bs) {
+        cJSON_Delete(root);
+        return reply_error(rq, ERR_INTERNAL, "out of memory");
+    }
+    bs->root = root;
+    bs->n = n;
+    bs->specs = calloc(n, sizeof *bs->specs);
+    bs->bufs = calloc(n, sizeof *bs->bufs);
+    bs->out = calloc(n, sizeof *bs->out);
+    bs->created = calloc(n, sizeof *bs->created);
+    if (!bs->specs || !bs->bufs || !bs->out || !bs->created) {
         res = reply_error(rq, ERR_INTERNAL, "out of memory");
-        goto done;
+        batch_state_free(bs);
+        return res;
     }
-    if (read_batch(&f, now, specs, bufs, n) < 0) {
+    if (read_batch(&f, now, bs->specs, bs->bufs, n) < 0) {
         res = fields_reply(rq, &f);
-        goto done;
+        batch_state_free(bs);
+        return res;
     }
-    enum store_result r = store_enqueue(rq->app->store, specs, n, now, out, created);
-    if (r == STORE_OK || r == STORE_EXISTS) {
-        res = reply_json(rq, MHD_HTTP_CREATED, jobs_body(out, n, 0));
-        for (size_t i = 0; i < n; i++)
-            job_clear(&out[i]);
-    } else {
-        res = reply_store_error(rq, r, "the batch");
-    }
-done:
-    for (size_t i = 0; bufs && i < n; i++)
-        spec_buf_clear(&bufs[i]);
-    free(specs);
-    free(bufs);
-    free(out);
-    free(created);
-    cJSON_Delete(root);
-    return res;
+    bs->p.call = (struct store_call){.kind = STORE_CALL_ENQUEUE,
+                                     .now = now,
+                                     .specs = bs->specs,
+                                     .nspecs = n,
+                                     .out = bs->out,
+                                     .created = bs->created};
+    rq->state = bs;
+    rq->state_free = batch_state_free;
+    return pending_submit(rq, &bs->p);
 }
 
 enum MHD_Result handle_get_job(struct request *rq)

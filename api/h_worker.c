@@ -1,9 +1,11 @@
 /* Worker endpoints: POST /claim (with long poll), heartbeat, complete, fail.
  *
- * A long poll never holds a thread: a claim that finds nothing arms a waiter (before it
- * looks, so an enqueue in between is not missed), then parks it, which suspends the
- * connection. The waiter's wake callback resumes the connection, and http.c calls
- * router_dispatch() again: handle_claim() sees its claim_state in rq->state and looks again. */
+ * No thread waits: every store write runs with the connection suspended (pending.h), and a
+ * long poll that found nothing parks. A claim arms a waiter before it looks (so an enqueue
+ * in between is not missed); when the look finds nothing it parks the waiter, which
+ * suspends the connection. The waiter's wake callback resumes the connection, and http.c
+ * calls router_dispatch() again: handle_claim() sees its claim_state in rq->state and looks
+ * again. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,22 +19,26 @@
 #include "jobjson.h"
 #include "log.h"
 #include "parse.h"
+#include "pending.h"
 #include "reply.h"
 
-/* How many times one dispatch looks again after a waiter was signaled before it parks. */
+/* How many times a claim looks again after its waiter was signaled, before it parks. */
 #define CLAIM_ROUNDS 4
 
-/* A claim that may wait, kept across dispatches of one request. */
+/* A claim across its calls: parsed, its store call over, parked, woken. */
 struct claim_state {
+    struct pending p; /* the claim in flight */
     struct waiter w;
     struct waitq *q;
     struct MHD_Connection *conn;
-    char *worker_id;
-    char *queues[JOB_QUEUES_MAX];
-    size_t nqueues;
-    char *capabilities;
-    int64_t lease_seconds;
-    int max_jobs;
+    cJSON *root; /* the body: args' strings point into it */
+    struct claim_args args;
+    struct claim_req req;
+    struct job *jobs; /* req.max_jobs */
+    int wait;         /* wait_seconds > 0 */
+    int armed;        /* the waiter is armed for this look */
+    int parked;       /* suspended in the waitq, not in a store call */
+    int rounds;       /* looks since the last park */
 };
 
 static void claim_state_free(void *arg)
@@ -41,40 +47,11 @@ static void claim_state_free(void *arg)
     if (!st)
         return;
     waitq_disarm(st->q, &st->w); /* after this the waitq never calls claim_wake() */
-    free(st->worker_id);
-    for (size_t i = 0; i < st->nqueues; i++)
-        free(st->queues[i]);
-    free(st->capabilities);
+    if (st->jobs)
+        job_array_free(st->jobs, (size_t)st->req.max_jobs);
+    claim_args_clear(&st->args);
+    cJSON_Delete(st->root);
     free(st);
-}
-
-static struct claim_state *claim_state_new(struct request *rq, const struct claim_args *c,
-                                           int64_t deadline_ms)
-{
-    struct claim_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return NULL;
-    st->q = rq->app->waitq;
-    st->conn = rq->conn;
-    st->worker_id = strdup(c->worker_id);
-    st->capabilities = c->capabilities ? strdup(c->capabilities) : NULL;
-    st->lease_seconds = c->lease_seconds;
-    st->max_jobs = c->max_jobs;
-    int ok = st->worker_id && (!c->capabilities || st->capabilities);
-    for (size_t i = 0; i < c->nqueues; i++) {
-        st->queues[i] = strdup(c->queues[i]);
-        st->nqueues = i + 1;
-        ok = ok && st->queues[i];
-    }
-    if (!ok) {
-        claim_state_free(st);
-        return NULL;
-    }
-    st->w.queues = (const char *const *)st->queues;
-    st->w.nqueues = st->nqueues;
-    st->w.deadline_ms = deadline_ms;
-    st->w.arg = st;
-    return st;
 }
 
 /* Called by waitq_park() with the waitq lock held. */
@@ -91,6 +68,7 @@ static void claim_wake(void *arg)
     MHD_resume_connection(st->conn);
 }
 
+/* Answer the n jobs claimed (their strings are released, the array kept). */
 static enum MHD_Result reply_claimed(struct request *rq, struct job *jobs, size_t n)
 {
     cJSON *root = cJSON_CreateObject();
@@ -111,57 +89,40 @@ static enum MHD_Result reply_claimed(struct request *rq, struct job *jobs, size_
         log_error("out of memory answering a claim: %zu claimed jobs are lost until their "
                   "leases expire",
                   n);
-    job_array_free(jobs, n);
+    for (size_t i = 0; i < n; i++)
+        job_clear(&jobs[i]);
     return reply_json(rq, MHD_HTTP_OK, root);
 }
 
-/* Claim once. Returns 0 with the jobs in *jobs (*n may be 0), or -1 after answering. */
-static int claim_once_or_reply(struct request *rq, const struct claim_req *req, int64_t now,
-                               struct job **jobs, size_t *n)
+/* Look for jobs: arm the waiter first (so that an enqueue between the look and the park is
+ * not missed), then submit the claim; handle_claim() goes on when it is over. */
+static enum MHD_Result claim_look(struct request *rq, struct claim_state *st)
 {
-    *jobs = calloc((size_t)req->max_jobs, sizeof **jobs);
-    *n = 0;
-    if (!*jobs) {
-        reply_error(rq, ERR_INTERNAL, "out of memory");
-        return -1;
-    }
-    enum store_result r = store_claim(rq->app->store, req, now, *jobs, n);
-    if (r != STORE_OK) {
-        free(*jobs);
-        *jobs = NULL;
-        reply_store_error(rq, r, "the claim");
-        return -1;
-    }
-    return 0;
+    st->armed = st->wait && waitq_arm(st->q, &st->w) == 0;
+    st->p.call = (struct store_call){
+        .kind = STORE_CALL_CLAIM, .now = clock_now(), .claim = &st->req, .out = st->jobs};
+    return pending_submit(rq, &st->p);
 }
 
-/* Look for jobs, and park when there are none and the wait is not over. */
-static enum MHD_Result claim_wait(struct request *rq, struct claim_state *st, int64_t now)
+/* The claim call is over: answer, or park when it found nothing and the wait is not over. */
+static enum MHD_Result claim_looked(struct request *rq, struct claim_state *st)
 {
-    struct claim_req req = {
-        .worker_id = st->worker_id,
-        .queues = (const char *const *)st->queues,
-        .nqueues = st->nqueues,
-        .capabilities = st->capabilities,
-        .lease_seconds = st->lease_seconds,
-        .max_jobs = st->max_jobs,
-    };
-    st->w.wake = claim_wake;
-    for (int round = 0; round < CLAIM_ROUNDS; round++) {
-        int armed = waitq_arm(st->q, &st->w) == 0;
-        struct job *jobs;
-        size_t n;
-        int failed = claim_once_or_reply(rq, &req, now, &jobs, &n) < 0;
-        if (failed || n > 0 || !armed || clock_mono_ms() >= st->w.deadline_ms) {
-            if (armed)
-                waitq_disarm(st->q, &st->w);
-            return failed ? reply_result(rq) : reply_claimed(rq, jobs, n);
-        }
-        free(jobs);
-        /* 0: parked, the connection is suspended until claim_wake(); 1: look again. */
-        if (waitq_park(st->q, &st->w, claim_suspend, st) == 0)
-            return MHD_YES;
+    const struct store_call *call = &st->p.call;
+    if (call->result != STORE_OK) {
+        waitq_disarm(st->q, &st->w);
+        return reply_store_error(rq, call->result, "the claim");
     }
+    if (call->n > 0 || !st->armed || clock_mono_ms() >= st->w.deadline_ms) {
+        waitq_disarm(st->q, &st->w);
+        return reply_claimed(rq, st->jobs, call->n);
+    }
+    /* 0: parked, the connection is suspended until claim_wake(); 1: signaled, look again. */
+    st->parked = 1;
+    if (waitq_park(st->q, &st->w, claim_suspend, st) == 0)
+        return MHD_YES;
+    st->parked = 0;
+    if (++st->rounds < CLAIM_ROUNDS)
+        return claim_look(rq, st);
     /* Signaled every round but others took the jobs: answer empty, the worker polls again. */
     return reply_claimed(rq, NULL, 0);
 }
@@ -180,128 +141,149 @@ static int client_gone(struct MHD_Connection *conn)
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* Parse a claim into a new state. Returns it, or NULL after answering. */
+static struct claim_state *claim_start_or_reply(struct request *rq)
+{
+    struct fields f;
+    cJSON *root;
+    if (fields_parse_body(&f, &root, rq->body, rq->body_len) < 0) {
+        fields_reply(rq, &f);
+        return NULL;
+    }
+    struct claim_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        cJSON_Delete(root);
+        reply_error(rq, ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    st->root = root;
+    st->q = rq->app->waitq;
+    st->conn = rq->conn;
+    if (parse_claim(&f, &st->args) < 0) {
+        fields_reply(rq, &f);
+        claim_state_free(st);
+        return NULL;
+    }
+    const struct claim_args *c = &st->args;
+    st->req = (struct claim_req){
+        .worker_id = c->worker_id,
+        .queues = c->queues,
+        .nqueues = c->nqueues,
+        .capabilities = c->capabilities,
+        .lease_seconds = c->lease_seconds,
+        .max_jobs = c->max_jobs,
+    };
+    st->jobs = calloc((size_t)c->max_jobs, sizeof *st->jobs);
+    if (!st->jobs) {
+        reply_error(rq, ERR_INTERNAL, "out of memory");
+        claim_state_free(st);
+        return NULL;
+    }
+    st->wait = c->wait_seconds > 0;
+    st->w.queues = c->queues;
+    st->w.nqueues = c->nqueues;
+    st->w.deadline_ms = clock_mono_ms() + c->wait_seconds * 1000;
+    st->w.wake = claim_wake;
+    st->w.arg = st;
+    return st;
+}
+
 enum MHD_Result handle_claim(struct request *rq)
 {
-    int64_t now = clock_now();
-    if (rq->state) {
-        /* Resumed after a park. */
-        if (client_gone(rq->conn)) {
-            log_debug("parked claim: the client went away");
-            return MHD_NO;
-        }
-        if (waitq_closing(rq->app->waitq))
-            return reply_claimed(rq, NULL, 0); /* shutdown: parked polls answer empty */
-        return claim_wait(rq, rq->state, now);
+    struct claim_state *st = rq->state;
+    if (!st) {
+        if (!(st = claim_start_or_reply(rq)))
+            return reply_result(rq);
+        rq->state = st;
+        rq->state_free = claim_state_free;
+        return claim_look(rq, st);
     }
+    if (!st->parked)
+        return claim_looked(rq, st);
+    /* Woken from a park. */
+    st->parked = 0;
+    st->rounds = 0;
+    if (client_gone(rq->conn)) {
+        log_debug("parked claim: the client went away");
+        return MHD_NO;
+    }
+    if (waitq_closing(rq->app->waitq))
+        return reply_claimed(rq, NULL, 0); /* shutdown: parked polls answer empty */
+    return claim_look(rq, st);
+}
 
+/* A heartbeat, complete or fail across its two calls. */
+struct lease_state {
+    struct pending p;
+    cJSON *root; /* the body: a's strings point into it */
+    struct lease_args a;
+    struct job job;
+};
+
+static void lease_state_free(void *arg)
+{
+    struct lease_state *ls = arg;
+    if (!ls)
+        return;
+    job_clear(&ls->job);
+    lease_args_clear(&ls->a);
+    cJSON_Delete(ls->root);
+    free(ls);
+}
+
+/* Start a lease call of `kind` on job rq->id with its body read by `parse`, or answer it
+ * once it is over. */
+static enum MHD_Result lease_call(struct request *rq, enum store_call_kind kind,
+                                  int (*parse)(struct fields *, struct lease_args *))
+{
+    struct lease_state *ls = rq->state;
+    if (ls) {
+        enum store_result r = ls->p.call.result;
+        if (r == STORE_OK)
+            return reply_job(rq, MHD_HTTP_OK, &ls->job);
+        char what[40];
+        snprintf(what, sizeof what, "job %" PRId64, rq->id);
+        return reply_store_error(rq, r, what);
+    }
     struct fields f;
     cJSON *root;
     if (fields_parse_body(&f, &root, rq->body, rq->body_len) < 0)
         return fields_reply(rq, &f);
-    enum MHD_Result res;
-    struct claim_args c;
-    if (parse_claim(&f, &c) < 0) {
-        res = fields_reply(rq, &f);
-    } else if (c.wait_seconds == 0) {
-        struct claim_req req = {
-            .worker_id = c.worker_id,
-            .queues = c.queues,
-            .nqueues = c.nqueues,
-            .capabilities = c.capabilities,
-            .lease_seconds = c.lease_seconds,
-            .max_jobs = c.max_jobs,
-        };
-        struct job *jobs;
-        size_t n;
-        if (claim_once_or_reply(rq, &req, now, &jobs, &n) < 0)
-            res = reply_result(rq);
-        else
-            res = reply_claimed(rq, jobs, n);
-    } else {
-        struct claim_state *st = claim_state_new(rq, &c, clock_mono_ms() + c.wait_seconds * 1000);
-        if (!st) {
-            res = reply_error(rq, ERR_INTERNAL, "out of memory");
-        } else {
-            rq->state = st;
-            rq->state_free = claim_state_free;
-            res = claim_wait(rq, st, now);
-        }
+    ls = calloc(1, sizeof *ls);
+    if (!ls) {
+        cJSON_Delete(root);
+        return reply_error(rq, ERR_INTERNAL, "out of memory");
     }
-    claim_args_clear(&c);
-    cJSON_Delete(root);
-    return res;
-}
-
-/* The body of a lease call, read with `parse`. Returns 0, or -1 after answering. */
-static int lease_body_or_reply(struct request *rq, cJSON **root, struct lease_args *a,
-                               int (*parse)(struct fields *, struct lease_args *))
-{
-    struct fields f;
-    memset(a, 0, sizeof *a);
-    if (fields_parse_body(&f, root, rq->body, rq->body_len) < 0) {
-        fields_reply(rq, &f);
-        return -1;
+    ls->root = root;
+    if (parse(&f, &ls->a) < 0) {
+        enum MHD_Result res = fields_reply(rq, &f);
+        lease_state_free(ls);
+        return res;
     }
-    if (parse(&f, a) < 0) {
-        fields_reply(rq, &f);
-        lease_args_clear(a);
-        cJSON_Delete(*root);
-        *root = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* Answer the result of a lease call on job rq->id; releases a and root. */
-static enum MHD_Result lease_reply(struct request *rq, enum store_result r, struct job *job,
-                                   cJSON *root, struct lease_args *a)
-{
-    enum MHD_Result res;
-    if (r == STORE_OK) {
-        res = reply_job(rq, MHD_HTTP_OK, job);
-    } else {
-        char what[40];
-        snprintf(what, sizeof what, "job %" PRId64, rq->id);
-        res = reply_store_error(rq, r, what);
-    }
-    lease_args_clear(a);
-    cJSON_Delete(root);
-    return res;
+    ls->p.call = (struct store_call){.kind = kind,
+                                     .now = clock_now(),
+                                     .id = rq->id,
+                                     .token = ls->a.lease_token,
+                                     .lease_seconds = ls->a.lease_seconds,
+                                     .json = ls->a.json,
+                                     .fail = &ls->a.fail,
+                                     .out = &ls->job};
+    rq->state = ls;
+    rq->state_free = lease_state_free;
+    return pending_submit(rq, &ls->p);
 }
 
 enum MHD_Result handle_heartbeat(struct request *rq)
 {
-    int64_t now = clock_now();
-    cJSON *root;
-    struct lease_args a;
-    if (lease_body_or_reply(rq, &root, &a, parse_heartbeat) < 0)
-        return reply_result(rq);
-    struct job job = {0};
-    enum store_result r =
-        store_heartbeat(rq->app->store, rq->id, a.lease_token, a.lease_seconds, a.json, now, &job);
-    return lease_reply(rq, r, &job, root, &a);
+    return lease_call(rq, STORE_CALL_HEARTBEAT, parse_heartbeat);
 }
 
 enum MHD_Result handle_complete(struct request *rq)
 {
-    int64_t now = clock_now();
-    cJSON *root;
-    struct lease_args a;
-    if (lease_body_or_reply(rq, &root, &a, parse_complete) < 0)
-        return reply_result(rq);
-    struct job job = {0};
-    enum store_result r = store_complete(rq->app->store, rq->id, a.lease_token, a.json, now, &job);
-    return lease_reply(rq, r, &job, root, &a);
+    return lease_call(rq, STORE_CALL_COMPLETE, parse_complete);
 }
 
 enum MHD_Result handle_fail(struct request *rq)
 {
-    int64_t now = clock_now();
-    cJSON *root;
-    struct lease_args a;
-    if (lease_body_or_reply(rq, &root, &a, parse_fail) < 0)
-        return reply_result(rq);
-    struct job job = {0};
-    enum store_result r = store_fail(rq->app->store, rq->id, a.lease_token, &a.fail, now, &job);
-    return lease_reply(rq, r, &job, root, &a);
+    return lease_call(rq, STORE_CALL_FAIL, parse_fail);
 }

@@ -226,6 +226,40 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return r;
 }
 
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* libmicrohttpd's unescape callback for the path and query arguments: decode %HH in place,
+ * except %00, which stays as the three characters "%00". Decoded, it would end the C string
+ * and /jobs/1%00 would be served as /jobs/1; kept, it fails routing (404) or validation (400).
+ * Returns the new length. */
+static size_t unescape_keep_nul(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    char *out = s;
+    for (const char *in = s; *in; out++) {
+        int hi = in[0] == '%' ? hex_value(in[1]) : -1;
+        int lo = hi >= 0 ? hex_value(in[2]) : -1;
+        if (lo >= 0 && (hi | lo) != 0) {
+            *out = (char)(hi * 16 + lo);
+            in += 3;
+        } else {
+            *out = *in++;
+        }
+    }
+    *out = '\0';
+    return (size_t)(out - s);
+}
+
 /* Copy at most LOG_PATH_MAX bytes of s into out with control bytes made '?', so that a path
  * cannot forge log lines. */
 static void log_safe(char *out, size_t size, const char *s)
@@ -393,6 +427,7 @@ struct http_server *http_start(struct app *app)
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, NULL,
         MHD_OPTION_END);
     /* clang-format on */
     if (!h->daemon) {

@@ -180,13 +180,36 @@ char *metrics_text(int store_ok, const struct queue_stats *rows, size_t n, size_
     return b.p;
 }
 
+/* Append the store's write counters to text (consumed); NULL when out of memory. */
+static char *with_store_stats(char *text, const struct store_stats *ss)
+{
+    size_t len = strlen(text);
+    struct sbuf b = {text, len, len + 1, 0};
+    sb_printf(&b,
+              "# HELP jobq_store_commits_total Write transactions committed.\n"
+              "# TYPE jobq_store_commits_total counter\njobq_store_commits_total %" PRIu64 "\n"
+              "# HELP jobq_store_ops_total Write operations committed (per commit: the group "
+              "size).\n"
+              "# TYPE jobq_store_ops_total counter\njobq_store_ops_total %" PRIu64 "\n",
+              ss->commits, ss->ops);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
 enum MHD_Result handle_metrics(struct request *rq)
 {
     int64_t now = clock_now();
     struct queue_stats *rows = NULL;
     size_t n = 0;
+    struct store_stats ss;
+    store_read_stats(rq->app->store, &ss);
     enum store_result r = store_queues(rq->app->store, now, &rows, &n);
     char *text = metrics_text(r == STORE_OK, rows, n, waitq_parked(rq->app->waitq));
+    if (text)
+        text = with_store_stats(text, &ss);
     if (r == STORE_OK)
         queue_stats_free(rows, n);
     if (!text)

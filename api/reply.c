@@ -136,8 +136,10 @@ static cJSON *error_body(enum err e, const char *message)
     return root;
 }
 
-static enum MHD_Result verror(struct request *rq, enum err e, const char *const *hdrs, size_t nhdrs,
-                              const char *fmt, va_list ap)
+__attribute__((format(printf, 5, 0))) static enum MHD_Result verror(struct request *rq, enum err e,
+                                                                    const char *const *hdrs,
+                                                                    size_t nhdrs, const char *fmt,
+                                                                    va_list ap)
 {
     char msg[512];
     if ((unsigned)e >= ERR_COUNT)

@@ -1,6 +1,8 @@
 /* store_cancel and store_retry for SQLite: state changes a person asks for. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
 
@@ -48,21 +50,31 @@ static void admin_discard(void *p)
     job_clear(a->out);
 }
 
-static enum store_result run(struct store *s, const char *name, enum stmt_id stmt, int64_t id,
-                             int64_t now, struct job *out)
-{
-    struct sqlite_notes notes = SQLITE_NOTES_INIT;
-    struct admin_arg a = {stmt, id, now, out, &notes};
-    struct sqlite_tx tx = {name, admin_tx, admin_discard, &a, &notes};
-    return sqlite_tx_run(&sqlite_store_of(s)->writer, &tx);
-}
+/* A cancel or retry transaction and its arguments, in one block. */
+struct admin_block {
+    struct sqlite_tx tx; /* first: free(tx) frees the block */
+    struct sqlite_notes notes;
+    struct admin_arg a;
+};
 
-enum store_result sqlite_admin_cancel(struct store *s, int64_t id, int64_t now, struct job *out)
+struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *call)
 {
-    return run(s, "cancel", STMT_CANCEL, id, now, out);
-}
-
-enum store_result sqlite_admin_retry(struct store *s, int64_t id, int64_t now, struct job *out)
-{
-    return run(s, "retry", STMT_RETRY, id, now, out);
+    (void)st;
+    struct admin_block *b = malloc(sizeof *b);
+    if (!b) {
+        log_error("out of memory starting a cancel or retry");
+        call->result = STORE_ERROR;
+        return NULL;
+    }
+    int cancel = call->kind == STORE_CALL_CANCEL;
+    b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
+    b->a = (struct admin_arg){cancel ? STMT_CANCEL : STMT_RETRY, call->id, call->now, call->out,
+                              &b->notes};
+    b->tx = (struct sqlite_tx){.name = cancel ? "cancel" : "retry",
+                               .fn = admin_tx,
+                               .discard = admin_discard,
+                               .arg = &b->a,
+                               .notes = &b->notes,
+                               .weight = 1};
+    return &b->tx;
 }

@@ -1,4 +1,5 @@
-/* store_claim for SQLite: promote due scheduled jobs, pick the top candidates of every
+/* store_claim for SQLite: promote due scheduled jobs (only when the writer knows that one may
+ * be due), pick the top candidates of every
  * requested queue from the claim index, merge them in claim order and compare-and-swap each
  * chosen job from queued to running, all in one short transaction. */
 #include <stdlib.h>
@@ -24,6 +25,7 @@ struct claim_arg {
     size_t *n;
     struct candidate *cand; /* room for nqueues * max_jobs */
     struct sqlite_notes *notes;
+    const struct sqlite_writer *w; /* due_work: whether scheduled jobs are due */
 };
 
 /* Claim order: priority desc, run_at asc, id asc. */
@@ -95,11 +97,14 @@ static int claim_tx(struct sqlite_conn *c, void *p)
 {
     struct claim_arg *a = p;
     *a->n = 0;
-    int promoted = 0;
-    enum store_result r =
-        sqlite_sweep_promote(c, a->now, SQLITE_PROMOTE_BATCH, a->notes, &promoted);
-    if (r != STORE_OK)
-        return r;
+    enum store_result r = STORE_OK;
+    if (a->w->due_work <= a->now) {
+        /* A scheduled job may be due (or the writer does not know yet): promote first. */
+        int promoted = 0;
+        r = sqlite_sweep_promote(c, a->now, SQLITE_PROMOTE_BATCH, a->notes, &promoted);
+        if (r != STORE_OK)
+            return r;
+    }
     size_t ncand = 0;
     for (size_t q = 0; q < a->req->nqueues; q++) {
         size_t got = 0;
@@ -128,28 +133,45 @@ static void claim_discard(void *p)
     *a->n = 0;
 }
 
-enum store_result sqlite_claim(struct store *s, const struct claim_req *req, int64_t now,
-                               struct job *out, size_t *n)
+/* The claim transaction and its arguments, in one block. */
+struct claim_block {
+    struct sqlite_tx tx; /* first: free(tx) frees the block */
+    struct sqlite_notes notes;
+    struct claim_req bounded;
+    struct claim_arg a;
+    struct candidate cand[]; /* nqueues * max_jobs */
+};
+
+struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call)
 {
-    *n = 0;
-    if (req->nqueues == 0 || req->max_jobs < 1)
-        return STORE_OK;
+    const struct claim_req *req = call->claim;
+    call->n = 0;
+    if (req->nqueues == 0 || req->max_jobs < 1) {
+        call->result = STORE_OK;
+        return NULL;
+    }
     int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
     size_t nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
-    struct claim_req bounded = *req;
-    bounded.nqueues = nqueues;
-    struct candidate *cand = malloc(nqueues * (size_t)max_jobs * sizeof *cand);
-    if (!cand) {
-        log_error("out of memory for %zu claim candidates", nqueues * (size_t)max_jobs);
-        return STORE_ERROR;
+    size_t ncand = nqueues * (size_t)max_jobs;
+    struct claim_block *b = malloc(sizeof *b + ncand * sizeof b->cand[0]);
+    if (!b) {
+        log_error("out of memory for %zu claim candidates", ncand);
+        call->result = STORE_ERROR;
+        return NULL;
     }
+    b->bounded = *req;
+    b->bounded.nqueues = nqueues;
     const char *caps = req->capabilities;
     if (caps && strcmp(caps, "[]") == 0)
         caps = NULL;
-    struct sqlite_notes notes = SQLITE_NOTES_INIT;
-    struct claim_arg a = {&bounded, caps, max_jobs, now, out, n, cand, &notes};
-    struct sqlite_tx tx = {"claim", claim_tx, claim_discard, &a, &notes};
-    enum store_result r = sqlite_tx_run(&sqlite_store_of(s)->writer, &tx);
-    free(cand);
-    return r;
+    b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
+    b->a = (struct claim_arg){&b->bounded, caps,    max_jobs,  call->now,  call->out,
+                              &call->n,    b->cand, &b->notes, &st->writer};
+    b->tx = (struct sqlite_tx){.name = "claim",
+                               .fn = claim_tx,
+                               .discard = claim_discard,
+                               .arg = &b->a,
+                               .notes = &b->notes,
+                               .weight = max_jobs};
+    return &b->tx;
 }

@@ -1,4 +1,5 @@
 /* store_enqueue for SQLite: n jobs in one transaction, idempotency keys honoured. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -111,13 +112,34 @@ static void enqueue_discard(void *p)
         job_clear(&a->out[i]);
 }
 
-enum store_result sqlite_enqueue(struct store *s, const struct job_spec *specs, size_t n,
-                                 int64_t now, struct job *out, int *created)
+/* The enqueue transaction and its arguments, in one block. */
+struct enqueue_block {
+    struct sqlite_tx tx; /* first: free(tx) frees the block */
+    struct sqlite_notes notes;
+    struct enqueue_arg a;
+};
+
+struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *call)
 {
-    if (n == 0)
-        return STORE_OK;
-    struct sqlite_notes notes = SQLITE_NOTES_INIT;
-    struct enqueue_arg a = {specs, n, now, out, created, &notes};
-    struct sqlite_tx tx = {"enqueue", enqueue_tx, enqueue_discard, &a, &notes};
-    return sqlite_tx_run(&sqlite_store_of(s)->writer, &tx);
+    (void)st;
+    if (call->nspecs == 0) {
+        call->result = STORE_OK;
+        return NULL;
+    }
+    struct enqueue_block *b = malloc(sizeof *b);
+    if (!b) {
+        log_error("out of memory starting an enqueue");
+        call->result = STORE_ERROR;
+        return NULL;
+    }
+    b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
+    b->a = (struct enqueue_arg){call->specs, call->nspecs,  call->now,
+                                call->out,   call->created, &b->notes};
+    b->tx = (struct sqlite_tx){.name = "enqueue",
+                               .fn = enqueue_tx,
+                               .discard = enqueue_discard,
+                               .arg = &b->a,
+                               .notes = &b->notes,
+                               .weight = (int)call->nspecs};
+    return &b->tx;
 }

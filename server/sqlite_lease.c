@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backoff.h"
+#include "log.h"
 #include "rand.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
@@ -185,41 +186,49 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
     return r;
 }
 
-static enum store_result run(struct store *s, const char *name,
-                             int (*fn)(struct sqlite_conn *, void *), struct lease_arg *a)
-{
-    struct sqlite_store *st = sqlite_store_of(s);
-    struct sqlite_notes notes = SQLITE_NOTES_INIT;
-    a->backoff_base = st->backoff_base;
-    a->backoff_max = st->backoff_max;
-    a->notes = &notes;
-    struct sqlite_tx tx = {name, fn, lease_discard, a, &notes};
-    return sqlite_tx_run(&st->writer, &tx);
-}
+/* A lease transaction and its arguments, in one block. */
+struct lease_block {
+    struct sqlite_tx tx; /* first: free(tx) frees the block */
+    struct sqlite_notes notes;
+    struct lease_arg a;
+};
 
-enum store_result sqlite_lease_heartbeat(struct store *s, int64_t id, const char *token,
-                                         int64_t lease_seconds, const char *progress, int64_t now,
-                                         struct job *out)
+struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *call)
 {
-    struct lease_arg a = {.id = id,
-                          .token = token,
-                          .now = now,
-                          .out = out,
-                          .lease_seconds = lease_seconds > 0 ? lease_seconds : 0,
-                          .progress = progress};
-    return run(s, "heartbeat", heartbeat_tx, &a);
-}
-
-enum store_result sqlite_lease_complete(struct store *s, int64_t id, const char *token,
-                                        const char *result, int64_t now, struct job *out)
-{
-    struct lease_arg a = {.id = id, .token = token, .now = now, .out = out, .result = result};
-    return run(s, "complete", complete_tx, &a);
-}
-
-enum store_result sqlite_lease_fail(struct store *s, int64_t id, const char *token,
-                                    const struct fail_req *req, int64_t now, struct job *out)
-{
-    struct lease_arg a = {.id = id, .token = token, .now = now, .out = out, .fail = req};
-    return run(s, "fail", fail_tx, &a);
+    struct lease_block *b = malloc(sizeof *b);
+    if (!b) {
+        log_error("out of memory starting a lease call");
+        call->result = STORE_ERROR;
+        return NULL;
+    }
+    b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
+    b->a = (struct lease_arg){.id = call->id,
+                              .token = call->token,
+                              .now = call->now,
+                              .backoff_base = st->backoff_base,
+                              .backoff_max = st->backoff_max,
+                              .out = call->out,
+                              .notes = &b->notes};
+    b->tx =
+        (struct sqlite_tx){.discard = lease_discard, .arg = &b->a, .notes = &b->notes, .weight = 1};
+    switch (call->kind) {
+    case STORE_CALL_HEARTBEAT:
+        b->a.lease_seconds = call->lease_seconds > 0 ? call->lease_seconds : 0;
+        b->a.progress = call->json;
+        b->tx.name = "heartbeat";
+        b->tx.fn = heartbeat_tx;
+        break;
+    case STORE_CALL_COMPLETE:
+        b->a.result = call->json;
+        b->tx.name = "complete";
+        b->tx.fn = complete_tx;
+        break;
+    case STORE_CALL_FAIL:
+    default:
+        b->a.fail = call->fail;
+        b->tx.name = "fail";
+        b->tx.fn = fail_tx;
+        break;
+    }
+    return &b->tx;
 }

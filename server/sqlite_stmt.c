@@ -138,9 +138,16 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      " UNION ALL SELECT queue, run_at FROM jobs WHERE status = " SCHEDULED
      " AND run_at <= ?1) GROUP BY queue ORDER BY queue",
      "queues: the oldest due run_at per queue"},
-    {STMT_NEXT_DUE, STMT_ON_READER, "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
-     "next_due: when the sweeper must promote next"},
+    {STMT_NEXT_DUE, STMT_ON_WRITER | STMT_ON_READER,
+     "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
+     "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
     {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
+    {STMT_SAVEPOINT, STMT_ON_WRITER, "SAVEPOINT op",
+     "sqlite_tx: each operation of a group of two or more starts in its own savepoint"},
+    {STMT_RELEASE, STMT_ON_WRITER, "RELEASE op",
+     "sqlite_tx: an operation of a group went through (or was rolled back): drop its savepoint"},
+    {STMT_ROLLBACK_TO, STMT_ON_WRITER, "ROLLBACK TO op",
+     "sqlite_tx: an operation of a group failed: undo it alone, the others stay"},
 };
 /* clang-format on */
 

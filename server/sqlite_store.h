@@ -1,7 +1,9 @@
 /* The SQLite implementation of struct store: its handle and the operations that
- * store_sqlite.c puts in its ops table, one file per area (sqlite_enqueue.c, sqlite_claim.c,
- * sqlite_lease.c, sqlite_admin.c, sqlite_sweep.c, sqlite_read.c). The contracts are those of
- * the matching store_* functions in store.h. */
+ * store_sqlite.c puts in its ops table. Each write is built as a transaction for the writer
+ * thread by the file of its area (sqlite_enqueue.c, sqlite_claim.c, sqlite_lease.c,
+ * sqlite_admin.c, sqlite_sweep.c); sqlite_call.c submits them (store_submit) and runs the
+ * synchronous forms on top; reads are in sqlite_read.c. The contracts are those of the
+ * matching store_* functions in store.h. */
 #ifndef JOBQ_SQLITE_STORE_H
 #define JOBQ_SQLITE_STORE_H
 
@@ -24,6 +26,18 @@ static inline struct sqlite_store *sqlite_store_of(struct store *s)
     return (struct sqlite_store *)s;
 }
 
+/* The transaction of a store call of the matching kind, allocated in one block with
+ * everything it needs (free(tx) releases it), reading call's inputs and writing its outputs.
+ * Returns NULL with call->result set when there is nothing to run (STORE_OK: an empty
+ * enqueue or claim) or memory ran out (STORE_ERROR, logged). Used by sqlite_submit. */
+struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *call);
+struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call);
+struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *call);
+struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *call);
+
+/* store_submit, and the synchronous writes built on it (sqlite_call.c). */
+void sqlite_submit(struct store *s, struct store_call *call);
+void sqlite_read_stats(struct store *s, struct store_stats *out);
 enum store_result sqlite_enqueue(struct store *s, const struct job_spec *specs, size_t n,
                                  int64_t now, struct job *out, int *created);
 enum store_result sqlite_claim(struct store *s, const struct claim_req *req, int64_t now,
@@ -48,7 +62,8 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
                                struct sweep_result *res);
 
 /* Run the promotion statement on c inside the caller's transaction: at most limit due
- * scheduled jobs (run_at <= now) become queued; their queues go to notes. Sets *promoted.
+ * scheduled jobs (run_at <= now) become queued; their queues go to notes, and so does the
+ * earliest run_at still scheduled afterwards (sqlite_notes_promoted). Sets *promoted.
  * Returns STORE_OK or an error result (logged). Used by claim and sweep. */
 enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int limit,
                                        struct sqlite_notes *notes, int *promoted);

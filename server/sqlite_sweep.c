@@ -51,6 +51,18 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
     if (r == STORE_OK && rc != SQLITE_DONE)
         r = sqlite_conn_fail(c, rc, "promote");
     sqlite3_reset(st);
+    if (r != STORE_OK)
+        return r;
+    /* What is left scheduled: the claims skip promotion until then. */
+    st = sqlite_conn_stmt(c, STMT_NEXT_DUE);
+    rc = sqlite_conn_step(c, st);
+    if (rc == SQLITE_ROW)
+        sqlite_notes_promoted(notes, sqlite3_column_type(st, 0) == SQLITE_NULL
+                                         ? SQLITE_DUE_NONE
+                                         : sqlite3_column_int64(st, 0));
+    else
+        r = sqlite_conn_fail(c, rc == SQLITE_DONE ? SQLITE_MISUSE : rc, "next due");
+    sqlite3_reset(st);
     return r;
 }
 
@@ -141,7 +153,7 @@ static enum store_result part(struct sqlite_store *st, struct sweep_arg *a, cons
 {
     struct sqlite_notes notes = SQLITE_NOTES_INIT;
     a->notes = &notes;
-    struct sqlite_tx tx = {name, fn, NULL, a, &notes};
+    struct sqlite_tx tx = {.name = name, .fn = fn, .arg = a, .notes = &notes, .weight = a->batch};
     enum store_result r = sqlite_tx_run(&st->writer, &tx);
     if (r != STORE_OK) {
         *count = 0;

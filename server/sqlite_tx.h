@@ -1,7 +1,9 @@
-/* The transaction runner of the SQLite store. Every write is a callback run by
- * sqlite_tx_run() on the one write connection (sqlite_writer.h), inside one BEGIN IMMEDIATE
- * transaction. Today the caller's thread runs it under the write mutex; the same shape lets
- * a later single writer thread run many callbacks per commit. */
+/* The transaction runner of the SQLite store. Every write is a callback (struct sqlite_tx)
+ * run on the one write connection (sqlite_writer.h) by the writer thread. The writer takes
+ * every transaction waiting for it, up to SQLITE_GROUP_MAX of them, and runs them in one
+ * BEGIN IMMEDIATE..COMMIT, each of a group of two or more in its own savepoint, so that one
+ * failing rolls back only itself; each is answered only after the commit (group commit). A
+ * lone transaction commits at once: nothing waits for company. */
 #ifndef JOBQ_SQLITE_TX_H
 #define JOBQ_SQLITE_TX_H
 
@@ -17,6 +19,8 @@ struct sqlite_notes {
     char **queues; /* distinct queues in which jobs became claimable (owned) */
     size_t n, cap;
     int64_t scheduled; /* the earliest run_at stored as scheduled, JOB_NONE when none */
+    int promoted;      /* a promotion ran: next_due is what it left scheduled */
+    int64_t next_due;  /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
 };
 
 #define SQLITE_TX_TRIES 5 /* BEGIN..COMMIT attempts while the database is busy */
@@ -24,7 +28,7 @@ struct sqlite_notes {
 /* An empty notes value (no allocation). */
 #define SQLITE_NOTES_INIT                                                                          \
     {                                                                                              \
-        NULL, 0, 0, JOB_NONE                                                                       \
+        NULL, 0, 0, JOB_NONE, 0, SQLITE_DUE_NONE                                                   \
     }
 
 /* Record that jobs in queue became claimable (once per distinct queue). Returns 0, or -1 when
@@ -34,26 +38,54 @@ int sqlite_notes_ready(struct sqlite_notes *n, const char *queue);
 /* Record that a job was stored as scheduled for run_at. This function can't fail. */
 void sqlite_notes_scheduled(struct sqlite_notes *n, int64_t run_at);
 
-/* One write transaction. fn returns an enum store_result: STORE_OK or STORE_EXISTS commit;
- * anything else rolls back and is returned (STORE_BUSY is retried). fn may run more than once
- * (after a busy rollback) and must start from scratch every time; on every rollback the
- * runner first calls discard(arg) (when not NULL) to release what fn put in its outputs, and
- * empties notes. */
+/* Record that a promotion ran and left next_due (SQLITE_DUE_NONE: nothing) scheduled. This
+ * function can't fail. */
+void sqlite_notes_promoted(struct sqlite_notes *n, int64_t next_due);
+
+/* One write transaction. fn returns an enum store_result: STORE_OK or STORE_EXISTS keep its
+ * work; anything else rolls it back and is its result (STORE_BUSY is retried). fn may run
+ * more than once (after a busy rollback, or when the group it was part of was rolled back)
+ * and must start from scratch every time; on every rollback of its work the runner first
+ * calls discard(arg) (when not NULL) to release what fn put in its outputs, and empties
+ * notes. fn runs on the writer thread. */
 struct sqlite_tx {
     const char *name; /* for logs: "claim", "enqueue", ... */
     int (*fn)(struct sqlite_conn *c, void *arg);
     void (*discard)(void *arg);
     void *arg;
     struct sqlite_notes *notes; /* may be NULL; emptied and freed by the runner */
+    int weight;                 /* rows it may write at most, for SQLITE_GROUP_WEIGHT; 0 is 1 */
+    /* sqlite_tx_submit: called once, on the writer thread (or on the caller's thread when
+     * the transaction could not be queued), after result is set and notes freed, with no
+     * lock of the store held. The runner never touches tx after calling it. */
+    void (*done)(struct sqlite_tx *tx);
+    void *done_arg;
+    enum store_result result; /* set by the runner */
+    struct sqlite_tx *next;   /* the writer's queue */
 };
 
-/* Run tx: take the write mutex, BEGIN IMMEDIATE, fn, COMMIT; on failure ROLLBACK; retry
- * SQLITE_BUSY a bounded number of times (SQLITE_TX_TRIES, each waiting the connection's busy
- * timeout), then give up with STORE_BUSY. Never leaves a transaction open. Every outcome is
- * reported to the writer (sqlite_writer_note), which heals the connection after repeated
- * faults. After a commit, with the mutex released, call hooks.on_ready once per queue in
- * tx->notes and hooks.on_scheduled with its earliest run_at; after anything else no hook is
- * called. Returns fn's result, STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR (logged). */
-enum store_result sqlite_tx_run(struct sqlite_writer *w, const struct sqlite_tx *tx);
+/* Queue tx for the writer thread and return at once; tx->done(tx) reports the result. The
+ * outcome is that of sqlite_tx_run. tx must stay valid until done is called. */
+void sqlite_tx_submit(struct sqlite_writer *w, struct sqlite_tx *tx);
+
+/* Run tx and wait for its result: fn's result, STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR
+ * (logged). tx->done is set by this function. */
+enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx);
+
+/* On the writer thread: run the n (1..SQLITE_GROUP_MAX) transactions of a group. Takes the
+ * write mutex, BEGIN IMMEDIATE, runs each (in a savepoint when n > 1), COMMIT, releases the
+ * mutex; then calls hooks.on_ready once per distinct queue and hooks.on_scheduled once with
+ * the earliest run_at, for the transactions that were committed; then each one's done.
+ * - A transaction whose fn fails is rolled back alone (ROLLBACK TO its savepoint) and gets
+ *   fn's result; the others go on.
+ * - STORE_BUSY anywhere (BEGIN, fn, COMMIT) rolls the group back and runs it again from
+ *   scratch, at most SQLITE_TX_TRIES times (each waiting the connection's busy timeout);
+ *   then every transaction gets STORE_BUSY.
+ * - A failure of BEGIN, COMMIT or a savepoint statement, or one after which SQLite ended the
+ *   transaction (I/O error, disk full), rolls the whole group back: every transaction gets
+ *   that result (STORE_UNAVAILABLE, STORE_ERROR), nothing is half-applied, no hook runs.
+ * Never leaves a transaction open. The outcome is reported to the writer
+ * (sqlite_writer_note), which heals the connection after repeated faults. */
+void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n);
 
 #endif

@@ -6,7 +6,9 @@
  * - `now` is the current time in epoch seconds, passed in (only clock.c reads the clock).
  * - `out` jobs are filled on STORE_OK (and STORE_EXISTS); the caller owns their strings and
  *   releases them with job_clear()/job_array_free(). On any other result out is untouched.
- * - Each write runs as one short transaction (BEGIN IMMEDIATE); nothing slow runs inside it.
+ * - Each write runs as one short transaction (BEGIN IMMEDIATE), or as a savepoint of one
+ *   shared with the writes that arrived at the same time (group commit); nothing slow runs
+ *   inside it. A write returns (or calls done) only after its transaction committed.
  * - All functions are safe to call from many threads at once.
  * - STORE_BUSY means the database stayed locked past the retry budget (answer 503);
  *   STORE_ERROR means anything else went wrong in storage; it has been logged with file:line
@@ -56,6 +58,52 @@ struct sweep_result {
 
 struct store;
 
+/* What the store counted since it opened (store_read_stats). */
+struct store_stats {
+    uint64_t commits; /* write transactions committed */
+    uint64_t ops;     /* write operations committed in them (ops / commits: the group size) */
+};
+
+/* The kinds of write store_submit() takes: the asynchronous forms of store_enqueue,
+ * store_claim, store_heartbeat, store_complete, store_fail, store_cancel and store_retry. */
+enum store_call_kind {
+    STORE_CALL_ENQUEUE,
+    STORE_CALL_CLAIM,
+    STORE_CALL_HEARTBEAT,
+    STORE_CALL_COMPLETE,
+    STORE_CALL_FAIL,
+    STORE_CALL_CANCEL,
+    STORE_CALL_RETRY
+};
+
+/* One write for store_submit(), with the arguments and outputs of the matching store_*
+ * function below. The caller owns the struct and everything it points to, which must stay
+ * valid until done() runs; the store never touches the call after calling done(). */
+struct store_call {
+    enum store_call_kind kind;
+    int64_t now;
+    /* Inputs (borrowed); which ones are read depends on kind. */
+    const struct job_spec *specs; /* enqueue: nspecs specs */
+    size_t nspecs;
+    const struct claim_req *claim; /* claim */
+    int64_t id;                    /* heartbeat, complete, fail, cancel, retry */
+    const char *token;             /* heartbeat, complete, fail */
+    int64_t lease_seconds;         /* heartbeat */
+    const char *json;              /* heartbeat: progress; complete: result */
+    const struct fail_req *fail;   /* fail */
+    /* Outputs, as the matching function fills them. out holds nspecs jobs (enqueue),
+     * claim->max_jobs (claim) or one (the others). */
+    struct job *out;
+    int *created;             /* enqueue: nspecs flags */
+    size_t n;                 /* claim: how many were claimed */
+    enum store_result result; /* what the matching function would have returned */
+    /* Called exactly once when the call is over, from the store's writer thread (or from the
+     * caller's own thread, before store_submit returns, when the call could not start), with
+     * no lock of the store held. It may free the call. */
+    void (*done)(struct store_call *call);
+    void *ctx; /* the caller's */
+};
+
 struct store_ops {
     enum store_result (*enqueue)(struct store *s, const struct job_spec *specs, size_t n,
                                  int64_t now, struct job *out, int *created);
@@ -79,6 +127,8 @@ struct store_ops {
     enum store_result (*next_due)(struct store *s, int64_t *run_at);
     enum store_result (*ping)(struct store *s);
     void (*close)(struct store *s);
+    void (*submit)(struct store *s, struct store_call *call);
+    void (*stats)(struct store *s, struct store_stats *out);
 };
 
 /* Every backend's handle starts with this. */
@@ -202,6 +252,22 @@ static inline enum store_result store_next_due(struct store *s, int64_t *run_at)
 static inline enum store_result store_ping(struct store *s)
 {
     return s->ops->ping(s);
+}
+
+/* Start call (see struct store_call) and return without waiting for it: writes that arrive
+ * together are committed together, and call->done(call) runs once the call's transaction
+ * committed or failed, with call->result and the outputs set exactly as the matching
+ * synchronous function would have set them. A 2xx built on a STORE_OK result is durable
+ * like theirs. */
+static inline void store_submit(struct store *s, struct store_call *call)
+{
+    s->ops->submit(s, call);
+}
+
+/* Copy the store's counters into *out. Safe from any thread. This function can't fail. */
+static inline void store_read_stats(struct store *s, struct store_stats *out)
+{
+    s->ops->stats(s, out);
 }
 
 /* Close the store and free it. Accepts NULL. No call may be in flight. */

@@ -28,6 +28,8 @@ static const struct store_ops sqlite_ops = {
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,
     .close = sqlite_store_close,
+    .submit = sqlite_submit,
+    .stats = sqlite_read_stats,
 };
 
 /* mkdir -p of the directory that holds path. Returns 0, or -1 after logging why. */

@@ -555,12 +555,9 @@ class Hostile(HostileTest):
         else:
             self.assert_clean("raw NUL in the path", out)
 
-    @unittest.expectedFailure
     def test_percent_encoded_nul_in_request_target(self):
-        # KNOWN BUG (see the hostile-clients report): libmicrohttpd decodes %00 in the path and
-        # query into a NUL that ends the C string, so /jobs/1%00 is served as /jobs/1 and
-        # ?queue=a%00b as queue "a". Expected: 404 / 400. A fix belongs in api/http.c (an
-        # MHD_OPTION_UNESCAPE_CALLBACK that leaves %00 undecoded); then drop the decorator.
+        # libmicrohttpd would decode %00 into a NUL that ends the C string (/jobs/1%00 served as
+        # /jobs/1, ?queue=a%00b read as "a"); http.c's unescape callback keeps %00 undecoded.
         job = self.enqueue()
         r = self.c.get("/jobs/%d%%00" % job["id"])
         self.assert_error(r, 404, "not_found")

@@ -38,21 +38,27 @@ http_seconds=$((seconds * 3 / 5))
 parse_seconds=$((seconds - http_seconds))
 failed=0
 for target in http parse; do
-    if [ "$target" = http ]; then t=$http_seconds; max_len=16384; else t=$parse_seconds; max_len=8192; fi
+    t=$parse_seconds
+    max_len=8192
+    if [ "$target" = http ]; then
+        t=$http_seconds
+        max_len=16384
+    fi
     work="$dir/fuzz-corpus/$target"
     art="$dir/fuzz-artifacts/$target"
     scratch=$(mktemp -d)
     mkdir -p "$work" "$art"
     echo "== fuzz: fuzz_$target for ${t}s"
     # -timeout: one input hanging this long is a failure. TMPDIR: fuzz_http's database.
+    log="$dir/fuzz-$target.log"
     if ! TMPDIR="$scratch" "$dir/tests/fuzz/fuzz_$target" -max_total_time="$t" -timeout=25 \
             -max_len="$max_len" -dict=tests/fuzz/jobq.dict -artifact_prefix="$art/" \
-            -print_final_stats=1 "$work" "tests/fuzz/corpus/$target" >"$dir/fuzz-$target.log" 2>&1; then
+            -print_final_stats=1 "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1; then
         failed=1
-        tail -n 60 "$dir/fuzz-$target.log"
-        echo "fuzz: fuzz_$target FAILED; the input is in $art/ (log: $dir/fuzz-$target.log)"
+        tail -n 60 "$log"
+        echo "fuzz: fuzz_$target FAILED; the input is in $art/ (log: $log)"
     else
-        grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$dir/fuzz-$target.log" || true
+        grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
     fi
     rm -rf "$scratch"
 done
