@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Run every benchmark scenario against jobq (--sync full and normal) and its peers
+(beanstalkd with an fsynced binlog and in memory; a PostgreSQL SKIP LOCKED queue driven by
+pgbench with synchronous_commit on and off), in the same run, then print one table.
+
+Started by bench/run.sh, which installs what is missing and builds jobqd and jobq-bench;
+`bench/run.sh --help` lists the options. Every server is started fresh for every scenario (a
+PostgreSQL cluster once per run and setting, with a new table per scenario) on loopback in a
+temporary directory, and stopped afterwards. Results go to --out: raw.tsv (every run),
+table.tsv (medians), table.txt (the printed table), chart data for bench/chart.sh.
+"""
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import pgdriver
+import report
+from servers import Beanstalkd, Jobqd, Postgres, ServerError, pg_bindir
+
+SCENARIOS = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
+             "claim-history", "longpoll"]
+SYSTEMS = ["jobq-full", "jobq-normal", "beanstalkd-f0", "beanstalkd-mem", "pg-sync-on",
+           "pg-sync-off"]
+KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "beanstalkd-f0": "beanstalkd",
+        "beanstalkd-mem": "beanstalkd", "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
+SUPPORTED = {
+    "jobq": set(SCENARIOS),
+    "beanstalkd": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "longpoll"},
+    "postgres": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "batch"},
+}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="2 s per scenario and a 100,000-job history (development)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="jobq --sync normal only, 0.3 s per scenario, a tiny history, no chart")
+    ap.add_argument("--runs", type=int, default=1, help="runs of everything; medians (default 1)")
+    ap.add_argument("--duration", type=float, help="measured seconds per scenario (default 10)")
+    ap.add_argument("--warmup", type=float, help="seconds before each measurement (default 1)")
+    ap.add_argument("--producers", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=16)
+    ap.add_argument("--paced-rate", type=float, default=1000.0,
+                    help="jobs/s of the paced lifecycle (default 1000)")
+    ap.add_argument("--finished", type=int, help="claim-history: finished jobs (default 1000000)")
+    ap.add_argument("--delayed", type=int, help="claim-history: delayed jobs (default 100000)")
+    ap.add_argument("--history-timeout", type=float, default=1200.0,
+                    help="bound in seconds of building the history table (default 1200)")
+    ap.add_argument("--systems", default=",".join(SYSTEMS),
+                    help="comma-separated, from: %s (or jobq, beanstalkd, postgres)"
+                    % ", ".join(SYSTEMS))
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS),
+                    help="comma-separated, from: %s" % ", ".join(SCENARIOS))
+    ap.add_argument("--out", default=None, help="results directory (default build-bench/results)")
+    ap.add_argument("--jobqd", required=True, help="the jobqd binary")
+    ap.add_argument("--bench", required=True, help="the jobq-bench binary")
+    ap.add_argument("--token", default=None, help="bearer token for jobq, if it needs one")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        defaults = dict(duration=0.3, warmup=0.1, finished=2000, delayed=200)
+        if args.systems == ",".join(SYSTEMS):
+            args.systems = "jobq-normal"
+    elif args.quick:
+        defaults = dict(duration=2.0, warmup=0.5, finished=100000, delayed=10000)
+    else:
+        defaults = dict(duration=10.0, warmup=1.0, finished=1000000, delayed=100000)
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    systems = []
+    for s in args.systems.split(","):
+        s = s.strip()
+        match = [x for x in SYSTEMS if x == s or KIND[x] == s]
+        if not match:
+            ap.error("unknown system %r" % s)
+        systems += [m for m in match if m not in systems]
+    args.systems = systems
+    args.scenarios = [s.strip() for s in args.scenarios.split(",")]
+    for s in args.scenarios:
+        if s not in SCENARIOS:
+            ap.error("unknown scenario %r" % s)
+    if not 1 <= args.runs <= 9:
+        ap.error("--runs: 1 to 9")
+    # Enough due jobs that a drain or claim run does not run dry on a fast system.
+    args.prefill = max(2000, int(12000 * args.duration))
+    return args
+
+
+class Bench:
+    def __init__(self, args, tmp):
+        self.args, self.tmp = args, tmp
+        self.history = None  # snapshot directory of the history table
+        self.rows = []
+        self.n = 0
+
+    def gen(self, system, label, scenario, addr, extra, pid=None, timeout=None):
+        """Run jobq-bench once; returns its result fields (a dict), or raises."""
+        a = self.args
+        cmd = [a.bench, "--system", system, "--label", label, "--scenario", scenario,
+               "--duration", str(a.duration), "--warmup", str(a.warmup),
+               "--producers", str(a.producers), "--workers", str(a.workers)]
+        if addr:
+            cmd += ["--addr", addr]
+        if pid:
+            cmd += ["--pid", str(pid)]
+        if a.token and system == "jobq":
+            cmd += ["--token", a.token]
+        cmd += [str(x) for x in extra]
+        limit = timeout or (a.duration + a.warmup + 180)
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             timeout=limit)
+        for line in out.stderr.splitlines():
+            print("    " + line, flush=True)
+        res = report.parse_result(out.stdout)
+        if res is None:
+            raise ServerError("jobq-bench gave no result (exit %d)" % out.returncode)
+        if out.returncode != 0:
+            res["failed"] = "1"
+        return res
+
+    def workdir(self, label, scenario):
+        self.n += 1
+        return os.path.join(self.tmp, "%03d-%s-%s" % (self.n, label, scenario))
+
+    # jobq ---------------------------------------------------------------------------------
+    def build_history(self):
+        a = self.args
+        wd = os.path.join(self.tmp, "history")
+        print("  building the history table: %d finished + %d delayed jobs (bound %.0f s)"
+              % (a.finished, a.delayed, a.history_timeout), flush=True)
+        srv = Jobqd(a.jobqd, wd, "normal", token=a.token).start()
+        try:
+            res = self.gen("jobq", "jobq", "history", srv.addr,
+                           ["--finished", a.finished, "--delayed", a.delayed,
+                            "--timeout", a.history_timeout],
+                           timeout=a.history_timeout + 300)
+        finally:
+            srv.stop()
+        print("  history table built in %s s (%s jobs)" % (res["prefill_s"], res["prefilled"]),
+              flush=True)
+        self.history = wd
+        self.history_s = float(res["prefill_s"])
+        self.history_jobs = int(res["prefilled"])
+
+    def jobq(self, label, scenario):
+        a = self.args
+        sync = "full" if label == "jobq-full" else "normal"
+        snapshot = None
+        if scenario == "claim-history":
+            if self.history is None:
+                self.build_history()
+            snapshot = self.history
+        srv = Jobqd(a.jobqd, self.workdir(label, scenario), sync, snapshot, a.token).start()
+        try:
+            gscen, extra = {
+                "enqueue": ("enqueue", []),
+                "drain": ("drain", ["--prefill", a.prefill]),
+                "lifecycle": ("lifecycle", ["--wait", 1]),
+                "lifecycle-paced": ("lifecycle", ["--wait", 1, "--rate", a.paced_rate]),
+                "batch": ("batch", ["--batch", 100, "--max-jobs", 10, "--wait", 1]),
+                "claim-empty": ("claim", ["--prefill", a.prefill]),
+                "claim-history": ("claim", ["--prefill", a.prefill]),
+                "longpoll": ("longpoll", []),
+            }[scenario]
+            res = self.gen("jobq", label, gscen, srv.addr, extra, pid=srv.pid)
+        finally:
+            srv.stop()
+        if scenario == "claim-history":
+            res["history_jobs"] = str(self.history_jobs)
+        return res
+
+    # beanstalkd ---------------------------------------------------------------------------
+    def beanstalkd(self, label, scenario):
+        a = self.args
+        binlog = "f0" if label == "beanstalkd-f0" else None
+        wd = self.workdir(label, scenario)
+        extra = []
+        if scenario == "drain":
+            extra = ["--prefill", a.prefill]
+            if binlog:
+                # Fill a binlog without fsync, then measure with -f0 on it: the jobs are in the
+                # binlog either way, and filling it one fsync per put would take minutes.
+                fill = Beanstalkd(wd, "nosync").start()
+                try:
+                    self.gen("beanstalkd", label, "drain", fill.addr,
+                             extra + ["--prefill-only"])
+                finally:
+                    fill.stop()
+                extra = ["--no-prefill"]
+        srv = Beanstalkd(wd, binlog).start()
+        try:
+            gscen, more = {
+                "enqueue": ("enqueue", []),
+                "drain": ("drain", []),
+                "lifecycle": ("lifecycle", ["--wait", 1]),
+                "lifecycle-paced": ("lifecycle", ["--wait", 1, "--rate", a.paced_rate]),
+                "longpoll": ("longpoll", []),
+            }[scenario]
+            return self.gen("beanstalkd", label, gscen, srv.addr, extra + more, pid=srv.pid)
+        finally:
+            srv.stop()
+
+    # one run ------------------------------------------------------------------------------
+    def run_once(self, run):
+        a = self.args
+        for label in a.systems:
+            kind = KIND[label]
+            scens = [s for s in a.scenarios if s in SUPPORTED[kind]]
+            if not scens:
+                continue
+            pg = None
+            if kind == "postgres":
+                try:
+                    pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (label, run))).init()
+                    pg.start("on" if label == "pg-sync-on" else "off")
+                except (ServerError, OSError) as e:
+                    print("  %-16s %-15s FAILED: %s" % ("(all)", label, e), flush=True)
+                    for scen in scens:
+                        self.rows.append({"scenario": scen, "system": label, "run": str(run),
+                                          "failed": "1"})
+                    continue
+            try:
+                for scen in scens:
+                    t0 = time.monotonic()
+                    try:
+                        if kind == "jobq":
+                            res = self.jobq(label, scen)
+                        elif kind == "beanstalkd":
+                            res = self.beanstalkd(label, scen)
+                        else:
+                            res = pgdriver.run(pg, self, label, scen)
+                    except Exception as e:  # one scenario's failure must not end the run
+                        print("  %-16s %-15s FAILED: %s: %s" % (scen, label, type(e).__name__,
+                                                                 e), flush=True)
+                        res = {"scenario": scen, "system": label, "failed": "1"}
+                    res["scenario"], res["system"], res["run"] = scen, label, str(run)
+                    self.rows.append(res)
+                    print("  %-16s %-15s %s  (%.0f s)" % (scen, label, report.brief(res),
+                                                         time.monotonic() - t0), flush=True)
+            finally:
+                if pg:
+                    pg.stop()
+                    shutil.rmtree(pg.workdir, ignore_errors=True)
+
+
+def command_output(cmd):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = (out.stdout or out.stderr or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def machine():
+    """What the numbers were taken on: CPU, memory, kernel, disk, versions."""
+    cpu, mem = "?", "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name")), "?")
+        with open("/proc/meminfo") as f:
+            mem = "%.0f GiB" % (int(f.readline().split()[1]) / 1024 / 1024)
+    except OSError:
+        pass
+    bindir = pg_bindir()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    df = command_output(["sh", "-c", "df -h --output=source,fstype,size %s | tail -n 1"
+                         % tempfile.gettempdir()])
+    return {
+        "cpu": "%s, %d cores" % (cpu, os.cpu_count() or 0),
+        "memory": mem,
+        "kernel": command_output(["uname", "-sr"]),
+        "disk": " ".join(df.split()),
+        "jobq": command_output(["git", "-C", root, "describe", "--always", "--dirty"]),
+        "sqlite": command_output(["pkg-config", "--modversion", "sqlite3"]),
+        "libmicrohttpd": command_output(["pkg-config", "--modversion", "libmicrohttpd"]),
+        "beanstalkd": command_output(["beanstalkd", "-v"]),
+        "postgresql": command_output([os.path.join(bindir, "postgres"), "--version"])
+        if bindir else "",
+    }
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main(argv):
+    args = parse_args(argv)
+    out = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   "build-bench", "results")
+    os.makedirs(out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="jobq-bench-")
+    os.chmod(tmp, 0o755)  # PostgreSQL runs as the postgres user in a directory inside
+    bench = Bench(args, tmp)
+    started = time.time()
+    load_start = loadavg()
+    try:
+        for run in range(1, args.runs + 1):
+            print("== run %d of %d: %s; %s" % (run, args.runs, ", ".join(args.systems),
+                                              ", ".join(args.scenarios)), flush=True)
+            bench.run_once(run)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
+        "elapsed_s": "%.0f" % (time.time() - started),
+        "runs": str(args.runs), "duration_s": str(args.duration), "warmup_s": str(args.warmup),
+        "producers": str(args.producers), "workers": str(args.workers),
+        "paced_rate": str(args.paced_rate),
+        "history": "%d finished + %d delayed" % (args.finished, args.delayed),
+        "history_s": "%.1f" % getattr(bench, "history_s", math.nan),
+        "history_jobs": str(getattr(bench, "history_jobs", "")),
+        "command": os.environ.get("JOBQ_BENCH_COMMAND", "bench/bench.py " + " ".join(argv)),
+        "load_start": load_start, "load_end": loadavg(),
+    }
+    meta.update(machine())
+    text = report.write(out, bench.rows, meta)
+    print(text)
+    failed = [r for r in bench.rows if r.get("failed")]
+    if failed:
+        print("%d scenario run(s) failed: %s" % (len(failed), ", ".join(
+            "%s/%s" % (r["scenario"], r["system"]) for r in failed)))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,229 @@
+"""The servers the benchmark measures, each started fresh on loopback in a temporary
+directory of its own, and stopped (and checked) after each scenario: jobqd, beanstalkd and a
+PostgreSQL cluster made with initdb (never the system's cluster). Python standard library only.
+"""
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 30.0
+
+
+class ServerError(RuntimeError):
+    pass
+
+
+def free_port():
+    """A loopback port that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise ServerError("%s did not happen within %.0f s" % (what, timeout))
+
+
+def stop_process(proc, name, timeout=STOP_TIMEOUT):
+    """SIGTERM, wait, SIGKILL if needed. Returns the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise ServerError("%s did not stop within %.0f s of SIGTERM" % (name, timeout))
+    return proc.returncode
+
+
+class Jobqd:
+    """jobqd on a free port with a database in workdir (copied from snapshot when given)."""
+
+    def __init__(self, binary, workdir, sync, snapshot=None, token=None):
+        self.binary, self.workdir, self.sync = binary, workdir, sync
+        self.snapshot, self.token = snapshot, token
+        self.proc = None
+        self.port = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    @property
+    def addr(self):
+        return "%s:%d" % (HOST, self.port)
+
+    def start(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        db = os.path.join(self.workdir, "jobq.db")
+        if self.snapshot:
+            for f in glob.glob(os.path.join(self.snapshot, "jobq.db*")):
+                shutil.copy(f, self.workdir)
+        self.port = free_port()
+        self.log = open(os.path.join(self.workdir, "jobqd.log"), "ab")
+        cmd = [self.binary, "--listen", self.addr, "--db", db, "--sync", self.sync,
+               "--log-level", "warn"]
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
+                                     stdin=subprocess.DEVNULL)
+        wait_until(self._healthy, START_TIMEOUT, "jobqd answering /healthz")
+        return self
+
+    def _healthy(self):
+        if self.proc.poll() is not None:
+            raise ServerError("jobqd exited with %s at start-up (log: %s)"
+                              % (self.proc.returncode, self.workdir))
+        req = urllib.request.Request("http://%s/healthz" % self.addr)
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def stop(self):
+        rc = stop_process(self.proc, "jobqd")
+        self.log.close()
+        if rc != 0:
+            raise ServerError("jobqd exited with %d after SIGTERM (log in %s)" % (rc, self.workdir))
+
+
+class Beanstalkd:
+    """beanstalkd on a free port; binlog: None (in memory), "f0" (fsync every write) or
+    "nosync" (a binlog never fsynced: used only to fill the binlog quickly)."""
+
+    def __init__(self, workdir, binlog=None):
+        self.workdir, self.binlog = workdir, binlog
+        self.proc = None
+        self.port = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    @property
+    def addr(self):
+        return "%s:%d" % (HOST, self.port)
+
+    def start(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = free_port()
+        cmd = ["beanstalkd", "-l", HOST, "-p", str(self.port)]
+        if self.binlog:
+            bdir = os.path.join(self.workdir, "binlog")
+            os.makedirs(bdir, exist_ok=True)
+            cmd += ["-b", bdir] + (["-f0"] if self.binlog == "f0" else ["-F"])
+        self.log = open(os.path.join(self.workdir, "beanstalkd.log"), "ab")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
+                                     stdin=subprocess.DEVNULL)
+        wait_until(self._listening, START_TIMEOUT, "beanstalkd listening")
+        return self
+
+    def _listening(self):
+        if self.proc.poll() is not None:
+            raise ServerError("beanstalkd exited with %s at start-up" % self.proc.returncode)
+        try:
+            with socket.create_connection((HOST, self.port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    def stop(self):
+        stop_process(self.proc, "beanstalkd")  # beanstalkd exits 143 on SIGTERM
+        self.log.close()
+
+
+def pg_bindir():
+    """The newest installed PostgreSQL server's bin directory, or None."""
+    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                  key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    if dirs:
+        return os.path.dirname(dirs[-1])
+    initdb = shutil.which("initdb")
+    return os.path.dirname(initdb) if initdb else None
+
+
+class Postgres:
+    """A PostgreSQL cluster of its own in workdir, listening only on a unix socket in workdir
+    (no TCP), started with the synchronous_commit setting given to start()."""
+
+    def __init__(self, workdir):
+        self.workdir = workdir
+        self.bindir = pg_bindir()
+        if not self.bindir:
+            raise ServerError("PostgreSQL's initdb not found (apt-get install postgresql)")
+        self.data = os.path.join(workdir, "data")
+        self.sock = os.path.join(workdir, "sock")
+        self.port = None
+        self.as_user = []
+        if os.geteuid() == 0:  # initdb and postgres refuse to run as root
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+
+    def _own(self, path):
+        if self.as_user:
+            shutil.chown(path, "postgres", "postgres")
+
+    def init(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        os.chmod(self.workdir, 0o755)
+        os.makedirs(self.sock, exist_ok=True)
+        self._own(self.workdir)
+        self._own(self.sock)
+        log = os.path.join(self.workdir, "initdb.log")
+        with open(log, "wb") as f:
+            rc = subprocess.call(self.as_user + [os.path.join(self.bindir, "initdb"), "-D",
+                                 self.data, "-A", "trust", "-U", "postgres", "-E", "UTF8"],
+                                 stdout=f, stderr=f, stdin=subprocess.DEVNULL)
+        if rc != 0:
+            raise ServerError("initdb failed (see %s)" % log)
+        return self
+
+    def start(self, synchronous_commit):
+        self.port = free_port()
+        opts = ("-p %d -k %s -c listen_addresses='' -c synchronous_commit=%s "
+                "-c max_connections=100 -c fsync=on"
+                % (self.port, self.sock, synchronous_commit))
+        log = os.path.join(self.workdir, "postgres.log")
+        rc = subprocess.call(self.as_user + [os.path.join(self.bindir, "pg_ctl"), "-D", self.data,
+                             "-l", log, "-w", "-t", "60", "-o", opts, "start"],
+                             stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        if rc != 0:
+            raise ServerError("pg_ctl start failed (see %s)" % log)
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            self.pid = int(f.readline())
+        return self
+
+    def stop(self):
+        subprocess.call(self.as_user + [os.path.join(self.bindir, "pg_ctl"), "-D", self.data,
+                        "-w", "-t", "60", "-m", "fast", "stop"],
+                        stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+
+    def conn_args(self):
+        return ["-h", self.sock, "-p", str(self.port), "-U", "postgres"]
+
+    def psql(self, sql=None, file=None):
+        """Run SQL; returns its output (unaligned, tuples only)."""
+        cmd = [os.path.join(self.bindir, "psql")] + self.conn_args() + [
+            "-d", "postgres", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
+        cmd += ["-f", file] if file else ["-c", sql]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            raise ServerError("psql failed: %s" % out.stderr.strip())
+        return out.stdout.strip()
+
+    def pgbench_cmd(self):
+        return [os.path.join(self.bindir, "pgbench")] + self.conn_args()
