@@ -40,6 +40,16 @@ static void hook_ready(void *arg, const char *queue)
     waitq_notify(atomic_load(&c->waitq), queue);
 }
 
+/* Waiters woken beyond the jobs that became ready: a woken claim may lose its job to a claim
+ * that did not wait, or its client may be gone (h_worker.c then wakes another). */
+#define WAKE_MARGIN 1
+
+static void hook_ready_some(void *arg, const char *queue, int jobs)
+{
+    struct hook_ctx *c = arg;
+    waitq_notify_some(atomic_load(&c->waitq), queue, (size_t)jobs + WAKE_MARGIN);
+}
+
 static void hook_scheduled(void *arg, int64_t run_at)
 {
     struct hook_ctx *c = arg;
@@ -150,7 +160,10 @@ int main(int argc, char **argv)
         .backoff_base = cfg.backoff_base,
         .backoff_max = cfg.backoff_max,
         .readers = cfg.readers,
-        .hooks = {.on_ready = hook_ready, .on_scheduled = hook_scheduled, .ctx = &hooks},
+        .hooks = {.on_ready = hook_ready,
+                  .on_scheduled = hook_scheduled,
+                  .ctx = &hooks,
+                  .on_ready_some = hook_ready_some},
     };
     struct auth *auth = NULL;
     if (load_tokens(&cfg, &auth) != 0)

@@ -40,9 +40,10 @@ static enum MHD_Result enqueue_answer(struct request *rq, struct enqueue_state *
         return reply_store_error(rq, r, "the job");
     char location[32];
     snprintf(location, sizeof location, "/jobs/%" PRId64, es->job.id);
-    cJSON *body = job_to_json(&es->job, 0);
-    return reply_json_headers(rq, es->created ? MHD_HTTP_CREATED : MHD_HTTP_OK, body,
-                              MHD_HTTP_HEADER_LOCATION, location, NULL);
+    struct jtext t = {0};
+    jtext_job(&t, &es->job, 0);
+    return reply_jtext(rq, es->created ? MHD_HTTP_CREATED : MHD_HTTP_OK, &t,
+                       MHD_HTTP_HEADER_LOCATION, location, NULL);
 }
 
 enum MHD_Result handle_enqueue(struct request *rq)
@@ -163,7 +164,9 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         enum store_result r = bs->p.call.result;
         if (r != STORE_OK && r != STORE_EXISTS)
             return reply_store_error(rq, r, "the batch");
-        return reply_json(rq, MHD_HTTP_CREATED, jobs_body(bs->out, bs->n, 0));
+        struct jtext t = {0};
+        jtext_jobs(&t, bs->out, bs->n, 0);
+        return reply_jtext(rq, MHD_HTTP_CREATED, &t, NULL);
     }
     int64_t now = clock_now();
     struct fields f;

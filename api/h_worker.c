@@ -38,6 +38,7 @@ struct claim_state {
     int wait;         /* wait_seconds > 0 */
     int armed;        /* the waiter is armed for this look */
     int parked;       /* suspended in the waitq, not in a store call */
+    int woken;        /* this look follows a wake-up from a park */
     int rounds;       /* looks since the last park */
 };
 
@@ -71,27 +72,15 @@ static void claim_wake(void *arg)
 /* Answer the n jobs claimed (their strings are released, the array kept). */
 static enum MHD_Result reply_claimed(struct request *rq, struct job *jobs, size_t n)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(root, "jobs");
-    if (!arr) {
-        cJSON_Delete(root);
-        root = NULL;
-    }
-    for (size_t i = 0; root && i < n; i++) {
-        cJSON *j = job_to_json(&jobs[i], 1);
-        if (!j || !cJSON_AddItemToArray(arr, j)) {
-            cJSON_Delete(j);
-            cJSON_Delete(root);
-            root = NULL;
-        }
-    }
-    if (!root)
+    struct jtext t = {0};
+    jtext_jobs(&t, jobs, n, 1);
+    if (t.oom)
         log_error("out of memory answering a claim: %zu claimed jobs are lost until their "
                   "leases expire",
                   n);
     for (size_t i = 0; i < n; i++)
         job_clear(&jobs[i]);
-    return reply_json(rq, MHD_HTTP_OK, root);
+    return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
 }
 
 /* Look for jobs: arm the waiter first (so that an enqueue between the look and the park is
@@ -104,14 +93,24 @@ static enum MHD_Result claim_look(struct request *rq, struct claim_state *st)
     return pending_submit(rq, &st->p);
 }
 
+/* A claim woken to take a job cannot look: wake another waiter in its place. */
+static void pass_wake_on(struct claim_state *st)
+{
+    for (size_t i = 0; i < st->args.nqueues; i++)
+        waitq_notify_some(st->q, st->args.queues[i], 1);
+}
+
 /* The claim call is over: answer, or park when it found nothing and the wait is not over. */
 static enum MHD_Result claim_looked(struct request *rq, struct claim_state *st)
 {
     const struct store_call *call = &st->p.call;
     if (call->result != STORE_OK) {
         waitq_disarm(st->q, &st->w);
+        if (st->woken)
+            pass_wake_on(st);
         return reply_store_error(rq, call->result, "the claim");
     }
+    st->woken = 0;
     if (call->n > 0 || !st->armed || clock_mono_ms() >= st->w.deadline_ms) {
         waitq_disarm(st->q, &st->w);
         return reply_claimed(rq, st->jobs, call->n);
@@ -202,9 +201,11 @@ enum MHD_Result handle_claim(struct request *rq)
         return claim_looked(rq, st);
     /* Woken from a park. */
     st->parked = 0;
+    st->woken = 1;
     st->rounds = 0;
     if (client_gone(rq->conn)) {
         log_debug("parked claim: the client went away");
+        pass_wake_on(st);
         return MHD_NO;
     }
     if (waitq_closing(rq->app->waitq))

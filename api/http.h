@@ -16,8 +16,9 @@ struct http_server;
 
 /* Start listening on app->cfg->listen_host:listen_port (a name, IPv4 or IPv6 address; port 0
  * binds a free port, see http_port()), with TLS when app->cfg->tls_cert is set, limiting
- * connections to --max-connections in all and --max-connections-per-ip from one address, and
- * closing those idle for --idle-timeout. Raises the open-files limit towards
+ * connections to --max-connections in all and --max-connections-per-ip from one address,
+ * closing those idle for --idle-timeout, and those whose request line and headers take longer
+ * than --header-timeout from their first byte (watchdog.h). Raises the open-files limit towards
  * --max-connections. Borrows app for the server's lifetime. Returns NULL after logging why
  * (address in use, bad host, unreadable or invalid certificate or key). */
 struct http_server *http_start(struct app *app);

@@ -1,10 +1,12 @@
-/* The contract's job object (see jobjson.h). Integers are added as raw text printed with
- * PRId64, so int64 values are exact (cJSON would print them as doubles); JSON-text fields
- * are embedded verbatim. */
+/* The contract's job object (see jobjson.h), as a cJSON tree or written directly as text.
+ * Integers are added as raw text printed with PRId64, so int64 values are exact (cJSON would
+ * print them as doubles); JSON-text fields are embedded verbatim. */
 #include "jobjson.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int add_int(cJSON *obj, const char *name, int64_t v)
 {
@@ -70,4 +72,184 @@ cJSON *job_to_json(const struct job *j, int with_token)
         return NULL;
     }
     return o;
+}
+
+/* ----- direct text ------------------------------------------------------------------------ */
+
+/* Room for n more bytes and the NUL. Returns 0, or -1 (oom set). */
+static int reserve(struct jtext *t, size_t n)
+{
+    if (t->oom)
+        return -1;
+    if (t->len + n + 1 <= t->cap)
+        return 0;
+    size_t cap = t->cap ? t->cap : 1024;
+    while (cap < t->len + n + 1)
+        cap *= 2;
+    char *p = realloc(t->p, cap);
+    if (!p) {
+        t->oom = 1;
+        return -1;
+    }
+    t->p = p;
+    t->cap = cap;
+    return 0;
+}
+
+void jtext_put(struct jtext *t, const char *s, size_t n)
+{
+    if (reserve(t, n) != 0)
+        return;
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+#define PUT_LIT(t, lit) jtext_put((t), (lit), sizeof(lit) - 1)
+
+static void put_int(struct jtext *t, int64_t v)
+{
+    char buf[24];
+    char *end = buf + sizeof buf, *p = end;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    jtext_put(t, p, (size_t)(end - p));
+}
+
+static void put_opt_int(struct jtext *t, int64_t v)
+{
+    if (v == JOB_NONE)
+        PUT_LIT(t, "null");
+    else
+        put_int(t, v);
+}
+
+/* A JSON string as cJSON escapes it: quote, backslash, \b \f \n \r \t, other control bytes
+ * as \u00xx; everything else (UTF-8 included) as is. */
+static void put_string(struct jtext *t, const char *s)
+{
+    if (!s) {
+        PUT_LIT(t, "null");
+        return;
+    }
+    size_t n = strlen(s);
+    if (reserve(t, 2 + 6 * n) != 0)
+        return;
+    char *o = t->p + t->len;
+    *o++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c >= 0x20 && *c != '"' && *c != '\\') {
+            *o++ = (char)*c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (*c) {
+        case '"':
+        case '\\':
+            *o++ = (char)*c;
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default: {
+            static const char hex[] = "0123456789abcdef";
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hex[*c >> 4];
+            *o++ = hex[*c & 15];
+        }
+        }
+    }
+    *o++ = '"';
+    t->len = (size_t)(o - t->p);
+    t->p[t->len] = '\0';
+}
+
+static void put_raw(struct jtext *t, const char *text, const char *fallback)
+{
+    const char *s = text ? text : fallback;
+    jtext_put(t, s, strlen(s));
+}
+
+void jtext_job(struct jtext *t, const struct job *j, int with_token)
+{
+    /* The contract's order, as job_to_json. */
+    PUT_LIT(t, "{\"id\":");
+    put_int(t, j->id);
+    PUT_LIT(t, ",\"queue\":");
+    put_string(t, j->queue);
+    PUT_LIT(t, ",\"status\":");
+    put_string(t, job_status_name(j->status));
+    PUT_LIT(t, ",\"payload\":");
+    put_raw(t, j->payload, "null");
+    PUT_LIT(t, ",\"priority\":");
+    put_int(t, j->priority);
+    PUT_LIT(t, ",\"run_at\":");
+    put_int(t, j->run_at);
+    PUT_LIT(t, ",\"attempts\":");
+    put_int(t, j->attempts);
+    PUT_LIT(t, ",\"max_attempts\":");
+    put_int(t, j->max_attempts);
+    PUT_LIT(t, ",\"fencing_token\":");
+    put_int(t, j->fencing_token);
+    PUT_LIT(t, ",\"max_runtime_seconds\":");
+    put_opt_int(t, j->max_runtime_seconds);
+    PUT_LIT(t, ",\"requires\":");
+    put_raw(t, j->requires, "[]");
+    PUT_LIT(t, ",\"idempotency_key\":");
+    put_string(t, j->idempotency_key);
+    PUT_LIT(t, ",\"created_at\":");
+    put_int(t, j->created_at);
+    PUT_LIT(t, ",\"claimed_at\":");
+    put_opt_int(t, j->claimed_at);
+    PUT_LIT(t, ",\"heartbeat_at\":");
+    put_opt_int(t, j->heartbeat_at);
+    PUT_LIT(t, ",\"lease_expires_at\":");
+    put_opt_int(t, j->lease_expires_at);
+    PUT_LIT(t, ",\"worker_id\":");
+    put_string(t, j->worker_id);
+    PUT_LIT(t, ",\"finished_at\":");
+    put_opt_int(t, j->finished_at);
+    PUT_LIT(t, ",\"result\":");
+    put_raw(t, j->result, "null");
+    PUT_LIT(t, ",\"progress\":");
+    put_raw(t, j->progress, "null");
+    PUT_LIT(t, ",\"error_code\":");
+    put_string(t, j->error_code);
+    PUT_LIT(t, ",\"error_detail\":");
+    put_raw(t, j->error_detail, "null");
+    if (with_token && j->lease_token) {
+        PUT_LIT(t, ",\"lease_token\":");
+        put_string(t, j->lease_token);
+    }
+    PUT_LIT(t, "}");
+}
+
+void jtext_jobs(struct jtext *t, const struct job *jobs, size_t n, int with_token)
+{
+    PUT_LIT(t, "{\"jobs\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            PUT_LIT(t, ",");
+        jtext_job(t, &jobs[i], with_token);
+    }
+    PUT_LIT(t, "]}");
 }

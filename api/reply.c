@@ -99,6 +99,38 @@ static enum MHD_Result queue_json(struct request *rq, unsigned status, cJSON *bo
     return queue(rq, status, resp, JSON_TYPE, hdrs, nhdrs);
 }
 
+enum MHD_Result reply_jtext(struct request *rq, unsigned status, struct jtext *t, ...)
+{
+    const char *hdrs[2 * REPLY_MAX_HEADERS];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, t);
+    for (;;) {
+        const char *name = va_arg(ap, const char *);
+        if (!name)
+            break;
+        const char *value = va_arg(ap, const char *);
+        if (n + 2 <= sizeof hdrs / sizeof hdrs[0] && value) {
+            hdrs[n++] = name;
+            hdrs[n++] = value;
+        }
+    }
+    va_end(ap);
+    char *text = t->p;
+    size_t len = t->len;
+    int oom = t->oom || !text;
+    *t = (struct jtext){0};
+    if (oom) {
+        free(text);
+        log_error("out of memory writing a %u answer for %s %s", status, rq->method, rq->url);
+        return queue_oom(rq, hdrs, n);
+    }
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        free(text); /* MHD took ownership only on success */
+    return queue(rq, status, resp, JSON_TYPE, hdrs, n);
+}
+
 enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body)
 {
     return queue_json(rq, status, body, NULL, 0);
@@ -225,7 +257,8 @@ enum MHD_Result reply_result(const struct request *rq)
 
 enum MHD_Result reply_job(struct request *rq, unsigned status, struct job *j)
 {
-    cJSON *body = job_to_json(j, 0);
+    struct jtext t = {0};
+    jtext_job(&t, j, 0);
     job_clear(j);
-    return reply_json(rq, status, body);
+    return reply_jtext(rq, status, &t, NULL);
 }

@@ -39,6 +39,14 @@ enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body);
 /* Like reply_json() with extra headers: pairs of name, value, ending with NULL. */
 enum MHD_Result reply_json_headers(struct request *rq, unsigned status, cJSON *body, ...);
 
+struct jtext;
+
+/* Queue the JSON text of t (jobjson.h) with `status` and extra headers (pairs of name, value,
+ * ending with NULL). Consumes t->p, even on failure (t is left empty); a t that ran out of
+ * memory is answered 500. Returns and sets like reply_json(). */
+enum MHD_Result reply_jtext(struct request *rq, unsigned status, struct jtext *t, ...)
+    __attribute__((sentinel));
+
 /* Queue an error answer. fmt (printf-style, may be NULL for the table's default message)
  * becomes the message. ERR_UNAUTHORIZED answers carry REPLY_WWW_AUTHENTICATE. */
 enum MHD_Result reply_error(struct request *rq, enum err e, const char *fmt, ...)

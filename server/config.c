@@ -79,6 +79,10 @@ static const struct setting settings[] = {
      "default is lowered to it)"},
     {"idle-timeout", "JOBQ_IDLE_TIMEOUT", "90", K_INT64, 1, 3600, FIELD(idle_timeout), "SECONDS",
      "close a connection idle this long"},
+    {"header-timeout", "JOBQ_HEADER_TIMEOUT", "30", K_INT64, 1, 3600, FIELD(header_timeout),
+     "SECONDS",
+     "close a connection whose request line and headers are not all in this long after their "
+     "first byte (slowloris)"},
     {"readers", "JOBQ_READERS", "4", K_INT, 1, 32, FIELD(readers), "N",
      "database read connections"},
     {"log-level", "JOBQ_LOG_LEVEL", "info", K_LEVEL, 0, 0, FIELD(log_level),

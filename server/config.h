@@ -24,6 +24,7 @@ struct config {
     int max_connections;        /* --max-connections, JOBQ_MAX_CONNECTIONS; default 4096 */
     int max_connections_per_ip; /* --max-connections-per-ip, JOBQ_MAX_CONNECTIONS_PER_IP; 2048 */
     int64_t idle_timeout;       /* --idle-timeout seconds, JOBQ_IDLE_TIMEOUT; default 90 */
+    int64_t header_timeout;     /* --header-timeout seconds, JOBQ_HEADER_TIMEOUT; default 30 */
     int readers;                /* --readers, JOBQ_READERS; read connections, default 4 */
     char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */
 };

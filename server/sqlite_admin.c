@@ -28,7 +28,7 @@ static int admin_tx(struct sqlite_conn *c, void *p)
         return r;
     }
     enum store_result r =
-        sqlite_row_one(c, st, 0, a->stmt == STMT_CANCEL ? "cancel" : "retry", a->out);
+        sqlite_row_write(c, st, a->id, 0, a->stmt == STMT_CANCEL ? "cancel" : "retry", a->out);
     if (r == STORE_NOT_FOUND) {
         /* The state does not allow it, or there is no such job. */
         struct job j;
@@ -39,7 +39,8 @@ static int admin_tx(struct sqlite_conn *c, void *p)
         }
         return r;
     }
-    if (r == STORE_OK && a->stmt == STMT_RETRY && sqlite_notes_ready(a->notes, a->out->queue))
+    if (r == STORE_OK && a->stmt == STMT_RETRY &&
+        sqlite_notes_ready(a->notes, a->out->queue, sqlite_row_plain(a->out)))
         return STORE_ERROR;
     return r;
 }

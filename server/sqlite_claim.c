@@ -23,7 +23,7 @@ struct claim_arg {
     int64_t now;
     struct job *out;
     size_t *n;
-    struct candidate *cand; /* room for nqueues * max_jobs */
+    struct candidate *cand; /* room for nqueues * max_jobs (twice with caps) */
     struct sqlite_notes *notes;
     const struct sqlite_writer *w; /* due_work: whether scheduled jobs are due */
 };
@@ -39,7 +39,8 @@ static int candidate_cmp(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-/* Append the top `limit` candidates of queue to cand; *got is how many. */
+/* Append the top `limit` candidates of queue to cand: those that require nothing, or with
+ * caps those whose requires fit caps; *got is how many. */
 static enum store_result pick(struct sqlite_conn *c, const char *queue, const char *caps, int limit,
                               struct candidate *cand, size_t *got)
 {
@@ -90,7 +91,7 @@ static enum store_result take(struct sqlite_conn *c, const struct claim_arg *a, 
         sqlite3_reset(st);
         return r;
     }
-    return sqlite_row_one(c, st, 1, "claim take", out);
+    return sqlite_row_write(c, st, id, 1, "claim take", out);
 }
 
 static int claim_tx(struct sqlite_conn *c, void *p)
@@ -108,10 +109,14 @@ static int claim_tx(struct sqlite_conn *c, void *p)
     size_t ncand = 0;
     for (size_t q = 0; q < a->req->nqueues; q++) {
         size_t got = 0;
-        r = pick(c, a->req->queues[q], a->caps, a->max_jobs, a->cand + ncand, &got);
+        r = pick(c, a->req->queues[q], NULL, a->max_jobs, a->cand + ncand, &got);
+        ncand += got;
+        if (r == STORE_OK && a->caps) {
+            r = pick(c, a->req->queues[q], a->caps, a->max_jobs, a->cand + ncand, &got);
+            ncand += got;
+        }
         if (r != STORE_OK)
             return r;
-        ncand += got;
     }
     qsort(a->cand, ncand, sizeof *a->cand, candidate_cmp);
     for (size_t i = 0; i < ncand && *a->n < (size_t)a->max_jobs; i++) {
@@ -139,7 +144,7 @@ struct claim_block {
     struct sqlite_notes notes;
     struct claim_req bounded;
     struct claim_arg a;
-    struct candidate cand[]; /* nqueues * max_jobs */
+    struct candidate cand[]; /* nqueues * max_jobs, twice with capabilities */
 };
 
 struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call)
@@ -152,7 +157,7 @@ struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *ca
     }
     int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
     size_t nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
-    size_t ncand = nqueues * (size_t)max_jobs;
+    size_t ncand = nqueues * (size_t)max_jobs * (req->capabilities ? 2 : 1);
     struct claim_block *b = malloc(sizeof *b + ncand * sizeof b->cand[0]);
     if (!b) {
         log_error("out of memory for %zu claim candidates", ncand);

@@ -61,6 +61,46 @@ static enum store_result existing(struct sqlite_conn *c, const struct job_spec *
     return r;
 }
 
+static char *dup_or_null(const char *s, int *bad)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    *bad |= !d;
+    return d;
+}
+
+/* The job just inserted from sp, built from what was bound instead of read back: the row
+ * holds exactly these values (sqlite_row_job shows a NULL requires as []). Returns 0, or -1
+ * when memory ran out (logged; out is left empty). */
+static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64_t now,
+                        struct job *out)
+{
+    int bad = 0;
+    const char *requires = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : "[]";
+    *out = (struct job){.id = id,
+                        .status = (enum job_status)status,
+                        .priority = sp->priority,
+                        .run_at = sp->run_at,
+                        .max_attempts = sp->max_attempts,
+                        .max_runtime_seconds = sp->max_runtime_seconds,
+                        .created_at = now,
+                        .claimed_at = JOB_NONE,
+                        .heartbeat_at = JOB_NONE,
+                        .lease_expires_at = JOB_NONE,
+                        .finished_at = JOB_NONE};
+    out->queue = dup_or_null(sp->queue, &bad);
+    out->payload = dup_or_null(sp->payload ? sp->payload : "null", &bad);
+    out->requires = dup_or_null(requires, &bad);
+    out->idempotency_key = dup_or_null(sp->idempotency_key, &bad);
+    if (bad || !out->queue) {
+        log_error("out of memory copying new job %lld", (long long)id);
+        job_clear(out);
+        return -1;
+    }
+    return 0;
+}
+
 static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
                                     struct job *out, int *created, struct sqlite_notes *notes)
 {
@@ -72,21 +112,24 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
         sqlite3_reset(st);
         return r;
     }
-    enum store_result r = sqlite_row_one(c, st, 0, "job insert", out);
+    enum store_result r = sqlite_row_write(c, st, 0, 0, "job insert", NULL);
     if (r == STORE_NOT_FOUND && sp->idempotency_key) {
         *created = 0;
         return existing(c, sp, out);
     }
     if (r == STORE_NOT_FOUND) {
-        log_error("enqueue in %s: insert without idempotency key returned no row", sp->queue);
+        log_error("enqueue in %s: insert without idempotency key changed no row", sp->queue);
         return STORE_ERROR;
     }
     if (r != STORE_OK)
         return r;
+    if (inserted_job(sp, status, sqlite3_last_insert_rowid(c->db), now, out) != 0)
+        return STORE_ERROR;
     *created = 1;
     if (status == JOB_SCHEDULED)
         sqlite_notes_scheduled(notes, sp->run_at);
-    else if (sqlite_notes_ready(notes, sp->queue) != 0)
+    else if (sqlite_notes_ready(notes, sp->queue,
+                                !sp->requires || strcmp(sp->requires, "[]") == 0) != 0)
         return STORE_ERROR;
     return STORE_OK;
 }

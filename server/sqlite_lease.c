@@ -67,7 +67,7 @@ static int heartbeat_tx(struct sqlite_conn *c, void *p)
         rc = sqlite_conn_bind_json(st, 6, a->progress);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind heartbeat");
-    enum store_result r = sqlite_row_one(c, st, 0, "heartbeat", a->out);
+    enum store_result r = sqlite_row_write(c, st, a->id, 0, "heartbeat", a->out);
     return r == STORE_NOT_FOUND ? miss(c, a->id) : r;
 }
 
@@ -100,7 +100,7 @@ static int complete_tx(struct sqlite_conn *c, void *p)
         rc = sqlite_conn_bind_json(st, 4, a->result);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind complete");
-    enum store_result r = sqlite_row_one(c, st, 0, "complete", a->out);
+    enum store_result r = sqlite_row_write(c, st, a->id, 0, "complete", a->out);
     return r == STORE_NOT_FOUND ? complete_miss(c, a) : r;
 }
 
@@ -162,27 +162,18 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
         rc = sqlite_conn_bind_json(st, 6, error_detail);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind lease end");
-    rc = sqlite_conn_step(c, st);
-    if (rc == SQLITE_DONE) {
-        sqlite3_reset(st);
-        return STORE_NOT_FOUND;
-    }
-    if (rc != SQLITE_ROW)
-        return bind_fail(c, st, rc, "lease end");
-    enum store_result r = STORE_OK;
+    struct job j;
+    enum store_result r = sqlite_row_write(c, st, id, 0, "lease end", &j);
+    if (r != STORE_OK)
+        return r;
     if (status == JOB_SCHEDULED)
         sqlite_notes_scheduled(notes, run_at);
-    else if (status == JOB_QUEUED &&
-             sqlite_notes_ready(notes, (const char *)sqlite3_column_text(st, COL_QUEUE)) != 0)
+    else if (status == JOB_QUEUED && sqlite_notes_ready(notes, j.queue, sqlite_row_plain(&j)) != 0)
         r = STORE_ERROR;
-    if (r == STORE_OK && out && sqlite_row_job(st, 0, out) != 0)
-        r = STORE_ERROR;
-    if (r == STORE_OK && (rc = sqlite_conn_step(c, st)) != SQLITE_DONE) {
-        r = sqlite_conn_fail(c, rc == SQLITE_ROW ? SQLITE_MISUSE : rc, "lease end");
-        if (out)
-            job_clear(out);
-    }
-    sqlite3_reset(st);
+    if (r == STORE_OK && out)
+        *out = j;
+    else
+        job_clear(&j);
     return r;
 }
 

@@ -107,3 +107,27 @@ enum store_result sqlite_row_get(struct sqlite_conn *c, int64_t id, int with_tok
     }
     return sqlite_row_one(c, st, with_token, "job get", out);
 }
+
+enum store_result sqlite_row_write(struct sqlite_conn *c, sqlite3_stmt *st, int64_t id,
+                                   int with_token, const char *what, struct job *out)
+{
+    int rc = sqlite_conn_step(c, st);
+    if (rc != SQLITE_DONE) {
+        enum store_result r = sqlite_conn_fail(c, rc == SQLITE_ROW ? SQLITE_MISUSE : rc, what);
+        sqlite3_reset(st);
+        return r;
+    }
+    sqlite3_reset(st);
+    if (sqlite3_changes(c->db) == 0)
+        return STORE_NOT_FOUND;
+    if (!out)
+        return STORE_OK;
+    if (id == 0)
+        id = sqlite3_last_insert_rowid(c->db);
+    enum store_result r = sqlite_row_get(c, id, with_token, out);
+    if (r == STORE_NOT_FOUND) {
+        log_error("%s: job %lld changed but cannot be read back", what, (long long)id);
+        r = STORE_ERROR;
+    }
+    return r;
+}

@@ -3,6 +3,7 @@
 #define JOBQ_SQLITE_ROW_H
 
 #include <sqlite3.h>
+#include <string.h>
 
 #include "job.h"
 #include "sqlite_conn.h"
@@ -44,6 +45,20 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out);
  * STORE_NOT_FOUND when it yielded no row, or an error result (logged as `what`). */
 enum store_result sqlite_row_one(struct sqlite_conn *c, sqlite3_stmt *st, int with_token,
                                  const char *what, struct job *out);
+
+/* Step st, a write of at most one job row (an INSERT, or an UPDATE of job id), to its end
+ * and reset it; when it changed a row, read that job (the inserted one when id is 0) into
+ * out, with its lease token when with_token is set, unless out is NULL. Returns STORE_OK,
+ * STORE_NOT_FOUND when no row changed, or an error result (logged as `what`). Used instead
+ * of RETURNING, which costs SQLite an ephemeral table per statement. */
+enum store_result sqlite_row_write(struct sqlite_conn *c, sqlite3_stmt *st, int64_t id,
+                                   int with_token, const char *what, struct job *out);
+
+/* 1 when the job j (read by sqlite_row_job) requires nothing. */
+static inline int sqlite_row_plain(const struct job *j)
+{
+    return !j->requires || strcmp(j->requires, "[]") == 0;
+}
 
 /* Read job id on c into out (its stored lease token too when with_token is set): STORE_OK,
  * STORE_NOT_FOUND or an error result (logged). */

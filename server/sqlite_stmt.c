@@ -44,46 +44,47 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "ON CONFLICT (id) DO UPDATE SET writes = writes + 1",
      "ping: while writes fail as unavailable, a one-row write that tells when they work again"},
     {STMT_JOB_GET, STMT_ON_WRITER | STMT_ON_READER, "SELECT " COLS " FROM jobs WHERE id = ?1",
-     "get; heartbeat/complete/fail/cancel/retry: tell not_found from lease_lost or conflict"},
+     "get; every write: the job it changed (cheaper than RETURNING), and not_found vs "
+     "lease_lost or conflict"},
     {STMT_JOB_BY_KEY, STMT_ON_WRITER,
      "SELECT " COLS " FROM jobs WHERE queue = ?1 AND idempotency_key = ?2",
      "enqueue: the existing job of an idempotency_key hit"},
     {STMT_JOB_INSERT, STMT_ON_WRITER,
      "INSERT INTO jobs (queue, status, payload, priority, run_at, max_attempts, "
      "max_runtime_seconds, requires, idempotency_key, created_at) "
-     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
-     "ON CONFLICT DO NOTHING RETURNING " COLS,
-     "enqueue: insert one job; no row back means an idempotency_key hit"},
+     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
+     "enqueue: insert one job; no row changed means an idempotency_key hit"},
     {STMT_PROMOTE, STMT_ON_WRITER,
      "UPDATE jobs SET status = " QUEUED
      " WHERE id IN (SELECT id FROM jobs WHERE status = " SCHEDULED
      " AND run_at <= ?1 ORDER BY run_at LIMIT ?2) RETURNING queue",
      "claim (start of every claim) and sweep: move due scheduled jobs into the claim index"},
     {STMT_CLAIM_PICK_CAPS, STMT_ON_WRITER,
-     "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED " AND queue = ?1 AND "
-     "(requires IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(jobs.requires) AS r "
-     "WHERE r.value NOT IN (SELECT value FROM json_each(?2)))) "
+     "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED
+     " AND requires IS NOT NULL AND queue = ?1 AND "
+     "NOT EXISTS (SELECT 1 FROM json_each(jobs.requires) AS r "
+     "WHERE r.value NOT IN (SELECT value FROM json_each(?2))) "
      "ORDER BY priority DESC, run_at, id LIMIT ?3",
-     "claim with capabilities: the top candidates of one queue whose requires fit"},
+     "claim with capabilities: the top candidates of one queue with requires that fit "
+     "(with STMT_CLAIM_PICK_PLAIN for the jobs that require nothing)"},
     {STMT_CLAIM_PICK_PLAIN, STMT_ON_WRITER,
      "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED
      " AND requires IS NULL AND queue = ?1 ORDER BY priority DESC, run_at, id LIMIT ?2",
-     "claim without capabilities: the top candidates of one queue that require nothing"},
+     "claim: the top candidates of one queue that require nothing"},
     {STMT_CLAIM_TAKE, STMT_ON_WRITER,
      "UPDATE jobs SET status = " RUNNING ", lease_token = ?2, attempts = attempts + 1, "
      "fencing_token = fencing_token + 1, claimed_at = ?3, heartbeat_at = ?3, "
      "lease_expires_at = ?3 + ?4, lease_seconds = ?4, deadline_at = ?3 + max_runtime_seconds, "
-     "worker_id = ?5 WHERE id = ?1 AND status = " QUEUED " RETURNING " COLS,
+     "worker_id = ?5 WHERE id = ?1 AND status = " QUEUED,
      "claim: compare-and-swap one chosen job from queued to running"},
     {STMT_HEARTBEAT, STMT_ON_WRITER,
      "UPDATE jobs SET heartbeat_at = ?3, "
      "lease_expires_at = ?3 + CASE WHEN ?4 > 0 THEN ?4 ELSE lease_seconds END, "
      "progress = CASE WHEN ?5 THEN ?6 ELSE progress END "
-     "WHERE " LIVE_LEASE " RETURNING " COLS,
-     "heartbeat: extend a live lease, maybe store progress"},
+     "WHERE " LIVE_LEASE, "heartbeat: extend a live lease, maybe store progress"},
     {STMT_COMPLETE, STMT_ON_WRITER,
      "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4 "
-     "WHERE " LIVE_LEASE " RETURNING " COLS,
+     "WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     {STMT_LEASE_CHECK, STMT_ON_WRITER, "SELECT attempts, max_attempts FROM jobs WHERE " LIVE_LEASE,
      "fail: the lease is live, and the attempts that decide requeue or failed"},
@@ -91,17 +92,17 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
      "deadline_at = NULL "
-     "WHERE id = ?1 AND status = " RUNNING " RETURNING " COLS,
+     "WHERE id = ?1 AND status = " RUNNING,
      "fail and sweep: a running job goes back to queued/scheduled or to failed; its lease "
      "is gone (claimed_at, heartbeat_at and worker_id stay as history)"},
     {STMT_CANCEL, STMT_ON_WRITER,
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
      "lease_expires_at = NULL, deadline_at = NULL "
-     "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ") RETURNING " COLS,
+     "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ")",
      "cancel: a queued, scheduled or running job becomes cancelled"},
     {STMT_RETRY, STMT_ON_WRITER,
      "UPDATE jobs SET status = " QUEUED ", attempts = 0, run_at = ?2, finished_at = NULL "
-     "WHERE id = ?1 AND status IN (" FAILED ", " CANCELLED ") RETURNING " COLS,
+     "WHERE id = ?1 AND status IN (" FAILED ", " CANCELLED ")",
      "retry: a failed or cancelled job goes back to queued"},
     {STMT_SWEEP_EXPIRED, STMT_ON_WRITER,
      "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0) FROM jobs "
@@ -135,19 +136,14 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "queues: counts per queue and status"},
     {STMT_QUEUE_OLDEST, STMT_ON_READER,
      "SELECT queue, min(run_at) FROM (SELECT queue, run_at FROM jobs WHERE status = " QUEUED
-     " UNION ALL SELECT queue, run_at FROM jobs WHERE status = " SCHEDULED
-     " AND run_at <= ?1) GROUP BY queue ORDER BY queue",
+     " AND requires IS NULL UNION ALL SELECT queue, run_at FROM jobs WHERE status = " QUEUED
+     " AND requires IS NOT NULL UNION ALL SELECT queue, run_at FROM jobs WHERE status = "
+     SCHEDULED " AND run_at <= ?1) GROUP BY queue ORDER BY queue",
      "queues: the oldest due run_at per queue"},
     {STMT_NEXT_DUE, STMT_ON_WRITER | STMT_ON_READER,
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
     {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
-    {STMT_SAVEPOINT, STMT_ON_WRITER, "SAVEPOINT op",
-     "sqlite_tx: each operation of a group of two or more starts in its own savepoint"},
-    {STMT_RELEASE, STMT_ON_WRITER, "RELEASE op",
-     "sqlite_tx: an operation of a group went through (or was rolled back): drop its savepoint"},
-    {STMT_ROLLBACK_TO, STMT_ON_WRITER, "ROLLBACK TO op",
-     "sqlite_tx: an operation of a group failed: undo it alone, the others stay"},
 };
 /* clang-format on */
 

@@ -37,9 +37,6 @@ enum stmt_id {
     STMT_QUEUE_OLDEST,
     STMT_NEXT_DUE,
     STMT_PING,
-    STMT_SAVEPOINT,
-    STMT_RELEASE,
-    STMT_ROLLBACK_TO,
     STMT_COUNT
 };
 

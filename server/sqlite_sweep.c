@@ -43,7 +43,8 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
     enum store_result r = STORE_OK;
     while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
         (*promoted)++;
-        if (sqlite_notes_ready(notes, (const char *)sqlite3_column_text(st, 0)) != 0) {
+        /* Whether the promoted job requires anything is not known here: plain 0. */
+        if (sqlite_notes_ready(notes, (const char *)sqlite3_column_text(st, 0), 0) != 0) {
             r = STORE_ERROR;
             break;
         }

@@ -10,26 +10,37 @@
 #define TX_SLOW_MS 1000    /* a group slower than this is logged */
 #define HOOK_QUEUES_MAX 64 /* distinct queues remembered when merging the notes of a group */
 
-int sqlite_notes_ready(struct sqlite_notes *n, const char *queue)
+int sqlite_notes_ready(struct sqlite_notes *n, const char *queue, int plain)
 {
     for (size_t i = 0; i < n->n; i++) {
-        if (strcmp(n->queues[i], queue) == 0)
+        if (strcmp(n->queues[i], queue) == 0) {
+            n->jobs[i]++;
+            n->plain[i] = n->plain[i] && plain;
             return 0;
+        }
     }
     if (n->n == n->cap) {
         size_t cap = n->cap ? n->cap * 2 : 4;
         char **q = realloc(n->queues, cap * sizeof *q);
-        if (!q) {
+        if (q)
+            n->queues = q;
+        int *jobs = q ? realloc(n->jobs, cap * sizeof *jobs) : NULL;
+        if (jobs)
+            n->jobs = jobs;
+        char *pl = jobs ? realloc(n->plain, cap) : NULL;
+        if (!pl) {
             log_error("out of memory recording a ready queue");
             return -1;
         }
-        n->queues = q;
+        n->plain = pl;
         n->cap = cap;
     }
     if (!(n->queues[n->n] = strdup(queue))) {
         log_error("out of memory recording a ready queue");
         return -1;
     }
+    n->jobs[n->n] = 1;
+    n->plain[n->n] = plain != 0;
     n->n++;
     return 0;
 }
@@ -53,7 +64,11 @@ static void notes_free(struct sqlite_notes *n)
     for (size_t i = 0; i < n->n; i++)
         free(n->queues[i]);
     free(n->queues);
+    free(n->jobs);
+    free(n->plain);
     n->queues = NULL;
+    n->jobs = NULL;
+    n->plain = NULL;
     n->n = n->cap = 0;
     n->scheduled = JOB_NONE;
     n->promoted = 0;
@@ -84,78 +99,95 @@ static void due_apply(struct sqlite_writer *w, const struct sqlite_notes *n)
         w->due_work = n->scheduled;
 }
 
-/* The group's transaction is lost: roll it back, drop the work of the first k transactions
- * (those that went through), and return r for all. */
-static enum store_result group_lost(struct sqlite_writer *w, const char *name,
-                                    struct sqlite_tx **txs, size_t k, enum store_result r)
+/* Roll the group's transaction back and drop the work of the transactions among the first k
+ * that went through in it. */
+static void roll_back(struct sqlite_writer *w, const char *name, struct sqlite_tx **txs, size_t k)
 {
     sqlite_writer_rollback(w, name);
     for (size_t i = 0; i < k; i++) {
-        if (kept(txs[i]->result))
+        if (!txs[i]->settled && kept(txs[i]->result))
             drop(txs[i]);
     }
-    return r;
 }
 
-/* A statement of the runner's own (BEGIN, COMMIT, a savepoint) failed with rc. */
+/* A statement of the runner's own (BEGIN, COMMIT) failed with rc: the group's result. */
 static enum store_result step_failed(struct sqlite_writer *w, const char *name, int rc,
                                      const char *what, struct sqlite_tx **txs, size_t k)
 {
     enum store_result r = sqlite_conn_result(rc);
     if (r != STORE_BUSY)
         sqlite_conn_fail(&w->conn, rc, what);
-    return group_lost(w, name, txs, k, r);
+    roll_back(w, name, txs, k);
+    return r;
 }
 
-/* One BEGIN..COMMIT attempt at the group. Returns STORE_OK when each transaction's result
- * stands (*committed is set when a COMMIT ran, *wrote when it changed rows); any other
- * result is the group's: everything was rolled back and dropped. */
-static enum store_result attempt(struct sqlite_writer *w, const char *name, struct sqlite_tx **txs,
-                                 size_t n, int *committed, int *wrote)
+/* What one attempt at a group ended in. */
+enum outcome {
+    DONE,  /* each transaction's result stands */
+    RERUN, /* one failed after changing rows: it is settled, the others run again */
+    LOST   /* the group failed as a whole with *r (STORE_BUSY: try again) */
+};
+
+/* One BEGIN..COMMIT attempt at the transactions of the group that are not settled yet.
+ * A transaction that fails without having changed a row fails alone, and the others go on in
+ * the same database transaction; one that fails after changing rows (or after which SQLite
+ * ended the transaction) cannot be undone alone: the group is rolled back, it is settled
+ * with its result, and the others run again without it. *committed is set when a COMMIT
+ * ran, *wrote when it changed rows. */
+static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sqlite_tx **txs,
+                            size_t n, enum store_result *r, int *committed, int *wrote)
 {
     struct sqlite_conn *c = &w->conn;
     *committed = *wrote = 0;
-    sqlite3_int64 changes = sqlite3_total_changes64(c->db);
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++)
+        left += !txs[i]->settled;
+    if (left == 0)
+        return DONE;
+    sqlite3_int64 start = sqlite3_total_changes64(c->db);
     int rc = sqlite_conn_run(c, STMT_BEGIN);
-    if (rc != SQLITE_DONE)
-        return step_failed(w, name, rc, "begin", txs, 0);
+    if (rc != SQLITE_DONE) {
+        *r = step_failed(w, name, rc, "begin", txs, 0);
+        return LOST;
+    }
     w->due_work = w->next_due;
     size_t through = 0;
     for (size_t i = 0; i < n; i++) {
         struct sqlite_tx *tx = txs[i];
-        tx->result = STORE_BUSY;
-        if (n > 1 && (rc = sqlite_conn_run(c, STMT_SAVEPOINT)) != SQLITE_DONE)
-            return step_failed(w, name, rc, "savepoint", txs, i);
-        enum store_result r = (enum store_result)tx->fn(c, tx->arg);
-        tx->result = r;
-        if (kept(r)) {
-            if (n > 1 && (rc = sqlite_conn_run(c, STMT_RELEASE)) != SQLITE_DONE)
-                return step_failed(w, name, rc, "release", txs, i + 1);
+        if (tx->settled)
+            continue;
+        sqlite3_int64 before = sqlite3_total_changes64(c->db);
+        tx->result = (enum store_result)tx->fn(c, tx->arg);
+        if (kept(tx->result)) {
             due_apply(w, tx->notes);
             through++;
             continue;
         }
         drop(tx);
-        /* Alone, busy, or SQLite ended the transaction itself: the group goes. */
-        if (n == 1 || r == STORE_BUSY || sqlite3_get_autocommit(c->db))
-            return group_lost(w, name, txs, i, r);
-        rc = sqlite_conn_run(c, STMT_ROLLBACK_TO);
-        if (rc == SQLITE_DONE)
-            rc = sqlite_conn_run(c, STMT_RELEASE);
-        if (rc != SQLITE_DONE)
-            return step_failed(w, name, rc, "rollback to savepoint", txs, i);
+        if (tx->result == STORE_BUSY) {
+            *r = STORE_BUSY;
+            roll_back(w, name, txs, i);
+            return LOST;
+        }
+        if (sqlite3_total_changes64(c->db) != before || sqlite3_get_autocommit(c->db)) {
+            tx->settled = 1;
+            roll_back(w, name, txs, i);
+            return RERUN;
+        }
     }
     if (through == 0) {
         sqlite_writer_rollback(w, name); /* nothing to keep */
-        return STORE_OK;
+        return DONE;
     }
     rc = sqlite_conn_run(c, STMT_COMMIT);
-    if (rc != SQLITE_DONE)
-        return step_failed(w, name, rc, "commit", txs, n);
+    if (rc != SQLITE_DONE) {
+        *r = step_failed(w, name, rc, "commit", txs, n);
+        return LOST;
+    }
     *committed = 1;
-    *wrote = sqlite3_total_changes64(c->db) != changes;
+    *wrote = sqlite3_total_changes64(c->db) != start;
     w->next_due = w->due_work;
-    return STORE_OK;
+    return DONE;
 }
 
 /* The result the writer's fault bookkeeping hears of a group whose results stand but that
@@ -169,10 +201,27 @@ static enum store_result uncommitted_result(struct sqlite_tx **txs, size_t n)
     return txs[0]->result;
 }
 
+/* One distinct queue of a group's notes. */
+struct ready {
+    const char *queue; /* borrowed from the notes */
+    int jobs;
+    int plain;
+};
+
+/* Tell that jobs in queue became claimable: how many, when all of them require nothing and
+ * the hook for that is set; else only that some did. */
+static void ready_hook(const struct store_hooks *h, const char *queue, int jobs, int plain)
+{
+    if (plain && h->on_ready_some)
+        h->on_ready_some(h->ctx, queue, jobs);
+    else if (h->on_ready)
+        h->on_ready(h->ctx, queue);
+}
+
 /* After a commit: the hooks, once per distinct queue and once for the earliest schedule. */
 static void fire_hooks(const struct store_hooks *h, struct sqlite_tx **txs, size_t n)
 {
-    const char *seen[HOOK_QUEUES_MAX];
+    struct ready seen[HOOK_QUEUES_MAX];
     size_t nseen = 0;
     int64_t scheduled = JOB_NONE;
     for (size_t i = 0; i < n; i++) {
@@ -181,19 +230,52 @@ static void fire_hooks(const struct store_hooks *h, struct sqlite_tx **txs, size
             continue;
         if (no->scheduled != JOB_NONE && (scheduled == JOB_NONE || no->scheduled < scheduled))
             scheduled = no->scheduled;
-        for (size_t q = 0; h->on_ready && q < no->n; q++) {
+        for (size_t q = 0; q < no->n; q++) {
             size_t k = 0;
-            while (k < nseen && strcmp(seen[k], no->queues[q]) != 0)
+            while (k < nseen && strcmp(seen[k].queue, no->queues[q]) != 0)
                 k++;
-            if (k < nseen)
-                continue;
-            if (nseen < HOOK_QUEUES_MAX)
-                seen[nseen++] = no->queues[q];
-            h->on_ready(h->ctx, no->queues[q]);
+            if (k < nseen) {
+                seen[k].jobs += no->jobs[q];
+                seen[k].plain = seen[k].plain && no->plain[q];
+            } else if (nseen < HOOK_QUEUES_MAX) {
+                seen[nseen++] = (struct ready){no->queues[q], no->jobs[q], no->plain[q]};
+            } else {
+                ready_hook(h, no->queues[q], no->jobs[q], 0); /* too many to merge: wake all */
+            }
         }
     }
+    for (size_t k = 0; k < nseen; k++)
+        ready_hook(h, seen[k].queue, seen[k].jobs, seen[k].plain);
     if (h->on_scheduled && scheduled != JOB_NONE)
         h->on_scheduled(h->ctx, scheduled);
+}
+
+/* Under the write mutex: attempts until the results stand, within the retry budgets. Returns
+ * STORE_OK (each transaction's result stands) or the group's failure. */
+static enum store_result run_group(struct sqlite_writer *w, const char *name,
+                                   struct sqlite_tx **txs, size_t n, int *committed, int *wrote,
+                                   int *tries)
+{
+    enum store_result r = STORE_OK;
+    int reruns = 0;
+    for (;;) {
+        r = sqlite_writer_ready(w);
+        if (r != STORE_OK)
+            return r;
+        enum outcome o = attempt(w, name, txs, n, &r, committed, wrote);
+        if (o == DONE)
+            return STORE_OK;
+        if (o == RERUN && ++reruns > SQLITE_TX_RERUNS) {
+            /* Failure after failure: the storage is in trouble; the rest fail alike. */
+            for (size_t i = 0; i < n; i++) {
+                if (txs[i]->settled && !kept(txs[i]->result))
+                    r = txs[i]->result;
+            }
+            return r;
+        }
+        if (o == LOST && (r != STORE_BUSY || ++*tries >= SQLITE_TX_TRIES))
+            return r;
+    }
 }
 
 void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n)
@@ -202,14 +284,10 @@ void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n)
     int committed = 0, wrote = 0, tries = 0;
     enum store_result r = STORE_ERROR;
     int64_t start = clock_mono_ms();
+    for (size_t i = 0; i < n; i++)
+        txs[i]->settled = 0;
     if (sqlite_writer_lock(w, name) == 0) {
-        r = STORE_BUSY;
-        while (r == STORE_BUSY && tries < SQLITE_TX_TRIES) {
-            tries++;
-            r = sqlite_writer_ready(w);
-            if (r == STORE_OK)
-                r = attempt(w, name, txs, n, &committed, &wrote);
-        }
+        r = run_group(w, name, txs, n, &committed, &wrote, &tries);
         if (r != STORE_OK)
             sqlite_writer_note(w, r, 0);
         else if (committed)
@@ -219,8 +297,10 @@ void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n)
         sqlite_writer_unlock(w);
     }
     if (r != STORE_OK) {
-        for (size_t i = 0; i < n; i++)
-            txs[i]->result = r;
+        for (size_t i = 0; i < n; i++) {
+            if (!txs[i]->settled)
+                txs[i]->result = r;
+        }
     }
 
     int64_t ms = clock_mono_ms() - start;

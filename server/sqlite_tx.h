@@ -1,9 +1,14 @@
 /* The transaction runner of the SQLite store. Every write is a callback (struct sqlite_tx)
  * run on the one write connection (sqlite_writer.h) by the writer thread. The writer takes
  * every transaction waiting for it, up to SQLITE_GROUP_MAX of them, and runs them in one
- * BEGIN IMMEDIATE..COMMIT, each of a group of two or more in its own savepoint, so that one
- * failing rolls back only itself; each is answered only after the commit (group commit). A
- * lone transaction commits at once: nothing waits for company. */
+ * BEGIN IMMEDIATE..COMMIT; one that fails is undone alone, and each is answered only after
+ * the commit (group commit). A lone transaction commits at once: nothing waits for company.
+ *
+ * Undoing one alone needs no savepoint: a write that fails before changing a row (a stale
+ * lease, a missing job: by far the most common failures) has nothing to undo, and the
+ * others go on; one that fails after changing rows (a fault in the middle of a batch) makes
+ * the runner roll the group back and run the others again without it. Savepoints would
+ * cost every write a statement journal; this costs only the rare failure. */
 #ifndef JOBQ_SQLITE_TX_H
 #define JOBQ_SQLITE_TX_H
 
@@ -17,23 +22,27 @@
 /* What a transaction made happen, for the hooks the runner calls after its commit. */
 struct sqlite_notes {
     char **queues; /* distinct queues in which jobs became claimable (owned) */
+    int *jobs;     /* per queue: how many */
+    char *plain;   /* per queue: 1 when each of them is known to require nothing */
     size_t n, cap;
     int64_t scheduled; /* the earliest run_at stored as scheduled, JOB_NONE when none */
     int promoted;      /* a promotion ran: next_due is what it left scheduled */
     int64_t next_due;  /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
 };
 
-#define SQLITE_TX_TRIES 5 /* BEGIN..COMMIT attempts while the database is busy */
+#define SQLITE_TX_TRIES 5  /* BEGIN..COMMIT attempts while the database is busy */
+#define SQLITE_TX_RERUNS 8 /* a group run again without a failed write, at most */
 
 /* An empty notes value (no allocation). */
 #define SQLITE_NOTES_INIT                                                                          \
     {                                                                                              \
-        NULL, 0, 0, JOB_NONE, 0, SQLITE_DUE_NONE                                                   \
+        NULL, NULL, NULL, 0, 0, JOB_NONE, 0, SQLITE_DUE_NONE                                       \
     }
 
-/* Record that jobs in queue became claimable (once per distinct queue). Returns 0, or -1 when
- * memory ran out (logged). */
-int sqlite_notes_ready(struct sqlite_notes *n, const char *queue);
+/* Record that a job in queue became claimable; plain is 1 when it is known to require
+ * nothing (0: it has requires, or it is not known). Returns 0, or -1 when memory ran out
+ * (logged). */
+int sqlite_notes_ready(struct sqlite_notes *n, const char *queue, int plain);
 
 /* Record that a job was stored as scheduled for run_at. This function can't fail. */
 void sqlite_notes_scheduled(struct sqlite_notes *n, int64_t run_at);
@@ -61,6 +70,7 @@ struct sqlite_tx {
     void (*done)(struct sqlite_tx *tx);
     void *done_arg;
     enum store_result result; /* set by the runner */
+    int settled;              /* the runner's: failed for good within its group */
     struct sqlite_tx *next;   /* the writer's queue */
 };
 
@@ -73,17 +83,17 @@ void sqlite_tx_submit(struct sqlite_writer *w, struct sqlite_tx *tx);
 enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx);
 
 /* On the writer thread: run the n (1..SQLITE_GROUP_MAX) transactions of a group. Takes the
- * write mutex, BEGIN IMMEDIATE, runs each (in a savepoint when n > 1), COMMIT, releases the
- * mutex; then calls hooks.on_ready once per distinct queue and hooks.on_scheduled once with
- * the earliest run_at, for the transactions that were committed; then each one's done.
- * - A transaction whose fn fails is rolled back alone (ROLLBACK TO its savepoint) and gets
- *   fn's result; the others go on.
+ * write mutex, BEGIN IMMEDIATE, runs each, COMMIT, releases the mutex; then calls
+ * hooks.on_ready once per distinct queue and hooks.on_scheduled once with the earliest
+ * run_at, for the transactions that were committed; then each one's done.
+ * - A transaction whose fn fails gets fn's result and leaves nothing behind; the others are
+ *   committed (when it had changed rows, the group is rolled back and the others run again
+ *   without it, at most SQLITE_TX_RERUNS times: then the rest fail with its result).
  * - STORE_BUSY anywhere (BEGIN, fn, COMMIT) rolls the group back and runs it again from
  *   scratch, at most SQLITE_TX_TRIES times (each waiting the connection's busy timeout);
  *   then every transaction gets STORE_BUSY.
- * - A failure of BEGIN, COMMIT or a savepoint statement, or one after which SQLite ended the
- *   transaction (I/O error, disk full), rolls the whole group back: every transaction gets
- *   that result (STORE_UNAVAILABLE, STORE_ERROR), nothing is half-applied, no hook runs.
+ * - A failure of BEGIN or COMMIT rolls the whole group back: every transaction gets that
+ *   result (STORE_UNAVAILABLE, STORE_ERROR), nothing is half-applied, no hook runs.
  * Never leaves a transaction open. The outcome is reported to the writer
  * (sqlite_writer_note), which heals the connection after repeated faults. */
 void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n);

@@ -6,9 +6,10 @@
  * - `now` is the current time in epoch seconds, passed in (only clock.c reads the clock).
  * - `out` jobs are filled on STORE_OK (and STORE_EXISTS); the caller owns their strings and
  *   releases them with job_clear()/job_array_free(). On any other result out is untouched.
- * - Each write runs as one short transaction (BEGIN IMMEDIATE), or as a savepoint of one
- *   shared with the writes that arrived at the same time (group commit); nothing slow runs
- *   inside it. A write returns (or calls done) only after its transaction committed.
+ * - Each write runs in one short transaction (BEGIN IMMEDIATE), shared with the writes that
+ *   arrived at the same time (group commit; one failing never takes another's work with it);
+ *   nothing slow runs inside it. A write returns (or calls done) only after its transaction
+ *   committed.
  * - All functions are safe to call from many threads at once.
  * - STORE_BUSY means the database stayed locked past the retry budget (answer 503);
  *   STORE_ERROR means anything else went wrong in storage; it has been logged with file:line
@@ -29,14 +30,21 @@ enum store_result {
     STORE_ERROR        /* anything else */
 };
 
-/* Hooks the store calls after a commit, from the committing thread, with no lock of the
- * store held. Either may be NULL. */
+/* Hooks the store calls after a commit, from the committing thread (the SQLite store's
+ * writer thread: a hook must not write to the store), with no lock of the store held, before
+ * the writes of that commit are answered; once per commit for each queue and for the
+ * earliest schedule. Either may be NULL. */
 struct store_hooks {
     /* Jobs in `queue` became claimable (enqueued due, requeued due, retried, promoted). */
     void (*on_ready)(void *ctx, const char *queue);
     /* A job was scheduled for `run_at` in the future (the timer may need to wake earlier). */
     void (*on_scheduled)(void *ctx, int64_t run_at);
     void *ctx;
+    /* May be NULL: `jobs` jobs in `queue` became claimable, none of which requires anything,
+     * so any claimer of the queue can take them (a long poll need wake only about that many
+     * waiters). When it is NULL, or a job requires something or is not known, on_ready is
+     * called instead. */
+    void (*on_ready_some)(void *ctx, const char *queue, int jobs);
 };
 
 struct store_options {

@@ -215,6 +215,28 @@ void waitq_notify(struct waitq *q, const char *queue)
     pthread_mutex_unlock(&q->mu);
 }
 
+void waitq_notify_some(struct waitq *q, const char *queue, size_t n)
+{
+    if (!q || !queue)
+        return;
+    pthread_mutex_lock(&q->mu);
+    size_t woken = 0;
+    struct waiter *w = q->head;
+    while (w) {
+        struct waiter *after = w->next;
+        if (waits_on(w, queue)) {
+            if (!w->parked) {
+                w->signaled = 1;
+            } else if (w->nqueues > 1 || woken < n) {
+                woken += w->nqueues == 1;
+                wake_locked(q, w);
+            }
+        }
+        w = after;
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
 void waitq_shutdown(struct waitq *q)
 {
     if (!q)

@@ -55,6 +55,14 @@ void waitq_disarm(struct waitq *q, struct waiter *w);
  * some of them (capabilities). Costs one pass over the waiters. */
 void waitq_notify(struct waitq *q, const char *queue);
 
+/* Like waitq_notify() when n jobs that any claimer can take became claimable in `queue`:
+ * mark every armed, not yet parked waiter on queue and wake every parked one that waits on
+ * more than one queue (it may take a job of another queue instead), but of the parked ones
+ * that wait on this queue alone wake only the n oldest. Each of those takes a job or finds
+ * that others took them all; one that cannot look (its client is gone, the claim failed)
+ * passes the wake-up on with waitq_notify_some(q, queue, 1). */
+void waitq_notify_some(struct waitq *q, const char *queue, size_t n);
+
 /* Wake every waiter and refuse new ones (waitq_arm returns -1). Idempotent. */
 void waitq_shutdown(struct waitq *q);
 

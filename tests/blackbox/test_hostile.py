@@ -7,8 +7,9 @@ client, enqueue + get on its own connection, keeps being answered within CONTRAC
 request. The honest client runs in a separate process (this file with --probe), so that the
 hostile work of this process cannot slow its clock: it measures the server, nothing else.
 Also here: the connection bounds (--max-connections, --max-connections-per-ip,
---idle-timeout), 1,000 simultaneous connections from one address all served with the
-defaults, and 300 parked long polls that neither slow enqueues nor hold a thread each.
+--idle-timeout, --header-timeout), 1,000 simultaneous connections from one address all
+served with the defaults, and 300 parked long polls that neither slow enqueues nor hold a
+thread each.
 
 Every socket has a timeout and every wait a deadline.
 """
@@ -22,14 +23,18 @@ import re
 import resource
 import select
 import selectors
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
 
 from harness import HOST, SLOW, Client, ServerTest, jobqd_path, wait_until
+from test_tls import TLSServer, make_pki
 
 CONTRACT = 1.0 * SLOW  # seconds an honest request may take while hostile clients run
 IDLE = 3               # --idle-timeout of the servers that must drop idle connections
@@ -776,6 +781,209 @@ class Limits(HostileTest):
                 s.close()
             if late is not None:
                 late.close()
+
+
+# ----- --header-timeout ---------------------------------------------------------------------
+
+HEADER_TIMEOUT = 2  # --header-timeout of the HeaderTimeout servers
+HEADER_WAIT = HEADER_TIMEOUT + 4.0 * SLOW  # a head still arriving after this must be closed
+TRICKLE = 0.5  # seconds between two bytes of a slowloris head
+
+
+def slowloris(socks, heads, wait, interval=TRICKLE):
+    """Send each head's first part (before its first "|") at once on its socket, then the rest
+    one byte every `interval` seconds, until the server closes the connection or `wait`
+    seconds pass. Returns, per socket, the seconds after the start at which it was closed
+    (None: still open), and whatever the server sent."""
+    t0 = time.monotonic()
+    closed = [None] * len(socks)
+    got = [b""] * len(socks)
+    first = [h.split(b"|", 1)[0] for h in heads]
+    rest = [h.split(b"|", 1)[1] for h in heads]
+    sel = selectors.DefaultSelector()
+    for i, s in enumerate(socks):
+        s.setblocking(False)
+        s.send(first[i])
+        sel.register(s, selectors.EVENT_READ, i)
+    sent = 0
+    next_send = t0 + interval
+    try:
+        while None in closed:
+            now = time.monotonic()
+            if now - t0 >= wait:
+                break
+            if now >= next_send:
+                for i, s in enumerate(socks):
+                    if closed[i] is None and sent < len(rest[i]):
+                        try:
+                            s.send(rest[i][sent:sent + 1])
+                        except OSError:
+                            pass  # closed: the read below tells when
+                sent += 1
+                next_send += interval
+            left = min(next_send, t0 + wait) - time.monotonic()
+            for key, _ in sel.select(max(left, 0.0)):
+                i = key.data
+                try:
+                    data = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    got[i] += data
+                else:
+                    closed[i] = time.monotonic() - t0
+                    sel.unregister(key.fileobj)
+    finally:
+        sel.close()
+    return closed, got
+
+
+def still_open(sock):
+    """True when the server has neither closed sock nor sent anything on it."""
+    r, _, _ = select.select([sock], [], [], 0)
+    return not r
+
+
+class HeaderTimeout(HostileTest):
+    """--header-timeout closes a connection whose request line and headers keep arriving
+    (a byte at a time, each within --idle-timeout) longer than it after their first byte;
+    nothing else: idle connections, slow bodies and parked long polls are not its business."""
+
+    server_args = ("--header-timeout", str(HEADER_TIMEOUT), "--idle-timeout", "30",
+                   "--sync", "normal", "--log-level", "debug")
+
+    def test_slowloris_is_closed_after_the_header_timeout(self):
+        slow_header = b"X-Slow: " + b"s" * 100
+        heads = [b"GET /healthz HTTP/1.1\r\nHost: x\r\n|" + slow_header] * 6
+        heads += [b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 14\r\n|" + slow_header] * 2
+        # The request line itself, a byte at a time (the first byte sent at once).
+        heads += [b"G|ET /" + b"a" * 100] * 2
+        with self.honest() as probe:
+            socks = open_idle(self.server.port, len(heads))
+            try:
+                closed, got = slowloris(socks, heads, HEADER_WAIT)
+            finally:
+                for s in socks:
+                    s.close()
+        probe.check(self)
+        self.assertNotIn(None, closed, "slowloris heads still open after %.1fs: %r (the "
+                         "server sent %r)" % (HEADER_WAIT, closed, got))
+        self.assertEqual(got, [b""] * len(heads), "a slowloris head was answered")
+        self.assertGreater(min(closed), HEADER_TIMEOUT - 0.3,
+                           "closed before --header-timeout: %r" % closed)
+        log = self.server.log_tail(400)
+        self.assertIn("--header-timeout", log)
+
+    def test_slow_but_complete_heads_are_served(self):
+        # Headers that take half the timeout to arrive, a few bytes at a time.
+        head = request_bytes("GET", "/healthz", headers=["X-Slow: " + "s" * 40])
+        sock = connect(self.server.port)
+        try:
+            parts = [head[i:i + 10] for i in range(0, len(head), 10)]
+            for part in parts:
+                sock.sendall(part)
+                time.sleep(HEADER_TIMEOUT / 2 / len(parts))
+            out = read_outcome(sock, 10 * SLOW)
+            self.assertEqual((out.kind, out.status), ("answer", 200), out)
+            # The next request on the same connection has a clock of its own.
+            for part in parts:
+                sock.sendall(part)
+                time.sleep(HEADER_TIMEOUT / 2 / len(parts))
+            out = read_outcome(sock, 10 * SLOW)
+            self.assertEqual((out.kind, out.status), ("answer", 200), out)
+        finally:
+            sock.close()
+
+    def test_idle_connections_slow_bodies_and_long_polls_are_left_alone(self):
+        quiet = HEADER_TIMEOUT + 2.0  # seconds each of them takes, longer than the timeout
+        port = self.server.port
+        fresh = connect(port)  # sends nothing at all
+        kept = connect(port)   # a keep-alive connection, idle after one request
+        body_sock = connect(port)
+        poll_sock = connect(port)
+        socks = [fresh, kept, body_sock, poll_sock]
+        try:
+            kept.sendall(request_bytes("GET", "/healthz"))
+            first = read_outcome(kept, 10 * SLOW)
+            self.assertEqual((first.kind, first.status), ("answer", 200), first)
+            # A body sent slowly after complete headers: --header-timeout does not time it.
+            body = json.dumps({"queue": self.q, "payload": "b" * 20}).encode()
+            body_sock.sendall(request_bytes("POST", "/jobs", body)[:-len(body)])
+            # A long poll parked for longer than the timeout.
+            claim = json.dumps({"worker_id": "w", "queue": self.queue("empty"),
+                                "wait_seconds": int(quiet)}).encode()
+            t0 = time.monotonic()
+            poll_sock.sendall(request_bytes("POST", "/claim", claim))
+            step = quiet / len(body)
+            for i in range(len(body)):
+                try:
+                    body_sock.sendall(body[i:i + 1])
+                except OSError as e:
+                    self.fail("a body sent slowly after complete headers was cut: %r" % e)
+                time.sleep(step)
+            self.assertGreater(time.monotonic() - t0, HEADER_TIMEOUT + 1)
+            self.assertTrue(still_open(fresh), "a silent new connection was closed")
+            self.assertTrue(still_open(kept), "an idle keep-alive connection was closed")
+            posted = read_outcome(body_sock, 10 * SLOW)
+            self.assertEqual((posted.kind, posted.status), ("answer", 201), posted)
+            polled = read_outcome(poll_sock, 10 * SLOW + quiet)
+            self.assertEqual((polled.kind, polled.status), ("answer", 200), polled)
+            self.assertEqual(polled.json(), {"jobs": []})
+            # Both quiet connections still serve.
+            for s in (fresh, kept):
+                s.sendall(request_bytes("GET", "/healthz"))
+                out = read_outcome(s, 10 * SLOW)
+                self.assertEqual((out.kind, out.status), ("answer", 200), out)
+        finally:
+            for s in socks:
+                s.close()
+
+    def test_tls_slowloris_is_closed(self):
+        pki = tempfile.mkdtemp(prefix="jobq-tls-")
+        server = None
+        try:
+            make_pki(pki)
+            server = TLSServer(["--tls-cert", os.path.join(pki, "server.pem"),
+                                "--tls-key", os.path.join(pki, "server.key"),
+                                "--header-timeout", str(HEADER_TIMEOUT), "--idle-timeout", "30"],
+                               os.path.join(pki, "ca.pem"))
+            server.start()
+            raw = connect(server.port)
+            with server.context.wrap_socket(raw, server_hostname=HOST) as tls:
+                t0 = time.monotonic()
+                tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                closed = None
+                for b in (b"X-Slow: " + b"s" * 100):
+                    r, _, _ = select.select([tls], [], [], TRICKLE)
+                    if r:
+                        try:
+                            data = tls.recv(65536)
+                        except (OSError, ssl.SSLError):
+                            data = b""
+                        self.assertEqual(data, b"", "a TLS slowloris head was answered")
+                        closed = time.monotonic() - t0
+                        break
+                    if time.monotonic() - t0 > HEADER_WAIT:
+                        break
+                    try:
+                        tls.send(bytes([b]))
+                    except (OSError, ssl.SSLError):
+                        pass
+            self.assertIsNotNone(closed, "TLS slowloris still open after %.1fs" % HEADER_WAIT)
+            self.assertGreater(closed, HEADER_TIMEOUT - 0.3)
+            # And the server serves HTTPS as before.
+            c = server.client(timeout=10)
+            try:
+                self.assertEqual(c.get("/healthz").status, 200)
+            finally:
+                c.close()
+            server.stop_checked()
+        finally:
+            if server is not None:
+                server.cleanup()
+            shutil.rmtree(pki, ignore_errors=True)
 
 
 if __name__ == "__main__":

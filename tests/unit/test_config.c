@@ -21,6 +21,7 @@ static const char *const env_names[] = {
     "JOBQ_MAX_CONNECTIONS",
     "JOBQ_MAX_CONNECTIONS_PER_IP",
     "JOBQ_IDLE_TIMEOUT",
+    "JOBQ_HEADER_TIMEOUT",
     "JOBQ_READERS",
     "JOBQ_LOG_LEVEL",
 };
@@ -72,6 +73,7 @@ TEST(defaults)
     /* At least 1,000 simultaneous connections from one address by default. */
     CHECK_INT(c.max_connections_per_ip, 2048);
     CHECK_INT(c.idle_timeout, 90);
+    CHECK_INT(c.header_timeout, 30);
     CHECK_INT(c.readers, 4);
     CHECK_STR(c.log_level, "info");
     CHECK_STR(err, "");
@@ -418,10 +420,47 @@ TEST(connection_limits)
     CHECK(strstr(err, "idle-timeout") != NULL);
 }
 
+TEST(header_timeout)
+{
+    clear_env();
+    struct config c;
+    char err[512] = "";
+    CHECK_INT(load(&c, err, sizeof err, "--header-timeout", "1", NULL), CONFIG_OK);
+    CHECK_INT(c.header_timeout, 1);
+    CHECK_INT(load(&c, err, sizeof err, "--header-timeout=3600", NULL), CONFIG_OK);
+    CHECK_INT(c.header_timeout, 3600);
+    CHECK_INT(load(&c, err, sizeof err, "--header-timeout=0", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "header-timeout") != NULL);
+    CHECK(strstr(err, "from 1 to 3600") != NULL);
+    CHECK_INT(load(&c, err, sizeof err, "--header-timeout=3601", NULL), CONFIG_INVALID);
+    CHECK_INT(load(&c, err, sizeof err, "--header-timeout=2s", NULL), CONFIG_INVALID);
+    setenv("JOBQ_HEADER_TIMEOUT", "7", 1);
+    enum config_parse r = load(&c, err, sizeof err, NULL);
+    int64_t from_env = c.header_timeout;
+    enum config_parse r2 = load(&c, err, sizeof err, "--header-timeout=9", NULL);
+    int64_t from_flag = c.header_timeout;
+    setenv("JOBQ_HEADER_TIMEOUT", "-1", 1);
+    enum config_parse r3 = load(&c, err, sizeof err, NULL);
+    clear_env();
+    CHECK_INT(r, CONFIG_OK);
+    CHECK_INT(from_env, 7);
+    CHECK_INT(r2, CONFIG_OK);
+    CHECK_INT(from_flag, 9);
+    CHECK_INT(r3, CONFIG_INVALID);
+    CHECK(strstr(err, "JOBQ_HEADER_TIMEOUT") != NULL);
+
+    static char usage[16384];
+    FILE *out = fmemopen(usage, sizeof usage, "w");
+    config_usage(out, "jobqd");
+    fclose(out);
+    CHECK(strstr(usage, "--header-timeout SECONDS\n") != NULL);
+    CHECK(strstr(usage, "env JOBQ_HEADER_TIMEOUT; default 30; an integer from 1 to 3600") != NULL);
+}
+
 TEST_MAIN(TEST_ENTRY(defaults), TEST_ENTRY(env_overrides_defaults), TEST_ENTRY(flags_override_env),
           TEST_ENTRY(equals_form_and_last_wins), TEST_ENTRY(bounds_rejected_naming_key_and_range),
           TEST_ENTRY(bad_env_names_variable), TEST_ENTRY(listen_parsing),
           TEST_ENTRY(unknown_and_missing), TEST_ENTRY(help_and_version),
           TEST_ENTRY(auth_token_file_accepted), TEST_ENTRY(non_loopback_needs_auth_or_insecure),
           TEST_ENTRY(insecure_switch_forms), TEST_ENTRY(tls_cert_and_key_together),
-          TEST_ENTRY(connection_limits))
+          TEST_ENTRY(connection_limits), TEST_ENTRY(header_timeout))

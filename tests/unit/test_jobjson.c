@@ -6,11 +6,21 @@
 #include "reply.h"
 #include "testlib.h"
 
+/* The job as cJSON prints job_to_json(); NULL when the direct writer (jtext_job) writes
+ * anything else. */
 static char *print_job(const struct job *j, int with_token)
 {
     cJSON *o = job_to_json(j, with_token);
     char *text = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
+    struct jtext t = {0};
+    jtext_job(&t, j, with_token);
+    if (text && (t.oom || !t.p || strcmp(t.p, text) != 0 || t.len != strlen(text))) {
+        fprintf(stderr, "cJSON  %s\njtext  %s\n", text, t.p ? t.p : "(null)");
+        free(text);
+        text = NULL;
+    }
+    free(t.p);
     return text;
 }
 
@@ -91,6 +101,49 @@ TEST(claimed_job_with_token_and_exact_ints)
     CHECK(ok);
 }
 
+TEST(direct_text_escapes_like_cjson)
+{
+    struct job j = {0};
+    j.id = -5;
+    j.queue = "q\"\\/\b\f\n\r\t\x01\x1f\x7f \xc3\xa9";
+    j.payload = "{\"a\":\"\\u0000\"}";
+    j.priority = INT64_MIN + 1;
+    j.run_at = JOB_NONE + 1;
+    j.max_runtime_seconds = 0;
+    j.claimed_at = j.heartbeat_at = j.lease_expires_at = j.finished_at = JOB_NONE;
+    j.worker_id = "";
+    j.error_code = "\x02x";
+    j.lease_token = "t\"k";
+    for (int status = 0; status < JOB_STATUS_COUNT; status++) {
+        j.status = (enum job_status)status;
+        for (int tok = 0; tok < 2; tok++) {
+            char *text = print_job(&j, tok);
+            CHECK(text != NULL);
+            free(text);
+        }
+    }
+    /* A list of jobs. */
+    struct job two[2] = {j, j};
+    two[1].id = 7;
+    struct jtext t = {0};
+    jtext_jobs(&t, two, 2, 1);
+    cJSON *parsed = t.p ? cJSON_Parse(t.p) : NULL;
+    free(t.p);
+    CHECK(parsed != NULL);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(parsed, "jobs");
+    int ok =
+        cJSON_GetArraySize(arr) == 2 &&
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 1), "id")->valueint == 7 &&
+        strcmp(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 0), "queue")->valuestring,
+               j.queue) == 0;
+    cJSON_Delete(parsed);
+    CHECK(ok);
+    t = (struct jtext){0};
+    jtext_jobs(&t, NULL, 0, 1);
+    CHECK(t.p && strcmp(t.p, "{\"jobs\":[]}") == 0);
+    free(t.p);
+}
+
 TEST(error_table)
 {
     static const struct {
@@ -120,4 +173,5 @@ TEST(error_table)
 }
 
 TEST_MAIN(TEST_ENTRY(fresh_job_in_contract_order),
-          TEST_ENTRY(claimed_job_with_token_and_exact_ints), TEST_ENTRY(error_table))
+          TEST_ENTRY(claimed_job_with_token_and_exact_ints),
+          TEST_ENTRY(direct_text_escapes_like_cjson), TEST_ENTRY(error_table))

@@ -196,10 +196,11 @@ TEST(enqueue_batch_all_or_nothing)
                              spec_of("q", 0, T0)};
     struct job out[4];
     int created[4];
-    /* Step 1 is BEGIN, then two steps per insert (the row, then done): step 4 makes the
-     * second insert hit a disk I/O error after the first one went in. */
-    sqlite_conn_fault(4, SQLITE_IOERR_WRITE);
+    /* Step 1 is BEGIN, then one step per insert: step 3 makes the second insert hit a disk
+     * I/O error after the first one went in. */
+    sqlite_conn_fault(3, SQLITE_IOERR_WRITE);
     CHECK_INT(store_enqueue(s, sp, 4, T0, out, created), STORE_UNAVAILABLE);
+    CHECK_INT(sqlite_conn_fault_fired(), 1);
     sqlite_conn_fault(0, 0);
     struct list_filter f = {NULL, -1, 0, 10};
     struct job got[10];
@@ -223,9 +224,10 @@ TEST(busy_is_retried_then_reported)
     /* One busy BEGIN: retried, succeeds. */
     sqlite_conn_fault(1, SQLITE_BUSY);
     CHECK(enqueue(s, "q", 0, T0, T0) > 0);
-    /* A busy COMMIT (BEGIN, insert row, insert done, COMMIT): rolled back and retried. */
-    sqlite_conn_fault(4, SQLITE_BUSY);
+    /* A busy COMMIT (BEGIN, insert, COMMIT): rolled back and retried. */
+    sqlite_conn_fault(3, SQLITE_BUSY);
     CHECK(enqueue(s, "q", 0, T0, T0) > 0);
+    CHECK_INT(sqlite_conn_fault_fired(), 1);
     CHECK_INT(sql_int("SELECT count(*) FROM jobs"), 2);
 
     /* Locked by another process past the retry budget: STORE_BUSY, then fine again. */
@@ -405,7 +407,8 @@ TEST(migrations_set_user_version)
     store_close(s);
     CHECK(sqlite_schema_version() >= 1);
     CHECK_INT(sql_int("PRAGMA user_version"), sqlite_schema_version());
-    CHECK_INT(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_claim'"), 1);
+    CHECK_INT(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_claim_req'"), 1);
+    CHECK_INT(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_claim'"), 0);
 
     /* Reopening applies nothing and keeps the version. */
     s = open_store();

@@ -1,5 +1,6 @@
 /* The SQLite store's claim: order, max_jobs, capabilities, scheduled jobs and the query plan
  * (the delayed-job trap). Many claimers at once: test_store_threads.c. */
+#include "sqlite_conn.h"
 #include "sqlite_stmt.h"
 #include "test_store_util.h"
 
@@ -242,7 +243,7 @@ TEST(claim_plan_uses_partial_indexes)
     CHECK(s != NULL);
     store_close(s);
     CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_PLAIN), "jobs_claim_plain"));
-    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_CAPS), "jobs_claim"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_CAPS), "jobs_claim_req"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_PROMOTE), "jobs_scheduled"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_NEXT_DUE), "jobs_scheduled"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_SWEEP_DELETE), "jobs_finished"));
@@ -274,9 +275,11 @@ TEST(delayed_jobs_stay_out_of_the_claim_index)
     store_close(s);
 
     CHECK_INT(sql_int("SELECT count(*) FROM jobs WHERE status = 0"), FUTURE);
-    CHECK_INT(sql_int("SELECT count(*) FROM jobs INDEXED BY jobs_claim WHERE status = 1"), 1);
+    CHECK_INT(sql_int("SELECT count(*) FROM jobs INDEXED BY jobs_claim_plain "
+                      "WHERE status = 1 AND requires IS NULL"),
+              1);
     CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_PLAIN), "jobs_claim_plain"));
-    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_CAPS), "jobs_claim"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_CAPS), "jobs_claim_req"));
 
     s = open_store();
     CHECK(s != NULL);
@@ -291,6 +294,52 @@ TEST(delayed_jobs_stay_out_of_the_claim_index)
     store_close(s);
 }
 
+/* Steps of one claim_one() call, counted with a fault that never fires. Sets *id. */
+static int claim_steps(struct store *s, int64_t now, int64_t *id, struct job *out)
+{
+    sqlite_conn_fault_run(1 << 30, SQLITE_FULL, 1);
+    *id = claim_one(s, "q", now, out);
+    int steps = sqlite_conn_fault_steps();
+    sqlite_conn_fault(0, 0);
+    return steps;
+}
+
+TEST(claim_promotes_only_when_a_job_is_due)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job j, k;
+    int64_t got = -1;
+    /* The first claim does not know yet what is scheduled: it looks. */
+    CHECK_INT(claim_one(s, "q", T0, &j), 0);
+    int empty = claim_steps(s, T0, &got, &j);
+    CHECK_INT(got, 0);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    int plain = claim_steps(s, T0, &got, &j);
+    CHECK_INT(got, a);
+    job_clear(&j);
+    /* A job scheduled for later does not make claims promote before it is due. */
+    int64_t c = enqueue(s, "q", 0, T0 + 100, T0);
+    int64_t b = enqueue(s, "q", 0, T0, T0);
+    CHECK_INT(claim_steps(s, T0 + 10, &got, &j), plain);
+    CHECK_INT(got, b);
+    job_clear(&j);
+    /* Due: the claim promotes it itself (no sweep) and takes it. */
+    CHECK(claim_steps(s, T0 + 100, &got, &j) > plain);
+    CHECK_INT(got, c);
+    /* A failure with a retry delay schedules it again: claimable exactly at its run_at. */
+    struct fail_req f = {"e", NULL, 1, 50};
+    CHECK_INT(store_fail(s, c, j.lease_token, &f, T0 + 100, &k), STORE_OK);
+    CHECK_INT(k.status, JOB_SCHEDULED);
+    job_clear(&j);
+    job_clear(&k);
+    CHECK_INT(claim_steps(s, T0 + 149, &got, &j), empty);
+    CHECK_INT(got, 0);
+    CHECK_INT(claim_one(s, "q", T0 + 150, &j), c);
+    job_clear(&j);
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(claim_sets_lease_fields),
           TEST_ENTRY(claim_again_grows_fencing_token_and_new_token),
           TEST_ENTRY(claim_order_priority_run_at_id), TEST_ENTRY(claim_order_across_queues),
@@ -299,4 +348,5 @@ TEST_MAIN(TEST_ENTRY(claim_sets_lease_fields),
           TEST_ENTRY(scheduled_claimable_at_run_at_without_sweep),
           TEST_ENTRY(scheduled_due_job_competes_by_priority),
           TEST_ENTRY(claim_plan_uses_partial_indexes),
-          TEST_ENTRY(delayed_jobs_stay_out_of_the_claim_index))
+          TEST_ENTRY(delayed_jobs_stay_out_of_the_claim_index),
+          TEST_ENTRY(claim_promotes_only_when_a_job_is_due))

@@ -1,6 +1,6 @@
 /* Group commit in the SQLite store: writes that wait for the writer together are committed
- * in one transaction, each in its own savepoint. Many threads at once share commits; one
- * write failing rolls back only itself (the others commit and their hooks run); a failed
+ * in one transaction. Many threads at once share commits; one write failing (before or
+ * after it changed rows) rolls back only itself (the others commit and their hooks run); a failed
  * COMMIT fails every write of the group and leaves the database as it was; and a storage
  * fault at any step of a group leaves each write's effect in the database exactly when its
  * result was STORE_OK. The writer is held (sqlite_writer_hold) while a test queues its group,
@@ -107,6 +107,80 @@ TEST(threads_at_once_share_one_commit)
     store_close(s);
     CHECK_INT(sql_int("SELECT count(*) FROM jobs"), N);
     CHECK(integrity_ok());
+}
+
+TEST(hooks_run_once_per_group)
+{
+    struct store *s = fresh_store();
+    CHECK(s != NULL);
+    /* Two due jobs in one queue, two scheduled ones: one wake-up, one timer poke. */
+    struct job_spec sp[4] = {spec_of("a", 0, T0), spec_of("a", 1, T0), spec_of("b", 0, T0 + 50),
+                             spec_of("b", 0, T0 + 20)};
+    struct store_call call[4];
+    struct job out[4];
+    int created[4];
+    sqlite_writer_hold(writer_of(s), 1);
+    for (int i = 0; i < 4; i++) {
+        call[i] = (struct store_call){.kind = STORE_CALL_ENQUEUE,
+                                      .now = T0,
+                                      .specs = &sp[i],
+                                      .nspecs = 1,
+                                      .out = &out[i],
+                                      .created = &created[i],
+                                      .done = call_done};
+        store_submit(s, &call[i]);
+    }
+    sqlite_writer_hold(writer_of(s), 0);
+    wait_calls(4);
+    for (int i = 0; i < 4; i++) {
+        CHECK_INT(call[i].result, STORE_OK);
+        job_clear(&out[i]);
+    }
+    CHECK_INT(rec.ready, 1);
+    CHECK_INT(rec.scheduled, 1);
+    store_close(s);
+}
+
+/* on_ready_some: how many jobs, per queue and group, when none requires anything. */
+struct counted {
+    int calls, jobs, all;
+};
+
+static void count_some(void *ctx, const char *queue, int jobs)
+{
+    struct counted *c = ctx;
+    (void)queue;
+    c->calls++;
+    c->jobs += jobs;
+}
+
+static void count_all(void *ctx, const char *queue)
+{
+    struct counted *c = ctx;
+    (void)queue;
+    c->all++;
+}
+
+TEST(ready_jobs_are_counted_for_the_wake_up)
+{
+    struct counted cnt = {0, 0, 0};
+    struct store_hooks hooks = {.on_ready = count_all, .ctx = &cnt, .on_ready_some = count_some};
+    log_set_level(LOG_OFF);
+    struct store *s = open_store_hooks(&hooks);
+    CHECK(s != NULL);
+    struct job_spec sp[4] = {spec_of("a", 0, T0), spec_of("a", 1, T0), spec_of("a", 2, T0),
+                             spec_of("r", 0, T0)};
+    sp[3].requires = "[\"gpu\"]";
+    /* One batch of three plain jobs in a and one with requires in r. */
+    struct job out[4];
+    int created[4];
+    CHECK_INT(store_enqueue(s, sp, 4, T0, out, created), STORE_OK);
+    for (int i = 0; i < 4; i++)
+        job_clear(&out[i]);
+    CHECK_INT(cnt.calls, 1);
+    CHECK_INT(cnt.jobs, 3);
+    CHECK_INT(cnt.all, 1); /* r: a job with requires wakes every waiter */
+    store_close(s);
 }
 
 TEST(lone_write_commits_at_once)
@@ -282,7 +356,7 @@ TEST(failing_write_rolls_back_alone)
     int64_t pages = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     char sql[96];
-    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)pages + 2);
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)pages + 8);
     CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
     static char big[64 * 1024];
     memset(big, 'x', sizeof big - 3);
@@ -464,7 +538,9 @@ TEST(fault_at_every_step_of_a_group)
     CHECK(rc == 0);
 }
 
-TEST_MAIN(TEST_ENTRY(threads_at_once_share_one_commit), TEST_ENTRY(lone_write_commits_at_once),
+TEST_MAIN(TEST_ENTRY(threads_at_once_share_one_commit), TEST_ENTRY(hooks_run_once_per_group),
+          TEST_ENTRY(ready_jobs_are_counted_for_the_wake_up),
+          TEST_ENTRY(lone_write_commits_at_once),
           TEST_ENTRY(group_of_independent_writes_commits_once),
           TEST_ENTRY(failing_write_rolls_back_alone),
           TEST_ENTRY(failed_commit_fails_the_whole_group),

@@ -244,7 +244,7 @@ TEST(hooks_called_after_commit)
 {
     struct recorder rec;
     memset(&rec, 0, sizeof rec);
-    struct store_hooks hooks = {on_ready, on_scheduled, &rec};
+    struct store_hooks hooks = {.on_ready = on_ready, .on_scheduled = on_scheduled, .ctx = &rec};
     struct store *s = open_store_hooks(&hooks);
     CHECK(s != NULL);
     rec.s = s;
@@ -313,14 +313,15 @@ TEST(hooks_not_called_after_rollback)
 {
     struct recorder rec;
     memset(&rec, 0, sizeof rec);
-    struct store_hooks hooks = {on_ready, on_scheduled, &rec};
+    struct store_hooks hooks = {.on_ready = on_ready, .on_scheduled = on_scheduled, .ctx = &rec};
     struct store *s = open_store_hooks(&hooks);
     CHECK(s != NULL);
     struct job_spec sp[2] = {spec_of("a", 0, T0), spec_of("b", 0, T0 + 100)};
     struct job out[2];
     int created[2];
-    sqlite_conn_fault(6, SQLITE_FULL); /* BEGIN, insert a (2 steps), insert b (2), COMMIT */
+    sqlite_conn_fault(4, SQLITE_FULL); /* BEGIN, insert a, insert b, COMMIT */
     CHECK_INT(store_enqueue(s, sp, 2, T0, out, created), STORE_UNAVAILABLE);
+    CHECK_INT(sqlite_conn_fault_fired(), 1);
     CHECK_INT(rec.nready, 0);
     CHECK_INT(rec.nscheduled, 0);
     store_close(s);

@@ -279,7 +279,49 @@ TEST(expiry_of_many)
     CHECK_INT(early, 0);
 }
 
+TEST(notify_some_wakes_as_many_as_jobs)
+{
+    static const char *const qa[] = {"a"};
+    static const char *const qab[] = {"a", "b"};
+    struct waitq *q = waitq_new();
+    CHECK(q != NULL);
+    enum { N = 5 };
+    struct fake_req r[N], multi, armed;
+    for (int i = 0; i < N; i++) {
+        fake_init(&r[i], qa, 1, 60000);
+        CHECK_INT(waitq_arm(q, &r[i].w), 0);
+        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
+    }
+    fake_init(&multi, qab, 2, 60000);
+    CHECK_INT(waitq_arm(q, &multi.w), 0);
+    CHECK_INT(waitq_park(q, &multi.w, fake_suspend, &multi), 0);
+    fake_init(&armed, qa, 1, 60000);
+    CHECK_INT(waitq_arm(q, &armed.w), 0);
+
+    /* Two jobs: the two oldest single-queue waiters, the multi-queue one (it may take a job of
+     * b instead), and the armed one looks again at its park. */
+    waitq_notify_some(q, "a", 2);
+    CHECK_INT(atomic_load(&r[0].woken), 1);
+    CHECK_INT(atomic_load(&r[1].woken), 1);
+    CHECK_INT(atomic_load(&r[2].woken), 0);
+    CHECK_INT(atomic_load(&multi.woken), 1);
+    CHECK_INT(waitq_park(q, &armed.w, fake_suspend, &armed), 1);
+    CHECK_INT(waitq_parked(q), N - 2);
+    waitq_notify_some(q, "b", 5); /* nobody waits on b alone now */
+    CHECK_INT(waitq_parked(q), N - 2);
+    waitq_notify_some(q, "a", 1);
+    CHECK_INT(atomic_load(&r[2].woken), 1);
+    CHECK_INT(atomic_load(&r[3].woken), 0);
+    waitq_notify_some(q, "a", 0);
+    CHECK_INT(waitq_parked(q), N - 3);
+    waitq_notify(q, "a"); /* everybody else */
+    CHECK_INT(waitq_parked(q), 0);
+    for (int i = 0; i < N; i++)
+        CHECK_INT(atomic_load(&r[i].woken), 1);
+    waitq_free(q);
+}
+
 TEST_MAIN(TEST_ENTRY(notify_wakes_only_matching_queues), TEST_ENTRY(signal_between_arm_and_park),
           TEST_ENTRY(disarm_removes), TEST_ENTRY(deadline_expiry_wakes),
           TEST_ENTRY(shutdown_wakes_all_and_refuses), TEST_ENTRY(many_parked_use_no_thread),
-          TEST_ENTRY(expiry_of_many))
+          TEST_ENTRY(expiry_of_many), TEST_ENTRY(notify_some_wakes_as_many_as_jobs))
