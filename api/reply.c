@@ -99,22 +99,31 @@ static enum MHD_Result queue_json(struct request *rq, unsigned status, cJSON *bo
     return queue(rq, status, resp, JSON_TYPE, hdrs, nhdrs);
 }
 
-enum MHD_Result reply_jtext(struct request *rq, unsigned status, struct jtext *t, ...)
+/* Copy the (name, value) pairs of ap, ending with a NULL name, into hdrs (cap entries);
+ * pairs with a NULL value or past cap are dropped. Returns the number of entries used. */
+static size_t collect_headers(const char **hdrs, size_t cap, va_list ap)
 {
-    const char *hdrs[2 * REPLY_MAX_HEADERS];
     size_t n = 0;
-    va_list ap;
-    va_start(ap, t);
     for (;;) {
         const char *name = va_arg(ap, const char *);
         if (!name)
             break;
         const char *value = va_arg(ap, const char *);
-        if (n + 2 <= sizeof hdrs / sizeof hdrs[0] && value) {
+        if (n + 2 <= cap && value) {
             hdrs[n++] = name;
             hdrs[n++] = value;
         }
     }
+    return n;
+}
+
+enum MHD_Result reply_jtext(struct request *rq, unsigned status, struct jtext *t, ...)
+{
+    const char *hdrs[2 * REPLY_MAX_HEADERS];
+    size_t n;
+    va_list ap;
+    va_start(ap, t);
+    n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap);
     va_end(ap);
     char *text = t->p;
     size_t len = t->len;
@@ -139,19 +148,10 @@ enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body)
 enum MHD_Result reply_json_headers(struct request *rq, unsigned status, cJSON *body, ...)
 {
     const char *hdrs[2 * REPLY_MAX_HEADERS];
-    size_t n = 0;
+    size_t n;
     va_list ap;
     va_start(ap, body);
-    for (;;) {
-        const char *name = va_arg(ap, const char *);
-        if (!name)
-            break;
-        const char *value = va_arg(ap, const char *);
-        if (n + 2 <= sizeof hdrs / sizeof hdrs[0] && value) {
-            hdrs[n++] = name;
-            hdrs[n++] = value;
-        }
-    }
+    n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap);
     va_end(ap);
     return queue_json(rq, status, body, hdrs, n);
 }

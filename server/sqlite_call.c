@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "latch.h"
 #include "sqlite_store.h"
 
 /* The writer is done with the call's transaction: report to the caller. */
@@ -55,37 +56,20 @@ void sqlite_read_stats(struct store *s, struct store_stats *out)
     out->ops = atomic_load_explicit(&w->ops, memory_order_relaxed);
 }
 
-/* A synchronous caller waiting for its call. */
-struct waiting {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done;
-};
-
 static void wake(struct store_call *call)
 {
-    struct waiting *wt = call->ctx;
-    pthread_mutex_lock(&wt->mu);
-    wt->done = 1;
-    pthread_cond_signal(&wt->cv); /* under the lock: the waiter may free wt once it sees done */
-    pthread_mutex_unlock(&wt->mu);
+    latch_open(call->ctx);
 }
 
 /* Submit call and wait for it. */
 static enum store_result run(struct store *s, struct store_call *call)
 {
-    struct waiting wt = {.done = 0};
-    pthread_mutex_init(&wt.mu, NULL);
-    pthread_cond_init(&wt.cv, NULL);
+    struct latch wt;
+    latch_init(&wt);
     call->done = wake;
     call->ctx = &wt;
     sqlite_submit(s, call);
-    pthread_mutex_lock(&wt.mu);
-    while (!wt.done)
-        pthread_cond_wait(&wt.cv, &wt.mu);
-    pthread_mutex_unlock(&wt.mu);
-    pthread_cond_destroy(&wt.cv);
-    pthread_mutex_destroy(&wt.mu);
+    latch_wait_and_destroy(&wt);
     return call->result;
 }
 

@@ -1,4 +1,5 @@
 #include "sqlite_tx.h"
+#include "latch.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -333,35 +334,18 @@ void sqlite_tx_submit(struct sqlite_writer *w, struct sqlite_tx *tx)
     }
 }
 
-/* A caller of sqlite_tx_run waiting for its transaction. */
-struct waiting {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done;
-};
-
 static void wake(struct sqlite_tx *tx)
 {
-    struct waiting *wt = tx->done_arg;
-    pthread_mutex_lock(&wt->mu);
-    wt->done = 1;
-    pthread_cond_signal(&wt->cv); /* under the lock: the waiter may free wt once it sees done */
-    pthread_mutex_unlock(&wt->mu);
+    latch_open(tx->done_arg);
 }
 
 enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx)
 {
-    struct waiting wt = {.done = 0};
-    pthread_mutex_init(&wt.mu, NULL);
-    pthread_cond_init(&wt.cv, NULL);
+    struct latch wt;
+    latch_init(&wt);
     tx->done = wake;
     tx->done_arg = &wt;
     sqlite_tx_submit(w, tx);
-    pthread_mutex_lock(&wt.mu);
-    while (!wt.done)
-        pthread_cond_wait(&wt.cv, &wt.mu);
-    pthread_mutex_unlock(&wt.mu);
-    pthread_cond_destroy(&wt.cv);
-    pthread_mutex_destroy(&wt.mu);
+    latch_wait_and_destroy(&wt);
     return tx->result;
 }
