@@ -136,20 +136,10 @@ static void *lp_producer(void *arg)
     struct run *r = ts->r;
     while (!run_over(r)) {
         sleep_until(now_ns() + (1 + rand_r(&ts->seed) % 4) * 1000000LL);
-        pthread_mutex_lock(&r->mu);
-        uint64_t before = r->answered;
-        pthread_mutex_unlock(&r->mu);
+        uint64_t before = lp_answered(r);
         if (put(ts, now_ns()) != 0)
             continue;
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_sec += 10;
-        pthread_mutex_lock(&r->mu);
-        int rc = 0;
-        while (r->answered == before && rc == 0)
-            rc = pthread_cond_timedwait(&r->cond, &r->mu, &dl);
-        pthread_mutex_unlock(&r->mu);
-        if (rc != 0)
+        if (lp_wait_answered(r, before, 10) != 0)
             count_error(ts, "no waiting worker reserved a job within 10 s");
     }
     return NULL;
@@ -166,10 +156,7 @@ static void *lp_worker(void *arg)
         int64_t t = now_ns();
         if (j.t > 0)
             count_op(ts, t, t - j.t);
-        pthread_mutex_lock(&r->mu);
-        r->answered++;
-        pthread_cond_broadcast(&r->cond);
-        pthread_mutex_unlock(&r->mu);
+        lp_answer(r);
         delete_job(ts, &j);
     }
     return NULL;

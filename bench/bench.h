@@ -109,6 +109,13 @@ void *run_fail(struct run *r, const char *fmt, ...) __attribute__((format(printf
 void backlog_take(struct run *r, long n);
 void backlog_give(struct run *r, long n);
 
+/* Long poll: the count of jobs that parked workers answered so far; lp_answer() counts one
+ * more and wakes the producer; lp_wait_answered() waits up to `seconds` for the count to pass
+ * `before` and returns 0, or -1 on timeout. */
+uint64_t lp_answered(struct run *r);
+void lp_answer(struct run *r);
+int lp_wait_answered(struct run *r, uint64_t before, int seconds);
+
 /* Open n connections to the server of r, each with the given receive timeout, into cs[].
  * Returns 0, or -1 after printing why (the ones opened are freed). */
 int open_conns(struct run *r, struct conn *cs, int n, int timeout_ms);

@@ -110,20 +110,10 @@ static void *lp_producer(void *arg)
     struct run *r = ts->r;
     while (!run_over(r)) {
         sleep_until(now_ns() + (1 + rand_r(&ts->seed) % 4) * 1000000LL);
-        pthread_mutex_lock(&r->mu);
-        uint64_t before = r->answered;
-        pthread_mutex_unlock(&r->mu);
+        uint64_t before = lp_answered(r);
         if (jq_enqueue(ts, now_ns()) != 0)
             continue;
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_sec += 10;
-        pthread_mutex_lock(&r->mu);
-        int rc = 0;
-        while (r->answered == before && rc == 0)
-            rc = pthread_cond_timedwait(&r->cond, &r->mu, &dl);
-        pthread_mutex_unlock(&r->mu);
-        if (rc != 0)
+        if (lp_wait_answered(r, before, 10) != 0)
             count_error(ts, "no parked worker answered a job within 10 s");
     }
     return NULL;
@@ -141,10 +131,7 @@ static void *lp_worker(void *arg)
         int64_t t = now_ns();
         if (job.has_t && job.t > 0)
             count_op(ts, t, t - job.t);
-        pthread_mutex_lock(&r->mu);
-        r->answered++;
-        pthread_cond_broadcast(&r->cond);
-        pthread_mutex_unlock(&r->mu);
+        lp_answer(r);
         jq_complete(ts, &job);
     }
     return NULL;

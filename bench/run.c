@@ -97,6 +97,35 @@ void backlog_give(struct run *r, long n)
     pthread_mutex_unlock(&r->mu);
 }
 
+uint64_t lp_answered(struct run *r)
+{
+    pthread_mutex_lock(&r->mu);
+    uint64_t n = r->answered;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+void lp_answer(struct run *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->answered++;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+}
+
+int lp_wait_answered(struct run *r, uint64_t before, int seconds)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += seconds;
+    pthread_mutex_lock(&r->mu);
+    int rc = 0;
+    while (r->answered == before && rc == 0)
+        rc = pthread_cond_timedwait(&r->cond, &r->mu, &dl);
+    pthread_mutex_unlock(&r->mu);
+    return rc == 0 ? 0 : -1;
+}
+
 int open_conns(struct run *r, struct conn *cs, int n, int timeout_ms)
 {
     for (int i = 0; i < n; i++) {
