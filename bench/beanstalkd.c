@@ -90,24 +90,7 @@ static int delete_job(struct tstate *ts, const struct bjob *j)
 
 static void *producer(void *arg)
 {
-    struct tstate *ts = arg;
-    const struct opts *o = ts->r->o;
-    int only_put = strcmp(o->scenario, "enqueue") == 0;
-    for (int64_t k = 0; !run_over(ts->r); k++) {
-        int64_t t = now_ns();
-        if (o->rate > 0) {
-            t = ts->r->t_start + (int64_t)((double)(k * o->producers + ts->idx) * 1e9 / o->rate);
-            sleep_until(t);
-            if (run_over(ts->r))
-                break;
-        }
-        backlog_take(ts->r, 1);
-        if (put(ts, t) != 0)
-            backlog_give(ts->r, 1);
-        else if (only_put)
-            count_op(ts, now_ns(), now_ns() - t);
-    }
-    return NULL;
+    return produce_jobs(arg, put);
 }
 
 static void *worker(void *arg)

@@ -104,6 +104,12 @@ void count_error(struct tstate *ts, const char *fmt, ...) __attribute__((format(
 /* Print a fatal error and make every thread stop. Returns NULL (for thread bodies). */
 void *run_fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The body of a one-job-per-request producer thread: send(ts, t) sends one job stamped t (ns)
+ * and returns 0 once the server took it, else -1 (counted by send). At full speed or paced
+ * (opts.rate over all producers), under the backlog bound; in the enqueue scenario each job
+ * taken is counted with its latency. Returns NULL. */
+void *produce_jobs(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t));
+
 /* Producers: wait until n more jobs fit under the run's backlog bound (or the run is over),
  * and take them. Workers: give back n completed jobs. No-ops when the run has no bound. */
 void backlog_take(struct run *r, long n);

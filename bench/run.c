@@ -66,6 +66,27 @@ void *run_fail(struct run *r, const char *fmt, ...)
     return NULL;
 }
 
+void *produce_jobs(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t))
+{
+    const struct opts *o = ts->r->o;
+    int only_enqueue = strcmp(o->scenario, "enqueue") == 0;
+    for (int64_t k = 0; !run_over(ts->r); k++) {
+        int64_t t = now_ns();
+        if (o->rate > 0) {
+            t = ts->r->t_start + (int64_t)((double)(k * o->producers + ts->idx) * 1e9 / o->rate);
+            sleep_until(t);
+            if (run_over(ts->r))
+                break;
+        }
+        backlog_take(ts->r, 1);
+        if (send(ts, t) != 0)
+            backlog_give(ts->r, 1);
+        else if (only_enqueue)
+            count_op(ts, now_ns(), now_ns() - t);
+    }
+    return NULL;
+}
+
 void backlog_take(struct run *r, long n)
 {
     if (r->cap <= 0)

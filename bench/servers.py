@@ -50,14 +50,11 @@ def stop_process(proc, name, timeout=STOP_TIMEOUT):
     return proc.returncode
 
 
-class Jobqd:
-    """jobqd on a free port with a database in workdir (copied from snapshot when given)."""
+class LocalServer:
+    """A server process of ours (self.proc) listening on HOST:self.port."""
 
-    def __init__(self, binary, workdir, sync, snapshot=None, token=None):
-        self.binary, self.workdir, self.sync = binary, workdir, sync
-        self.snapshot, self.token = snapshot, token
-        self.proc = None
-        self.port = None
+    proc = None
+    port = None
 
     @property
     def pid(self):
@@ -66,6 +63,16 @@ class Jobqd:
     @property
     def addr(self):
         return "%s:%d" % (HOST, self.port)
+
+
+class Jobqd(LocalServer):
+    """jobqd on a free port with a database in workdir (copied from snapshot when given)."""
+
+    def __init__(self, binary, workdir, sync, snapshot=None, token=None):
+        self.binary, self.workdir, self.sync = binary, workdir, sync
+        self.snapshot, self.token = snapshot, token
+        self.proc = None
+        self.port = None
 
     def start(self):
         os.makedirs(self.workdir, exist_ok=True)
@@ -102,7 +109,7 @@ class Jobqd:
             raise ServerError("jobqd exited with %d after SIGTERM (log in %s)" % (rc, self.workdir))
 
 
-class Beanstalkd:
+class Beanstalkd(LocalServer):
     """beanstalkd on a free port; binlog: None (in memory), "f0" (fsync every write) or
     "nosync" (a binlog never fsynced: used only to fill the binlog quickly)."""
 
@@ -110,14 +117,6 @@ class Beanstalkd:
         self.workdir, self.binlog = workdir, binlog
         self.proc = None
         self.port = None
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    @property
-    def addr(self):
-        return "%s:%d" % (HOST, self.port)
 
     def start(self):
         os.makedirs(self.workdir, exist_ok=True)
