@@ -115,17 +115,7 @@ static void *worker(void *arg)
 
 static void *lp_producer(void *arg)
 {
-    struct tstate *ts = arg;
-    struct run *r = ts->r;
-    while (!run_over(r)) {
-        sleep_until(now_ns() + (1 + rand_r(&ts->seed) % 4) * 1000000LL);
-        uint64_t before = lp_answered(r);
-        if (put(ts, now_ns()) != 0)
-            continue;
-        if (lp_wait_answered(r, before, 10) != 0)
-            count_error(ts, "no waiting worker reserved a job within 10 s");
-    }
-    return NULL;
+    return lp_produce(arg, put);
 }
 
 static void *lp_worker(void *arg)

@@ -89,17 +89,7 @@ static void *claimer(void *arg)
  * and sends the next; the latency is enqueue start -> claim answer. */
 static void *lp_producer(void *arg)
 {
-    struct tstate *ts = arg;
-    struct run *r = ts->r;
-    while (!run_over(r)) {
-        sleep_until(now_ns() + (1 + rand_r(&ts->seed) % 4) * 1000000LL);
-        uint64_t before = lp_answered(r);
-        if (jq_enqueue(ts, now_ns()) != 0)
-            continue;
-        if (lp_wait_answered(r, before, 10) != 0)
-            count_error(ts, "no parked worker answered a job within 10 s");
-    }
-    return NULL;
+    return lp_produce(arg, jq_enqueue);
 }
 
 static void *lp_worker(void *arg)

@@ -87,6 +87,20 @@ void *produce_jobs(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t))
     return NULL;
 }
 
+void *lp_produce(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t))
+{
+    struct run *r = ts->r;
+    while (!run_over(r)) {
+        sleep_until(now_ns() + (1 + rand_r(&ts->seed) % 4) * 1000000LL);
+        uint64_t before = lp_answered(r);
+        if (send(ts, now_ns()) != 0)
+            continue;
+        if (lp_wait_answered(r, before, 10) != 0)
+            count_error(ts, "no parked worker took a job within 10 s");
+    }
+    return NULL;
+}
+
 void backlog_take(struct run *r, long n)
 {
     if (r->cap <= 0)

@@ -135,6 +135,10 @@ class Client:
             self.conn.close()
             self.conn = None
 
+    def _connect(self, timeout):
+        """A new connection to the server (a subclass may speak TLS)."""
+        return http.client.HTTPConnection(HOST, self.port, timeout=timeout)
+
     def request(self, method, path, body=None, raw=None, headers=None, timeout=None):
         """Send one request. `body` is encoded as JSON with Content-Type application/json;
         `raw` (bytes) is sent as is, with only the headers given. Returns a Response."""
@@ -150,8 +154,7 @@ class Client:
         for attempt in range(2):
             reused = self.conn is not None
             if self.conn is None:
-                self.conn = http.client.HTTPConnection(HOST, self.port,
-                                                       timeout=timeout or self.timeout)
+                self.conn = self._connect(timeout or self.timeout)
             elif timeout is not None:
                 self.conn.timeout = timeout
                 if self.conn.sock is not None:

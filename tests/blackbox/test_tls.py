@@ -5,7 +5,6 @@ verification, plain HTTP on the TLS port is closed without an answer and without
 the server keeps serving HTTPS after both. Bad certificate and key files fail start-up."""
 
 import http.client
-import json
 import os
 import shutil
 import socket
@@ -16,7 +15,7 @@ import time
 import unittest
 
 import harness
-from harness import HOST, REQUEST_TIMEOUT, START_TIMEOUT, Response, Server, ServerTest, jobqd_path
+from harness import HOST, REQUEST_TIMEOUT, START_TIMEOUT, Client, Server, ServerTest, jobqd_path
 
 # The harness's $JOBQD_WRAPPER (e.g. valgrind), when it has one, for the processes started here.
 WRAPPER = list(getattr(harness, "WRAPPER", []))
@@ -66,51 +65,17 @@ def trusting(cafile):
     return ctx
 
 
-class TLSClient:
-    """The harness Client's interface over HTTPS: one keep-alive connection, verified with
-    `context`. Not thread-safe."""
+class TLSClient(Client):
+    """The harness Client over HTTPS: one keep-alive connection, verified with `context`. Not
+    thread-safe."""
 
     def __init__(self, port, context, timeout=REQUEST_TIMEOUT):
-        self.port = port
+        super().__init__(port, timeout)
         self.context = context
-        self.timeout = timeout
-        self.conn = None
 
-    def close(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-    def request(self, method, path, body=None, raw=None, headers=None, timeout=None):
-        hdrs = dict(headers or {})
-        data = raw
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            hdrs.setdefault("Content-Type", "application/json")
-        if self.conn is None:
-            self.conn = http.client.HTTPSConnection(HOST, self.port, timeout=self.timeout,
-                                                    context=self.context)
-        t = timeout or self.timeout
-        self.conn.timeout = t
-        if self.conn.sock is not None:
-            self.conn.sock.settimeout(t)
-        try:
-            self.conn.request(method, path, body=data, headers=hdrs)
-            resp = self.conn.getresponse()
-            payload = resp.read()
-        except Exception:
-            self.close()
-            raise
-        headers_out = {k.lower(): v for k, v in resp.getheaders()}
-        if resp.will_close:
-            self.close()
-        return Response(resp.status, headers_out, payload)
-
-    def get(self, path, **kw):
-        return self.request("GET", path, **kw)
-
-    def post(self, path, body=None, **kw):
-        return self.request("POST", path, body=body, **kw)
+    def _connect(self, timeout):
+        return http.client.HTTPSConnection(HOST, self.port, timeout=timeout,
+                                           context=self.context)
 
 
 class TLSServer(Server):
