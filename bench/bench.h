@@ -119,11 +119,12 @@ void backlog_give(struct run *r, long n);
  * more and wakes the producer; lp_wait_answered() waits up to `seconds` for the count to pass
  * `before` and returns 0, or -1 on timeout. */
 uint64_t lp_answered(struct run *r);
+void lp_answer(struct run *r);
+int lp_wait_answered(struct run *r, uint64_t before, int seconds);
+
 /* The long-poll producer's body: send(ts, t) one job (as for produce_jobs), wait until a parked
  * worker took it (an error after 10 s), pause 1-5 ms, and again. Returns NULL. */
 void *lp_produce(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t));
-void lp_answer(struct run *r);
-int lp_wait_answered(struct run *r, uint64_t before, int seconds);
 
 /* Open n connections to the server of r, each with the given receive timeout, into cs[].
  * Returns 0, or -1 after printing why (the ones opened are freed). */
