@@ -20,8 +20,11 @@ installed() {
 
 # openssl: the CLI that tests/blackbox/test_tls.py makes its throwaway certificates with.
 # clang, libclang-rt-dev (libFuzzer's runtime): the fuzz targets (tests/fuzz/run.sh).
+# libpq-dev: the PostgreSQL backend's client library. postgresql: the server (initdb, pg_ctl)
+# and client (psql) programs of the throwaway test cluster (scripts/pg_cluster.sh); the
+# package's system cluster is never used.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format openssl clang libclang-rt-dev)
+          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

@@ -5,14 +5,38 @@
 # LeakSanitizer is on when the machine allows it; JOBQ_REQUIRE_LSAN=1 makes it an error when
 # it does not. JOBQ_VALGRIND=1 also runs the black-box suite against build/jobqd under
 # valgrind (slow; valgrind must be installed). Exits non-zero if anything failed.
+# Both ctest runs test SQLite and PostgreSQL: a throwaway PostgreSQL cluster
+# (scripts/pg_cluster.sh) runs in a temporary directory for the whole script and is stopped and
+# removed when it ends, however it ends; its JOBQ_TEST_PG_* variables (JOBQ_TEST_PG_URL: its
+# maintenance database, for the unit tests) and JOBQ_REQUIRE_PG=1 are exported, so that the
+# pg black-box variants (blackbox.pg.*) run and fail rather than skip.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 werror=${JOBQ_WERROR:-ON}
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+pgdir=""
+pg_cluster="$PWD/scripts/pg_cluster.sh"
+cleanup() {
+    if [ -n "$pgdir" ]; then
+        bash "$pg_cluster" stop "$pgdir" >/dev/null 2>&1 || echo "warning: $pgdir not removed"
+    fi
+    rm -rf "$logs"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 bash scripts/deps.sh
+
+echo "== PostgreSQL test cluster"
+pgdir=$(mktemp -d /tmp/jobq-pg.XXXXXX)
+bash "$pg_cluster" start "$pgdir"
+set -a
+# shellcheck source=/dev/null
+. "$pgdir/env"
+set +a
+export JOBQ_REQUIRE_PG=1
 
 failed=0
 
@@ -93,6 +117,8 @@ for run in $runs; do
     echo "$run: ${line:-no test summary}"
 done
 if [ "$failed" -ne 0 ]; then
+    echo "== PostgreSQL test cluster log (last 20 lines)"
+    tail -n 20 "$pgdir/postgres.log" 2>/dev/null || true
     echo "FAILED"
     exit 1
 fi

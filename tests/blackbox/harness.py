@@ -19,23 +19,41 @@ grow (x6) under a wrapper, which is slow.
 
 Crash tests use `Server.kill9()` (SIGKILL, no clean shutdown) and `Server.restart()` (start
 again on the same database, on the same port when it is free).
+
+Two backends. By default every Server gets a SQLite file in its temporary directory. With
+JOBQ_TEST_BACKEND=pg, a Server not given `db=` gets a fresh PostgreSQL database instead,
+jobq_t_<pid>_<n>, created in the test cluster that scripts/pg_cluster.sh started and named by
+JOBQ_TEST_PG_HOST (its socket directory), JOBQ_TEST_PG_PORT, JOBQ_TEST_PG_USER,
+JOBQ_TEST_PG_BIN (its bin directory: psql, pg_ctl) and JOBQ_TEST_PG_DATA (its data directory,
+for the pg_ctl helpers). jobqd then gets
+`--db postgresql:///jobq_t_<pid>_<n>?host=<socket dir, URL-encoded>&port=<port>&user=<user>`.
+A restart keeps the database; cleanup() drops it. `backend()` says which backend runs,
+`@sqlite_only(reason)` skips a test (or class) under pg, `sqlite_args(...)` passes flags that
+only SQLite has, `psql()` runs SQL in a test database, and `pg_stop()`, `pg_start()` and
+`pg_restart()` stop and start the whole test cluster. run_backend.py is what ctest runs for
+the pg variants: it exits 77 (skipped) when the cluster's variables are missing.
 """
 
 import http.client
 import itertools
 import json
 import os
+import pwd
 import re
 import shlex
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 HOST = "127.0.0.1"
+PG_VARS = ("JOBQ_TEST_PG_HOST", "JOBQ_TEST_PG_PORT", "JOBQ_TEST_PG_USER")  # needed with pg
+PG_TIMEOUT = 60.0  # seconds for one psql or pg_ctl command (each also has its own -t)
 WRAPPER = shlex.split(os.environ.get("JOBQD_WRAPPER", ""))  # e.g. valgrind: see above
 SLOW = 6.0 if WRAPPER else 1.0
 START_TIMEOUT = 20.0 * SLOW  # seconds for /healthz to answer after spawn (sanitizers are slow)
@@ -272,14 +290,177 @@ def read_response(sock, timeout=REQUEST_TIMEOUT):
     return Response(status, headers, body)
 
 
+# ----- the backend: SQLite files or databases in the PostgreSQL test cluster ---------------
+
+def backend():
+    """The backend under test: "pg" when JOBQ_TEST_BACKEND=pg, else "sqlite"."""
+    return "pg" if os.environ.get("JOBQ_TEST_BACKEND", "") == "pg" else "sqlite"
+
+
+def sqlite_only(reason):
+    """Decorator: skip the test (or the whole class) under the pg backend, saying why."""
+    return unittest.skipIf(backend() == "pg", "SQLite only: " + reason)
+
+
+def sqlite_args(*args):
+    """`args` under SQLite, nothing under pg: for flags only the SQLite backend has."""
+    return tuple(args) if backend() == "sqlite" else ()
+
+
+def pg_missing():
+    """None when the test cluster's variables are set, else a sentence naming what is not."""
+    missing = [v for v in PG_VARS if not os.environ.get(v)]
+    if not missing:
+        return None
+    return ("the PostgreSQL test cluster is not set: %s missing (start one with "
+            "scripts/pg_cluster.sh start DIR, then `. DIR/env`)" % ", ".join(missing))
+
+
+def _pg_env():
+    why = pg_missing()
+    if why:
+        raise RuntimeError(why)
+    return {k: os.environ[k] for k in PG_VARS}
+
+
+def _pg_tool(name):
+    bindir = os.environ.get("JOBQ_TEST_PG_BIN")
+    if bindir:
+        return os.path.join(bindir, name)
+    found = shutil.which(name)
+    if not found:
+        raise RuntimeError("%s not found: set JOBQ_TEST_PG_BIN" % name)
+    return found
+
+
+def pg_url(dbname):
+    """The libpq URL of database `dbname` in the test cluster, on its unix socket."""
+    e = _pg_env()
+    return "postgresql:///%s?%s" % (
+        urllib.parse.quote(dbname, safe=""),
+        "&".join("%s=%s" % (k, urllib.parse.quote(e[v], safe=""))
+                 for k, v in (("host", "JOBQ_TEST_PG_HOST"), ("port", "JOBQ_TEST_PG_PORT"),
+                              ("user", "JOBQ_TEST_PG_USER"))))
+
+
+def psql(dbname, sql, timeout=PG_TIMEOUT, check=True):
+    """Run `sql` in database `dbname` of the test cluster (psql -Atc, stopping at the first
+    error). Returns the output without the final newline: one line per row, columns split by
+    "|". Raises AssertionError, with psql's message, when it fails and `check` is true."""
+    e = _pg_env()
+    cmd = [_pg_tool("psql"), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1",
+           "-h", e["JOBQ_TEST_PG_HOST"], "-p", e["JOBQ_TEST_PG_PORT"],
+           "-U", e["JOBQ_TEST_PG_USER"], "-d", dbname, "-c", sql]
+    env = dict(os.environ, PGCONNECT_TIMEOUT="10")
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("psql -d %s timed out after %.0fs: %s" % (dbname, timeout, sql))
+    if check and p.returncode != 0:
+        raise AssertionError("psql -d %s failed (%d): %s\n%s"
+                             % (dbname, p.returncode, sql, p.stderr.strip()))
+    return p.stdout.rstrip("\n")
+
+
+def _pg_ctl(*args):
+    """Run pg_ctl on the test cluster's data directory, as its owner (postgres refuses root)."""
+    data = os.environ.get("JOBQ_TEST_PG_DATA")
+    if not data:
+        raise RuntimeError("JOBQ_TEST_PG_DATA is not set: the pg_ctl helpers need the test "
+                           "cluster's data directory")
+    prefix = []
+    if os.geteuid() == 0:
+        owner = pwd.getpwuid(os.stat(data).st_uid).pw_name
+        if owner != "root":
+            prefix = ["runuser", "-u", owner, "--"]
+    cmd = prefix + [_pg_tool("pg_ctl"), "-D", data, "-w", "-t", "%d" % PG_TIMEOUT] + list(args)
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=PG_TIMEOUT + 10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("pg_ctl %s timed out" % " ".join(args))
+    if p.returncode != 0:
+        raise AssertionError("pg_ctl %s failed (%d): %s"
+                             % (" ".join(args), p.returncode, (p.stdout + p.stderr).strip()))
+
+
+def pg_stop():
+    """Stop the whole test cluster (fast mode: open sessions are ended). Waits until it is
+    down. Other tests that use the cluster at the same time fail: such tests run alone."""
+    _pg_ctl("-m", "fast", "stop")
+
+
+def pg_start():
+    """Start the test cluster again (the settings pg_cluster.sh wrote into postgresql.conf,
+    the log it keeps next to the data directory) and wait until it accepts connections."""
+    data = os.environ.get("JOBQ_TEST_PG_DATA", "")
+    _pg_ctl("-l", os.path.join(os.path.dirname(data), "postgres.log"), "start")
+    wait_until(lambda: psql("postgres", "SELECT 1", timeout=15, check=False) == "1",
+               PG_TIMEOUT, 0.2, "the PostgreSQL test cluster to accept connections")
+
+
+def pg_restart():
+    """pg_stop() then pg_start()."""
+    pg_stop()
+    pg_start()
+
+
+_db_counter = itertools.count(1)
+
+
+class TestDatabase:
+    """A fresh database for one test: a SQLite file in `directory`, or under pg a new
+    database in the test cluster. `url` is what `--db` takes, `name` the PostgreSQL
+    database's name (None under SQLite). drop() removes a PostgreSQL database (best effort,
+    bounded; the SQLite file goes with its directory)."""
+
+    def __init__(self, directory):
+        self.name = None
+        if backend() == "sqlite":
+            self.url = os.path.join(directory, "jobq.db")
+            return
+        self.name = "jobq_t_%d_%d" % (os.getpid(), next(_db_counter))
+        psql("postgres", 'CREATE DATABASE "%s"' % self.name)
+        self.url = pg_url(self.name)
+
+    def sql(self, sql, **kw):
+        """psql() in this database (pg only)."""
+        if self.name is None:
+            raise AssertionError("sql() needs the pg backend")
+        return psql(self.name, sql, **kw)
+
+    def drop(self):
+        if self.name is None:
+            return
+        name, self.name = self.name, None
+        try:  # FORCE ends sessions a killed jobqd may have left behind
+            out = psql("postgres", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name,
+                       timeout=30, check=False)
+        except AssertionError as e:
+            out = str(e)
+        if psql("postgres", "SELECT 1 FROM pg_database WHERE datname = '%s'" % name,
+                timeout=10, check=False) == "1":
+            sys.stderr.write("warning: could not drop test database %s: %s\n" % (name, out))
+
+
 class Server:
-    """A jobqd process on a free loopback port with its own temporary directory."""
+    """A jobqd process on a free loopback port with its own temporary directory and, unless
+    given `db=`, a fresh database (TestDatabase: SQLite file or PostgreSQL database)."""
 
     def __init__(self, args=(), db=None, env=None, via_env=False):
         self.args = list(args)
         self.via_env = via_env  # pass listen and db as JOBQ_LISTEN / JOBQ_DB, not flags
         self.tmpdir = tempfile.mkdtemp(prefix="jobq-bb-")
-        self.db = db or os.path.join(self.tmpdir, "jobq.db")
+        self.database = None  # the TestDatabase made here, dropped by cleanup()
+        if db is None:
+            try:
+                self.database = TestDatabase(self.tmpdir)
+            except BaseException:
+                shutil.rmtree(self.tmpdir, ignore_errors=True)
+                raise
+        self.db = db or self.database.url
+        self.db_name = self.database.name if self.database else None  # pg: for psql()
         self.env = env
         self.proc = None
         self.port = None
@@ -399,7 +580,15 @@ class Server:
             self.proc.wait(timeout=STOP_TIMEOUT)
         if self.log_file:
             self.log_file.close()
+        if self.database is not None:
+            self.database.drop()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def sql(self, sql, **kw):
+        """psql() in this server's own database (pg only)."""
+        if self.database is None:
+            raise AssertionError("sql() needs a database the harness made")
+        return self.database.sql(sql, **kw)
 
 
 _queue_counter = itertools.count(1)

@@ -14,8 +14,8 @@ import tempfile
 import unittest
 
 import harness
-from harness import (HOST, START_TIMEOUT, STOP_TIMEOUT, Client, Server, ServerTest, jobqd_path,
-                     read_response, wait_until)
+from harness import (HOST, START_TIMEOUT, STOP_TIMEOUT, Client, Server, ServerTest, TestDatabase,
+                     jobqd_path, read_response, wait_until)
 
 # The harness's $JOBQD_WRAPPER (e.g. valgrind), when it has one, for the processes started here.
 WRAPPER = list(getattr(harness, "WRAPPER", []))
@@ -64,12 +64,13 @@ class Spawned:
 
     def __init__(self, args, env=None):
         self.tmpdir = tempfile.mkdtemp(prefix="jobq-auth-")
+        self.database = TestDatabase(self.tmpdir)  # a SQLite file in tmpdir, or a pg database
         self.log_path = os.path.join(self.tmpdir, "jobqd.log")
         self.log = open(self.log_path, "wb")
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            WRAPPER + [jobqd_path(), "--db", os.path.join(self.tmpdir, "jobq.db")] + args,
+            WRAPPER + [jobqd_path(), "--db", self.database.url] + args,
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
         self.port = None
 
@@ -103,6 +104,7 @@ class Spawned:
             self.proc.kill()
             self.proc.wait(timeout=STOP_TIMEOUT)
         self.log.close()
+        self.database.drop()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 

@@ -11,7 +11,8 @@ import tempfile
 import time
 import unittest
 
-from harness import HOST, Client, Server, ServerTest, jobqd_path, read_response
+from harness import (HOST, Client, Server, ServerTest, TestDatabase, backend, jobqd_path,
+                     read_response)
 
 CONTRACT_FLAGS = ("--listen", "--db", "--sweep-interval", "--retention", "--sync",
                   "--max-body-bytes", "--backoff-base", "--backoff-max", "--auth-token-file")
@@ -69,7 +70,9 @@ class Persistence(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="jobq-persist-")
         self.addCleanup(shutil.rmtree, self.dir, True)
-        self.db = os.path.join(self.dir, "jobq.db")
+        self.database = TestDatabase(self.dir)  # a SQLite file in self.dir, or a pg database
+        self.addCleanup(self.database.drop)
+        self.db = self.database.url
 
     def start(self):
         srv = Server(db=self.db)
@@ -157,7 +160,11 @@ class CommandLine(unittest.TestCase):
         srv = Server(args=("--max-body-bytes", "2048"), via_env=True)
         self.addCleanup(srv.cleanup)
         srv.start()
-        self.assertTrue(os.path.exists(srv.db))
+        if backend() == "sqlite":
+            self.assertTrue(os.path.exists(srv.db))
+        else:  # JOBQ_DB named this database: jobqd made its tables in it
+            self.assertNotEqual(srv.sql("SELECT count(*) FROM pg_tables WHERE schemaname "
+                                        "NOT IN ('pg_catalog', 'information_schema')"), "0")
         c = Client(srv.port)
         r = c.post("/jobs", {"payload": "x" * 3000})
         self.assertEqual(r.status, 413, r)

@@ -11,7 +11,10 @@ unmounted in the test's cleanup, also when the test fails.
 The read-only test changes the database file's mode. Root ignores file modes, so run as
 root it starts jobqd as the user "nobody" (setpriv), in a directory of its own. A read-only
 remount of the file system cannot be had instead: Linux refuses it (busy) while SQLite holds
-the database files open for writing."""
+the database files open for writing.
+
+Each of these faults is one of the SQLite file, so every test here is SQLite only: skipped,
+saying why, under JOBQ_TEST_BACKEND=pg."""
 
 import errno
 import os
@@ -25,7 +28,7 @@ import time
 import unittest
 
 import harness
-from harness import Server, wait_until
+from harness import Server, sqlite_only, wait_until
 
 BUSY_BUDGET = 2.0   # seconds a write may take to give up on a locked database
 READYZ_BUDGET = 1.0  # seconds /readyz may take while the database is locked
@@ -197,6 +200,7 @@ class StorageFaultTest(unittest.TestCase):
 
 
 class BusyDatabase(StorageFaultTest):
+    @sqlite_only("another process holds the SQLite file's write lock")
     def test_locked_by_another_process(self):
         tmp = tempfile.mkdtemp(prefix="jobq-busy-")
         self.addCleanup(shutil.rmtree, tmp, True)
@@ -242,6 +246,7 @@ class BusyDatabase(StorageFaultTest):
 
 @unittest.skipUnless(MOUNT_OK, MOUNT_WHY)
 class DiskFull(StorageFaultTest):
+    @sqlite_only("the SQLite file on a tmpfs that fills up")
     def test_disk_fills_up_then_grows(self):
         mnt = self.mount_tmpfs("4m")
         db = os.path.join(mnt, "jobq.db")
@@ -270,6 +275,7 @@ class DiskFull(StorageFaultTest):
         self.assert_readable(c, created)
         self.stop_and_check(srv, db, len(created))
 
+    @sqlite_only("the SQLite file on a tmpfs that fills up")
     def test_full_disk_readyz_and_recovery(self):
         mnt = self.mount_tmpfs("4m")
         db = os.path.join(mnt, "jobq.db")
@@ -365,6 +371,7 @@ class ReadOnlyDatabase(StorageFaultTest):
         self.assertEqual(os.listdir(os.path.dirname(db)), ["jobq.db"])
         self.assertTrue(os.stat(db).st_mode & stat.S_IWUSR)
 
+    @sqlite_only("the SQLite file made read-only")
     def test_database_file_made_read_only(self):
         srv, db, jobs = self.seed()
         first, second = sorted(jobs)
@@ -407,6 +414,7 @@ class ReadOnlyDatabase(StorageFaultTest):
         self.assert_readable(c, jobs)
         self.assert_clean_stop(srv, db, jobs)
 
+    @sqlite_only("the SQLite file made read-only")
     def test_writable_again_before_a_restart(self):
         srv, db, jobs = self.seed()
         self.make_read_only(srv, db)
