@@ -1,14 +1,11 @@
 /* jobqd: read the configuration, start the parts, wait for SIGTERM/SIGINT, stop them in
  * order. Everything else lives in the library. */
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "app.h"
 #include "auth.h"
@@ -48,6 +45,12 @@ static void hook_ready_some(void *arg, const char *queue, int jobs)
 {
     struct hook_ctx *c = arg;
     waitq_notify_some(atomic_load(&c->waitq), queue, (size_t)jobs + WAKE_MARGIN);
+}
+
+static void hook_lost(void *arg)
+{
+    struct hook_ctx *c = arg;
+    waitq_notify_all(atomic_load(&c->waitq));
 }
 
 static void hook_scheduled(void *arg, int64_t run_at)
@@ -92,33 +95,6 @@ static void log_access(const struct config *cfg, const struct auth *auth, const 
     }
 }
 
-/* Create the directories above the database file (like mkdir -p). Returns 0, or -1 (logged). */
-static int make_parent_dirs(const char *db_path)
-{
-    char dir[PATH_MAX];
-    if (snprintf(dir, sizeof dir, "%s", db_path) >= (int)sizeof dir) {
-        log_error("database path too long: %s", db_path);
-        return -1;
-    }
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = '\0';
-    for (char *p = dir + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            log_error("cannot create directory %s for the database: %s", dir, strerror(errno));
-            return -1;
-        }
-        *p = c;
-        if (c == '\0')
-            return 0;
-    }
-}
-
 int main(int argc, char **argv)
 {
     static struct config cfg;
@@ -155,30 +131,34 @@ int main(int argc, char **argv)
 
     static struct hook_ctx hooks;
     struct store_options opts = {
-        .path = cfg.db_path,
-        .sync_full = cfg.sync_full,
+        .url = cfg.db_path,
         .backoff_base = cfg.backoff_base,
         .backoff_max = cfg.backoff_max,
-        .readers = cfg.readers,
         .hooks = {.on_ready = hook_ready,
                   .on_scheduled = hook_scheduled,
                   .ctx = &hooks,
-                  .on_ready_some = hook_ready_some},
+                  .on_ready_some = hook_ready_some,
+                  .on_lost = hook_lost},
+        .sqlite = {.sync_full = cfg.sync_full, .readers = cfg.readers},
+        .pg = {.pool_size = cfg.pool_size,
+               .checkout_ms = cfg.pg_checkout_ms,
+               .statement_ms = cfg.pg_statement_ms,
+               .connect_timeout_s = 5},
     };
     struct auth *auth = NULL;
     if (load_tokens(&cfg, &auth) != 0)
         return 1;
-    if (make_parent_dirs(cfg.db_path) != 0) {
-        auth_free(auth);
-        return 1;
-    }
-    struct store *store = store_sqlite_open(&opts);
+    char db_shown[512];
+    store_url_redact(cfg.db_path, db_shown, sizeof db_shown);
+    struct store *store = store_open(&opts);
     if (!store) {
-        log_error("cannot open the database %s", cfg.db_path);
+        log_error("cannot open the database %s", db_shown);
         auth_free(auth);
         return 1;
     }
-    struct waitq *waitq = waitq_new();
+    /* Where other processes write too, a parked long poll looks again now and then by itself:
+     * their news (LISTEN/NOTIFY) is a hint that may be lost. */
+    struct waitq *waitq = waitq_new(store->shared ? WAITQ_RECHECK_MS : 0);
     if (!waitq) {
         store_close(store);
         auth_free(auth);
@@ -213,8 +193,8 @@ int main(int argc, char **argv)
     char where[300];
     snprintf(where, sizeof where, "%s%s%s:%d", v6 ? "[" : "", cfg.listen_host, v6 ? "]" : "",
              http_port(http));
-    log_info("jobqd %s listening on %s (db %s, sync %s, tls %s)", JOBQ_VERSION, where, cfg.db_path,
-             cfg.sync_full ? "full" : "normal", cfg.tls_cert[0] ? "on" : "off");
+    log_info("jobqd %s listening on %s (db %s, tls %s)", JOBQ_VERSION, where, db_shown,
+             cfg.tls_cert[0] ? "on" : "off");
     log_access(&cfg, auth, where);
 
     int sig = 0;

@@ -43,14 +43,15 @@ struct setting {
 static const struct setting settings[] = {
     {"listen", "JOBQ_LISTEN", "127.0.0.1:8080", K_LISTEN, 0, 65535, FIELD(listen_host), "HOST:PORT",
      "address to listen on; [::1]:PORT for IPv6, port 0 picks a free one"},
-    {"db", "JOBQ_DB", "./data/jobq.db", K_PATH, 1, 0, FIELD(db_path), "PATH",
-     "SQLite database file (its directory is created when missing)"},
+    {"db", "JOBQ_DB", "./data/jobq.db", K_PATH, 1, 0, FIELD(db_path), "PATH|URL",
+     "SQLite database file (its directory is created when missing), or a PostgreSQL URL "
+     "(postgres://... or postgresql://..., any libpq URI, multi-host included)"},
     {"sweep-interval", "JOBQ_SWEEP_INTERVAL", "5", K_INT64, 1, 3600, FIELD(sweep_interval),
      "SECONDS", "how often the sweeper returns expired leases and deletes old jobs"},
     {"retention", "JOBQ_RETENTION", "604800", K_INT64, 0, 10 * YEAR_SECONDS, FIELD(retention),
      "SECONDS", "keep succeeded and cancelled jobs this long"},
     {"sync", "JOBQ_SYNC", "full", K_SYNC, 0, 0, FIELD(sync_full), "full|normal",
-     "full: an acknowledged write is on disk; normal: faster, may lose the last writes "
+     "SQLite: full: an acknowledged write is on disk; normal: faster, may lose the last writes "
      "on power loss"},
     {"max-body-bytes", "JOBQ_MAX_BODY_BYTES", "1048576", K_INT64, KIB, 64 * MIB,
      FIELD(max_body_bytes), "BYTES", "largest request body accepted (larger: 413)"},
@@ -84,7 +85,14 @@ static const struct setting settings[] = {
      "close a connection whose request line and headers are not all in this long after their "
      "first byte (slowloris)"},
     {"readers", "JOBQ_READERS", "4", K_INT, 1, 32, FIELD(readers), "N",
-     "database read connections"},
+     "SQLite: database read connections"},
+    {"pool-size", "JOBQ_POOL_SIZE", "8", K_INT, 1, 256, FIELD(pool_size), "N",
+     "PostgreSQL: connections per process for requests and the sweeper (one more listens)"},
+    {"pg-checkout-timeout", "JOBQ_PG_CHECKOUT_TIMEOUT", "5000", K_INT64, 10, 600000,
+     FIELD(pg_checkout_ms), "MS",
+     "PostgreSQL: wait at most this long for a free pooled connection (then 503)"},
+    {"pg-statement-timeout", "JOBQ_PG_STATEMENT_TIMEOUT", "5000", K_INT64, 10, 600000,
+     FIELD(pg_statement_ms), "MS", "PostgreSQL: statement_timeout of every statement"},
     {"log-level", "JOBQ_LOG_LEVEL", "info", K_LEVEL, 0, 0, FIELD(log_level),
      "debug|info|warn|error|off", "lowest level logged (access lines are debug)"},
 };

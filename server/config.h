@@ -9,7 +9,7 @@
 struct config {
     char listen_host[256]; /* --listen HOST:PORT, JOBQ_LISTEN; default 127.0.0.1:8080 */
     int listen_port;
-    char db_path[4096];         /* --db, JOBQ_DB; default ./data/jobq.db */
+    char db_path[4096];         /* --db PATH|URL, JOBQ_DB; default ./data/jobq.db */
     int64_t sweep_interval;     /* --sweep-interval seconds, JOBQ_SWEEP_INTERVAL; default 5 */
     int64_t retention;          /* --retention seconds, JOBQ_RETENTION; default 604800 */
     int sync_full;              /* --sync full|normal, JOBQ_SYNC; default full */
@@ -25,7 +25,10 @@ struct config {
     int max_connections_per_ip; /* --max-connections-per-ip, JOBQ_MAX_CONNECTIONS_PER_IP; 2048 */
     int64_t idle_timeout;       /* --idle-timeout seconds, JOBQ_IDLE_TIMEOUT; default 90 */
     int64_t header_timeout;     /* --header-timeout seconds, JOBQ_HEADER_TIMEOUT; default 30 */
-    int readers;                /* --readers, JOBQ_READERS; read connections, default 4 */
+    int readers;                /* --readers, JOBQ_READERS; SQLite read connections, default 4 */
+    int pool_size;              /* --pool-size, JOBQ_POOL_SIZE; PostgreSQL connections, 8 */
+    int64_t pg_checkout_ms;     /* --pg-checkout-timeout ms, JOBQ_PG_CHECKOUT_TIMEOUT; 5000 */
+    int64_t pg_statement_ms;    /* --pg-statement-timeout ms, JOBQ_PG_STATEMENT_TIMEOUT; 5000 */
     char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */
 };
 

@@ -36,11 +36,11 @@ static int full_batch(const struct sweep_result *r)
 /* One tick: store_sweep() in bounded batches while a batch came back full. */
 static enum tick sweep_tick(struct sweeper *sw, int64_t now)
 {
-    struct sweep_result total = {0, 0, 0, 0};
+    struct sweep_result total = {0};
     enum tick result = TICK_MORE;
     int batches = 0;
     while (batches < SWEEP_MAX_BATCHES && !atomic_load(&sw->stop)) {
-        struct sweep_result r = {0, 0, 0, 0};
+        struct sweep_result r = {0};
         enum store_result rc = store_sweep(sw->store, now, sw->retention, SWEEP_BATCH, &r);
         batches++;
         if (rc != STORE_OK) {

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "rand.h"
 
 /* Waiters are kept in one doubly linked list under one mutex. Parked waiters cost no thread:
  * a single deadline thread sleeps until the earliest parked deadline and wakes whoever is
@@ -20,6 +21,7 @@ struct waitq {
     int closing;            /* waitq_shutdown() was called */
     int stop;               /* the deadline thread must exit */
     int64_t sleep_until_ms; /* what the deadline thread sleeps towards; INT64_MAX: none */
+    int64_t recheck_ms;     /* 0: none; see waitq_new() */
 };
 
 #define DEADLINE_SLACK_MS 10
@@ -70,10 +72,10 @@ static void *deadline_main(void *arg)
         while (w) {
             struct waiter *after = w->next;
             if (w->parked) {
-                if (w->deadline_ms <= now)
+                if (w->due_ms <= now)
                     wake_locked(q, w);
-                else if (w->deadline_ms < next)
-                    next = w->deadline_ms;
+                else if (w->due_ms < next)
+                    next = w->due_ms;
             }
             w = after;
         }
@@ -95,7 +97,7 @@ static void *deadline_main(void *arg)
     return NULL;
 }
 
-struct waitq *waitq_new(void)
+struct waitq *waitq_new(int64_t recheck_ms)
 {
     struct waitq *q = calloc(1, sizeof *q);
     if (!q) {
@@ -109,6 +111,7 @@ struct waitq *waitq_new(void)
     pthread_cond_init(&q->cond, &ca);
     pthread_condattr_destroy(&ca);
     q->sleep_until_ms = INT64_MAX;
+    q->recheck_ms = recheck_ms > 0 ? recheck_ms : 0;
     int rc = pthread_create(&q->thread, NULL, deadline_main, q);
     if (rc != 0) {
         log_error("waitq: cannot start the deadline thread: %s", strerror(rc));
@@ -177,9 +180,15 @@ int waitq_park(struct waitq *q, struct waiter *w, void (*suspend)(void *arg), vo
     }
     w->parked = 1;
     q->parked++;
+    w->due_ms = w->deadline_ms;
+    if (q->recheck_ms) {
+        int64_t check = clock_mono_ms() + q->recheck_ms + (int64_t)(rand_unit() * q->recheck_ms);
+        if (check < w->due_ms)
+            w->due_ms = check;
+    }
     suspend(arg);
-    if (w->deadline_ms < q->sleep_until_ms) {
-        q->sleep_until_ms = w->deadline_ms;
+    if (w->due_ms < q->sleep_until_ms) {
+        q->sleep_until_ms = w->due_ms;
         pthread_cond_signal(&q->cond);
     }
     pthread_mutex_unlock(&q->mu);
@@ -237,12 +246,9 @@ void waitq_notify_some(struct waitq *q, const char *queue, size_t n)
     pthread_mutex_unlock(&q->mu);
 }
 
-void waitq_shutdown(struct waitq *q)
+/* Wake every parked waiter and mark every armed one. Lock held. */
+static void wake_all_locked(struct waitq *q)
 {
-    if (!q)
-        return;
-    pthread_mutex_lock(&q->mu);
-    q->closing = 1;
     struct waiter *w = q->head;
     while (w) {
         struct waiter *after = w->next;
@@ -252,6 +258,24 @@ void waitq_shutdown(struct waitq *q)
             w->signaled = 1;
         w = after;
     }
+}
+
+void waitq_notify_all(struct waitq *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    wake_all_locked(q);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void waitq_shutdown(struct waitq *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->closing = 1;
+    wake_all_locked(q);
     pthread_cond_signal(&q->cond);
     pthread_mutex_unlock(&q->mu);
 }

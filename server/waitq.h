@@ -24,11 +24,19 @@ struct waiter {
     void *arg;
     /* private */
     int armed, parked, signaled;
+    int64_t due_ms; /* parked: when the deadline thread wakes it (deadline or recheck) */
     struct waiter *prev, *next;
 };
 
-/* A new waitq with its deadline thread running, or NULL (logged). */
-struct waitq *waitq_new(void);
+/* How often a parked waiter looks again by itself when the waitq is made with a recheck:
+ * between this and twice this many ms (spread so that waiters do not look all at once). */
+#define WAITQ_RECHECK_MS 1000
+
+/* A new waitq with its deadline thread running, or NULL (logged). recheck_ms > 0: a parked
+ * waiter is also woken between recheck_ms and 2 * recheck_ms after it parked, to look again
+ * (news of jobs may have been lost: other processes); 0: only by notify, deadline or
+ * shutdown. */
+struct waitq *waitq_new(int64_t recheck_ms);
 
 /* Stop the deadline thread (after waking every waiter) and free the waitq. Accepts NULL. */
 void waitq_free(struct waitq *q);
@@ -62,6 +70,10 @@ void waitq_notify(struct waitq *q, const char *queue);
  * that others took them all; one that cannot look (its client is gone, the claim failed)
  * passes the wake-up on with waitq_notify_some(q, queue, 1). */
 void waitq_notify_some(struct waitq *q, const char *queue, size_t n);
+
+/* Wake every parked waiter and mark every armed one, whatever its queues (news may have been
+ * lost). Accepts NULL. */
+void waitq_notify_all(struct waitq *q);
 
 /* Wake every waiter and refuse new ones (waitq_arm returns -1). Idempotent. */
 void waitq_shutdown(struct waitq *q);

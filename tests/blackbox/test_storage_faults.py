@@ -360,7 +360,8 @@ class ReadOnlyDatabase(StorageFaultTest):
         """A read-only jobqd leaves its -wal and -shm behind, the -wal made by SQLite with
         the database file's mode: not writable for jobqd's user. (A new connection finding
         it so would stay read-only even on a writable database file.)"""
-        names = sorted(n for n in os.listdir(os.path.dirname(db)) if n != "jobq.db")
+        names = sorted(n for n in os.listdir(os.path.dirname(db))
+                       if n not in ("jobq.db", "jobq.db.lock"))  # the lock file stays
         self.assertEqual(names, ["jobq.db-shm", "jobq.db-wal"])
         self.assertNotEqual(srv.run_as(["test", "-w", db + "-wal"]).returncode, 0)
 
@@ -368,7 +369,7 @@ class ReadOnlyDatabase(StorageFaultTest):
         """Stopped with exit 0, the database whole, and no -wal or -shm left that would keep
         the next start read-only: jobqd's last connection, writable, removed them."""
         self.stop_and_check(srv, db, len(jobs))
-        self.assertEqual(os.listdir(os.path.dirname(db)), ["jobq.db"])
+        self.assertEqual(sorted(os.listdir(os.path.dirname(db))), ["jobq.db", "jobq.db.lock"])
         self.assertTrue(os.stat(db).st_mode & stat.S_IWUSR)
 
     @sqlite_only("the SQLite file made read-only")

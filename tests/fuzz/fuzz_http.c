@@ -152,15 +152,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     log_set_level(LOG_ERROR);
     struct store_options opts = {
-        .path = fz.cfg.db_path,
-        .sync_full = fz.cfg.sync_full,
+        .url = fz.cfg.db_path,
         .backoff_base = fz.cfg.backoff_base,
         .backoff_max = fz.cfg.backoff_max,
-        .readers = fz.cfg.readers,
         .hooks = {.on_ready = hook_ready},
+        .sqlite = {.sync_full = fz.cfg.sync_full, .readers = fz.cfg.readers},
     };
-    fz.store = store_sqlite_open(&opts);
-    fz.waitq = waitq_new();
+    fz.store = store_open(&opts);
+    fz.waitq = waitq_new(0);
     if (!fz.store || !fz.waitq)
         abort();
     fz.app.store = fz.store;

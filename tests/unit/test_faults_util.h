@@ -49,15 +49,15 @@ static inline struct store *fresh_store(void)
     struct store_options o;
     memset(&o, 0, sizeof o);
     log_set_level(LOG_OFF); /* thousands of injected faults: their logs are noise */
-    o.path = DB_PATH;
-    o.sync_full = 0;
+    o.url = DB_PATH;
+    o.sqlite.sync_full = 0;
     o.backoff_base = 0;
     o.backoff_max = 0;
-    o.readers = 1;
+    o.sqlite.readers = 1;
     o.hooks.on_ready = on_ready;
     o.hooks.on_scheduled = on_scheduled;
     memset(&rec, 0, sizeof rec);
-    return store_sqlite_open(&o);
+    return store_open(&o);
 }
 
 /* ----- looking at the database from the side --------------------------------------------- */

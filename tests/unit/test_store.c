@@ -32,12 +32,12 @@ TEST(open_refuses_memory_and_bad_dir)
 {
     struct store_options o;
     memset(&o, 0, sizeof o);
-    o.path = ":memory:";
-    o.readers = 1;
-    CHECK(store_sqlite_open(&o) == NULL);
+    o.url = ":memory:";
+    o.sqlite.readers = 1;
+    CHECK(store_open(&o) == NULL);
     CHECK(system("touch file") == 0);
-    o.path = "file/sub/jobq.db"; /* a file where a directory must go */
-    CHECK(store_sqlite_open(&o) == NULL);
+    o.url = "file/sub/jobq.db"; /* a file where a directory must go */
+    CHECK(store_open(&o) == NULL);
 }
 
 TEST(enqueue_and_get_roundtrip)

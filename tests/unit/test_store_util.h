@@ -20,14 +20,14 @@ static inline struct store *open_store_hooks(const struct store_hooks *hooks)
     struct store_options o;
     memset(&o, 0, sizeof o);
     log_set_level(LOG_WARN);
-    o.path = DB_PATH;
-    o.sync_full = 1;
+    o.url = DB_PATH;
+    o.sqlite.sync_full = 1;
     o.backoff_base = 10;
     o.backoff_max = 3600;
-    o.readers = 2;
+    o.sqlite.readers = 2;
     if (hooks)
         o.hooks = *hooks;
-    return store_sqlite_open(&o);
+    return store_open(&o);
 }
 
 static inline struct store *open_store(void)

@@ -247,17 +247,17 @@ static struct store *open_real(struct hook_log *h)
 {
     struct store_options o;
     memset(&o, 0, sizeof o);
-    o.path = "jobq.db";
-    o.sync_full = 0;
+    o.url = "jobq.db";
+    o.sqlite.sync_full = 0;
     o.backoff_base = 0; /* a requeued job is due at once */
     o.backoff_max = 0;
-    o.readers = 1;
+    o.sqlite.readers = 1;
     if (h) {
         o.hooks.on_ready = log_ready;
         o.hooks.on_scheduled = log_scheduled;
         o.hooks.ctx = h;
     }
-    return store_sqlite_open(&o);
+    return store_open(&o);
 }
 
 static int64_t enqueue_at(struct store *s, const char *queue, int64_t run_at)

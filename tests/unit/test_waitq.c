@@ -70,7 +70,7 @@ TEST(notify_wakes_only_matching_queues)
 {
     static const char *const qa[] = {"a"};
     static const char *const qbc[] = {"b", "c"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req r1, r2;
     fake_init(&r1, qa, 1, 60000);
@@ -103,7 +103,7 @@ TEST(notify_wakes_only_matching_queues)
 TEST(signal_between_arm_and_park)
 {
     static const char *const qa[] = {"a"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req r;
     fake_init(&r, qa, 1, 60000);
@@ -127,7 +127,7 @@ TEST(signal_between_arm_and_park)
 TEST(disarm_removes)
 {
     static const char *const qa[] = {"a"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req r1, r2;
     fake_init(&r1, qa, 1, 60000);
@@ -162,7 +162,7 @@ TEST(disarm_removes)
 TEST(deadline_expiry_wakes)
 {
     static const char *const qa[] = {"a"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req slow, fast;
     fake_init(&slow, qa, 1, 5000);
@@ -195,7 +195,7 @@ TEST(shutdown_wakes_all_and_refuses)
 {
     static const char *const qa[] = {"a"};
     static const char *const qb[] = {"b"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req r[3], armed_only;
     for (int i = 0; i < 3; i++) {
@@ -226,7 +226,7 @@ TEST(many_parked_use_no_thread)
 {
     enum { N = 500 };
     static const char *const qa[] = {"a"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req *r = calloc(N, sizeof *r);
     CHECK(r != NULL);
@@ -254,7 +254,7 @@ TEST(expiry_of_many)
 {
     enum { N = 300 };
     static const char *const qa[] = {"a"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     struct fake_req *r = calloc(N, sizeof *r);
     CHECK(r != NULL);
@@ -283,7 +283,7 @@ TEST(notify_some_wakes_as_many_as_jobs)
 {
     static const char *const qa[] = {"a"};
     static const char *const qab[] = {"a", "b"};
-    struct waitq *q = waitq_new();
+    struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
     enum { N = 5 };
     struct fake_req r[N], multi, armed;

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
 #include "log.h"
 #include "rand.h"
 #include "sqlite_store.h"
@@ -113,15 +112,14 @@ static int expire_tx(struct sqlite_conn *c, void *p)
     int n = 0;
     enum store_result r = find_expired(c, a, rows, &n);
     for (int i = 0; r == STORE_OK && i < n; i++) {
-        int requeue = rows[i].attempts < rows[i].max_attempts;
-        int64_t run_at = JOB_NONE;
-        if (requeue)
-            run_at = a->now +
-                     backoff_delay(a->backoff_base, a->backoff_max, rows[i].attempts, rand_unit());
+        struct job_lease_end e =
+            job_lease_end_plan(1, rows[i].attempts, rows[i].max_attempts, -1, a->now,
+                               a->backoff_base, a->backoff_max, rand_unit());
         const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
-        r = sqlite_lease_end(c, rows[i].id, requeue, run_at, a->now, code, NULL, a->notes, NULL);
+        r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL, a->notes,
+                             NULL);
         if (r == STORE_OK)
-            (*(requeue ? &a->res->requeued : &a->res->failed))++;
+            (*(e.requeue ? &a->res->requeued : &a->res->failed))++;
         else if (r == STORE_NOT_FOUND)
             r = STORE_OK; /* not running any more: nothing to do */
     }
@@ -169,6 +167,7 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
 {
     struct sqlite_store *st = sqlite_store_of(s);
     memset(res, 0, sizeof *res);
+    res->led = 1; /* one process per file: it always sweeps */
     if (batch < 1)
         batch = 1;
     if (batch > SWEEP_BATCH_MAX)

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
 #include "log.h"
 #include "rand.h"
 #include "sqlite_row.h"
@@ -125,15 +124,10 @@ static int fail_tx(struct sqlite_conn *c, void *p)
         return miss(c, a->id);
 
     const struct fail_req *f = a->fail;
-    int requeue = f->retry && attempts < max_attempts;
-    int64_t run_at = JOB_NONE;
-    if (requeue) {
-        int64_t delay = f->retry_in_seconds >= 0
-                            ? f->retry_in_seconds
-                            : backoff_delay(a->backoff_base, a->backoff_max, attempts, rand_unit());
-        run_at = a->now + delay;
-    }
-    return sqlite_lease_end(c, a->id, requeue, run_at, a->now, f->error_code, f->error_detail,
+    struct job_lease_end e =
+        job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
+                           a->backoff_base, a->backoff_max, rand_unit());
+    return sqlite_lease_end(c, a->id, e.requeue, e.run_at, a->now, f->error_code, f->error_detail,
                             a->notes, a->out);
 }
 

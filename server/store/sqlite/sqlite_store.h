@@ -1,8 +1,8 @@
 /* The SQLite implementation of struct store: its handle and the operations that
- * store_sqlite.c puts in its ops table. Each write is built as a transaction for the writer
+ * sqlite_store.c puts in its ops table. Each write is built as a transaction for the writer
  * thread by the file of its area (sqlite_enqueue.c, sqlite_claim.c, sqlite_lease.c,
- * sqlite_admin.c, sqlite_sweep.c); sqlite_call.c submits them (store_submit) and runs the
- * synchronous forms on top; reads are in sqlite_read.c. The contracts are those of the
+ * sqlite_admin.c, sqlite_sweep.c); sqlite_call.c submits them (store_submit); reads are in
+ * sqlite_read.c. The contracts are those of the
  * matching store_* functions in store.h. */
 #ifndef JOBQ_SQLITE_STORE_H
 #define JOBQ_SQLITE_STORE_H
@@ -19,6 +19,7 @@ struct sqlite_store {
     struct sqlite_pool readers;
     int64_t backoff_base;
     int64_t backoff_max;
+    int lock_fd; /* the open PATH.lock this process holds an exclusive lock on */
 };
 
 static inline struct sqlite_store *sqlite_store_of(struct store *s)
@@ -35,22 +36,9 @@ struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *ca
 struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *call);
 struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *call);
 
-/* store_submit, and the synchronous writes built on it (sqlite_call.c). */
+/* store_submit (sqlite_call.c) and the reads (sqlite_read.c). */
 void sqlite_submit(struct store *s, struct store_call *call);
 void sqlite_read_stats(struct store *s, struct store_stats *out);
-enum store_result sqlite_enqueue(struct store *s, const struct job_spec *specs, size_t n,
-                                 int64_t now, struct job *out, int *created);
-enum store_result sqlite_claim(struct store *s, const struct claim_req *req, int64_t now,
-                               struct job *out, size_t *n);
-enum store_result sqlite_lease_heartbeat(struct store *s, int64_t id, const char *token,
-                                         int64_t lease_seconds, const char *progress, int64_t now,
-                                         struct job *out);
-enum store_result sqlite_lease_complete(struct store *s, int64_t id, const char *token,
-                                        const char *result, int64_t now, struct job *out);
-enum store_result sqlite_lease_fail(struct store *s, int64_t id, const char *token,
-                                    const struct fail_req *req, int64_t now, struct job *out);
-enum store_result sqlite_admin_cancel(struct store *s, int64_t id, int64_t now, struct job *out);
-enum store_result sqlite_admin_retry(struct store *s, int64_t id, int64_t now, struct job *out);
 enum store_result sqlite_read_get(struct store *s, int64_t id, struct job *out);
 enum store_result sqlite_read_list(struct store *s, const struct list_filter *f, struct job *out,
                                    size_t *n, int *more);

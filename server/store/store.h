@@ -1,19 +1,25 @@
 /* The storage seam. Handlers and the sweeper talk to a struct store through these
- * functions only; SQLite (store_sqlite.c) is the first implementation and PostgreSQL can be
- * added as another without touching a caller.
+ * functions only. Each backend lives in its own folder behind it (store/sqlite: an embedded
+ * file; store/pg: PostgreSQL, shared by any number of jobqd processes); store_open() picks
+ * one from the database URL. This header says what each call guarantees, never how.
  *
  * Rules for every function below:
- * - `now` is the current time in epoch seconds, passed in (only clock.c reads the clock).
+ * - `now` is the current time in epoch seconds, passed in (only clock.c reads the clock). A
+ *   backend shared by several processes keeps every process on one clock (see its folder).
  * - `out` jobs are filled on STORE_OK (and STORE_EXISTS); the caller owns their strings and
  *   releases them with job_clear()/job_array_free(). On any other result out is untouched.
- * - Each write runs in one short transaction (BEGIN IMMEDIATE), shared with the writes that
- *   arrived at the same time (group commit; one failing never takes another's work with it);
- *   nothing slow runs inside it. A write returns (or calls done) only after its transaction
- *   committed.
+ * - Each write is atomic: all of it or nothing is applied, and no other writer, in this
+ *   process or another, sees or overwrites half of it. Every lease operation re-checks the
+ *   token, the status and the lease deadline in the step that changes the row. A write
+ *   returns (or calls done) only after it is durable; one write failing never takes another
+ *   write's work with it. Nothing slow runs inside a write.
+ * - Every call ends within a bounded time (the backend's retry budget, connection checkout
+ *   and statement timeouts): none waits forever for a lock or a connection.
  * - All functions are safe to call from many threads at once.
- * - STORE_BUSY means the database stayed locked past the retry budget (answer 503);
- *   STORE_ERROR means anything else went wrong in storage; it has been logged with file:line
- *   (answer 500). */
+ * - STORE_BUSY means the database stayed contended past the retry budget (answer 503);
+ *   STORE_UNAVAILABLE that it cannot be used now (a fault that may clear by itself: disk
+ *   full, read-only, connection lost, failover; answer 503); STORE_ERROR means anything else
+ *   went wrong in storage; it has been logged with file:line (answer 500). */
 #ifndef JOBQ_STORE_H
 #define JOBQ_STORE_H
 
@@ -30,10 +36,12 @@ enum store_result {
     STORE_ERROR        /* anything else */
 };
 
-/* Hooks the store calls after a commit, from the committing thread (the SQLite store's
- * writer thread: a hook must not write to the store), with no lock of the store held, before
- * the writes of that commit are answered; once per commit for each queue and for the
- * earliest schedule. Either may be NULL. */
+/* Hooks the store calls after a write that made something happen, from one of the store's
+ * own threads (a hook must not call the store), with no lock of the store held, before the
+ * write is answered; once per write for each queue and for the earliest schedule. A backend
+ * shared by several processes also calls on_ready when another process made jobs claimable
+ * (best effort: a long poll must look again now and then by itself) and on_lost when such
+ * news may have been missed. Any of them may be NULL. */
 struct store_hooks {
     /* Jobs in `queue` became claimable (enqueued due, requeued due, retried, promoted). */
     void (*on_ready)(void *ctx, const char *queue);
@@ -45,15 +53,30 @@ struct store_hooks {
      * waiters). When it is NULL, or a job requires something or is not known, on_ready is
      * called instead. */
     void (*on_ready_some)(void *ctx, const char *queue, int jobs);
+    /* News of other processes may have been lost (a reconnect): every waiter should look
+     * again. */
+    void (*on_lost)(void *ctx);
 };
 
 struct store_options {
-    const char *path;     /* database file; ":memory:" is not supported (readers) */
-    int sync_full;        /* 1: synchronous=FULL; 0: NORMAL */
+    /* Where the data lives: a SQLite file path, or a PostgreSQL URL (postgres://... or
+     * postgresql://..., any libpq connection URI). */
+    const char *url;
     int64_t backoff_base; /* seconds */
     int64_t backoff_max;  /* seconds */
-    int readers;          /* read connections in the pool, >= 1 */
     struct store_hooks hooks;
+    /* Options of the SQLite backend (ignored by the others). */
+    struct {
+        int sync_full; /* 1: an acknowledged write is on disk; 0: may lose the last ones */
+        int readers;   /* read connections, >= 1 */
+    } sqlite;
+    /* Options of the PostgreSQL backend (ignored by the others). */
+    struct {
+        int pool_size;             /* connections for requests and the sweeper, >= 1 */
+        int64_t checkout_ms;       /* wait at most this long for a pooled connection */
+        int64_t statement_ms;      /* statement_timeout of every statement */
+        int64_t connect_timeout_s; /* libpq connect_timeout */
+    } pg;
 };
 
 /* Totals of one sweep batch. */
@@ -61,7 +84,8 @@ struct sweep_result {
     int requeued; /* expired or timed-out leases sent back to queued */
     int failed;   /* expired or timed-out leases with attempts exhausted */
     int deleted;  /* succeeded/cancelled jobs past retention */
-    int promoted; /* scheduled jobs that became due */
+    int promoted; /* scheduled jobs that became due (a backend that needs no promotion: 0) */
+    int led;      /* 1: this process did the sweep (one sweeper at a time across processes) */
 };
 
 struct store;
@@ -70,10 +94,12 @@ struct store;
 struct store_stats {
     uint64_t commits; /* write transactions committed */
     uint64_t ops;     /* write operations committed in them (ops / commits: the group size) */
+    uint64_t retries; /* transactions run again after contention or a lost connection */
+    uint64_t errors;  /* calls that ended STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR */
 };
 
-/* The kinds of write store_submit() takes: the asynchronous forms of store_enqueue,
- * store_claim, store_heartbeat, store_complete, store_fail, store_cancel and store_retry. */
+/* The kinds of write store_submit() takes. Each is also offered as a synchronous function
+ * below (store_enqueue, store_claim, ...), built once on store_submit in store.c. */
 enum store_call_kind {
     STORE_CALL_ENQUEUE,
     STORE_CALL_CLAIM,
@@ -105,59 +131,59 @@ struct store_call {
     int *created;             /* enqueue: nspecs flags */
     size_t n;                 /* claim: how many were claimed */
     enum store_result result; /* what the matching function would have returned */
-    /* Called exactly once when the call is over, from the store's writer thread (or from the
-     * caller's own thread, before store_submit returns, when the call could not start), with
-     * no lock of the store held. It may free the call. */
+    /* Called exactly once when the call is over, from one of the store's threads (or from
+     * the caller's own thread, before store_submit returns, when the call could not start),
+     * with no lock of the store held. It may free the call. */
     void (*done)(struct store_call *call);
     void *ctx; /* the caller's */
 };
 
+/* What a backend implements. Writes go through submit only; the synchronous forms are
+ * built on it once, in store.c. */
 struct store_ops {
-    enum store_result (*enqueue)(struct store *s, const struct job_spec *specs, size_t n,
-                                 int64_t now, struct job *out, int *created);
-    enum store_result (*claim)(struct store *s, const struct claim_req *req, int64_t now,
-                               struct job *out, size_t *n);
-    enum store_result (*heartbeat)(struct store *s, int64_t id, const char *token,
-                                   int64_t lease_seconds, const char *progress, int64_t now,
-                                   struct job *out);
-    enum store_result (*complete)(struct store *s, int64_t id, const char *token,
-                                  const char *result, int64_t now, struct job *out);
-    enum store_result (*fail)(struct store *s, int64_t id, const char *token,
-                              const struct fail_req *req, int64_t now, struct job *out);
-    enum store_result (*cancel)(struct store *s, int64_t id, int64_t now, struct job *out);
-    enum store_result (*retry)(struct store *s, int64_t id, int64_t now, struct job *out);
+    void (*submit)(struct store *s, struct store_call *call);
     enum store_result (*get)(struct store *s, int64_t id, struct job *out);
     enum store_result (*list)(struct store *s, const struct list_filter *f, struct job *out,
                               size_t *n, int *more);
     enum store_result (*queues)(struct store *s, int64_t now, struct queue_stats **out, size_t *n);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
+    /* May be NULL: the backend's claims see due jobs by themselves. */
     enum store_result (*next_due)(struct store *s, int64_t *run_at);
     enum store_result (*ping)(struct store *s);
-    void (*close)(struct store *s);
-    void (*submit)(struct store *s, struct store_call *call);
     void (*stats)(struct store *s, struct store_stats *out);
+    void (*close)(struct store *s);
 };
 
 /* Every backend's handle starts with this. */
 struct store {
     const struct store_ops *ops;
+    /* 1 when other processes may write to the same data (their news of claimable jobs is a
+     * hint that may be lost: parked long polls must look again now and then). */
+    int shared;
 };
 
-/* Open the SQLite store at opts->path, creating the file and its directory-less schema
- * (migrations tracked by PRAGMA user_version). Returns the store, or NULL after logging why.
- * The caller releases it with store_close(). */
-struct store *store_sqlite_open(const struct store_options *opts);
+/* Open the store that opts->url names: a postgres:// or postgresql:// URL opens the
+ * PostgreSQL backend, anything else is a SQLite file path (its directory is created when
+ * missing; a second process on the same file is refused). The schema is brought up to date
+ * (versioned migrations; a database newer than this program is refused). Returns the store,
+ * or NULL after logging one line that says why (never a password). The caller releases it
+ * with store_close(). */
+struct store *store_open(const struct store_options *opts);
+
+/* 1 when url names a PostgreSQL database (postgres:// or postgresql://). */
+int store_url_is_pg(const char *url);
+
+/* Copy url into out (size n, truncated) with any password replaced by "***", for logs.
+ * This function can't fail. */
+void store_url_redact(const char *url, char *out, size_t n);
 
 /* Enqueue n (1..JOB_BATCH_MAX) jobs in one transaction, all or nothing. out[i] receives job i
  * (created, or the existing job of an idempotency_key hit); created[i] is 1 when job i is new.
  * Returns STORE_OK when at least one job is new or n == 1 and it is new, STORE_EXISTS when
  * n == 1 and it was an idempotency hit; for n > 1 STORE_OK whenever it committed. */
-static inline enum store_result store_enqueue(struct store *s, const struct job_spec *specs,
-                                              size_t n, int64_t now, struct job *out, int *created)
-{
-    return s->ops->enqueue(s, specs, n, now, out, created);
-}
+enum store_result store_enqueue(struct store *s, const struct job_spec *specs, size_t n,
+                                int64_t now, struct job *out, int *created);
 
 /* Claim up to req->max_jobs due jobs for req->worker_id from req->queues, by priority desc,
  * run_at asc, id asc, taking only jobs whose every `requires` tag is in req->capabilities.
@@ -165,66 +191,46 @@ static inline enum store_result store_enqueue(struct store *s, const struct job_
  * token (out[i].lease_token), claimed_at = heartbeat_at = now and lease_expires_at = now +
  * lease_seconds. out must hold req->max_jobs jobs; *n is set to how many were claimed (0 is
  * STORE_OK). */
-static inline enum store_result store_claim(struct store *s, const struct claim_req *req,
-                                            int64_t now, struct job *out, size_t *n)
-{
-    return s->ops->claim(s, req, now, out, n);
-}
+enum store_result store_claim(struct store *s, const struct claim_req *req, int64_t now,
+                              struct job *out, size_t *n);
 
 /* Extend the live lease that `token` holds on job id to now + lease_seconds (lease_seconds 0:
  * the claim's lease length), set heartbeat_at = now and, when progress is not NULL, store it.
  * Returns STORE_NOT_FOUND, STORE_LEASE_LOST (token stale, job not running, lease or max
  * runtime expired) or STORE_OK. */
-static inline enum store_result store_heartbeat(struct store *s, int64_t id, const char *token,
-                                                int64_t lease_seconds, const char *progress,
-                                                int64_t now, struct job *out)
-{
-    return s->ops->heartbeat(s, id, token, lease_seconds, progress, now, out);
-}
+enum store_result store_heartbeat(struct store *s, int64_t id, const char *token,
+                                  int64_t lease_seconds, const char *progress, int64_t now,
+                                  struct job *out);
 
 /* Mark job id succeeded with `result` (JSON text, NULL for null) if token holds its live
  * lease. Repeating it with the same token once succeeded returns STORE_OK and the job
  * unchanged. Else STORE_NOT_FOUND or STORE_LEASE_LOST. */
-static inline enum store_result store_complete(struct store *s, int64_t id, const char *token,
-                                               const char *result, int64_t now, struct job *out)
-{
-    return s->ops->complete(s, id, token, result, now, out);
-}
+enum store_result store_complete(struct store *s, int64_t id, const char *token, const char *result,
+                                 int64_t now, struct job *out);
 
 /* Record a failure of job id if token holds its live lease: back to queued with run_at = now
  * + backoff while retry is set and attempts < max_attempts, else failed. Returns STORE_OK,
  * STORE_NOT_FOUND or STORE_LEASE_LOST. */
-static inline enum store_result store_fail(struct store *s, int64_t id, const char *token,
-                                           const struct fail_req *req, int64_t now, struct job *out)
-{
-    return s->ops->fail(s, id, token, req, now, out);
-}
+enum store_result store_fail(struct store *s, int64_t id, const char *token,
+                             const struct fail_req *req, int64_t now, struct job *out);
 
 /* Cancel a queued or running job (a running job's lease dies with it). STORE_CONFLICT for a
  * job that is already succeeded, failed or cancelled; STORE_NOT_FOUND. */
-static inline enum store_result store_cancel(struct store *s, int64_t id, int64_t now,
-                                             struct job *out)
-{
-    return s->ops->cancel(s, id, now, out);
-}
+enum store_result store_cancel(struct store *s, int64_t id, int64_t now, struct job *out);
 
 /* Send a failed or cancelled job back to queued with run_at = now and attempts = 0.
  * STORE_CONFLICT for any other state; STORE_NOT_FOUND. */
-static inline enum store_result store_retry(struct store *s, int64_t id, int64_t now,
-                                            struct job *out)
-{
-    return s->ops->retry(s, id, now, out);
-}
+enum store_result store_retry(struct store *s, int64_t id, int64_t now, struct job *out);
 
-/* Read job id (without its lease token). STORE_OK or STORE_NOT_FOUND. Runs on a read
- * connection and never waits for a writer. */
+/* Read job id (without its lease token). STORE_OK or STORE_NOT_FOUND. Never waits for a
+ * writer. */
 static inline enum store_result store_get(struct store *s, int64_t id, struct job *out)
 {
     return s->ops->get(s, id, out);
 }
 
 /* List jobs with id > f->after_id matching f, ordered by id, at most f->limit of them into
- * out (which must hold f->limit). *more is 1 when further matches exist. Read connection. */
+ * out (which must hold f->limit). *more is 1 when further matches exist. */
 static inline enum store_result store_list(struct store *s, const struct list_filter *f,
                                            struct job *out, size_t *n, int *more)
 {
@@ -232,7 +238,7 @@ static inline enum store_result store_list(struct store *s, const struct list_fi
 }
 
 /* Per-queue counts for every queue that holds a job, ordered by name. *out is a new array
- * the caller releases with queue_stats_free(). Read connection. */
+ * the caller releases with queue_stats_free(). */
 static inline enum store_result store_queues(struct store *s, int64_t now, struct queue_stats **out,
                                              size_t *n)
 {
@@ -240,19 +246,27 @@ static inline enum store_result store_queues(struct store *s, int64_t now, struc
 }
 
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:
- * promote due scheduled jobs; requeue or fail running jobs whose lease expired
- * (error_code "lease_expired") or whose max runtime passed (error_code "timeout"); delete
- * succeeded and cancelled jobs finished more than `retention` seconds ago. The caller loops
- * while any count equals batch. */
+ * make due scheduled jobs claimable (where the backend needs it); requeue or fail running
+ * jobs whose lease expired (error_code "lease_expired") or whose max runtime passed
+ * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan); delete
+ * succeeded and cancelled jobs finished more than `retention` seconds ago. At most one
+ * process sweeps at a time: when another holds the role, nothing is done, res->led is 0 and
+ * the result is STORE_OK. The caller loops while any count equals batch. */
 static inline enum store_result store_sweep(struct store *s, int64_t now, int64_t retention,
                                             int batch, struct sweep_result *res)
 {
     return s->ops->sweep(s, now, retention, batch, res);
 }
 
-/* The earliest run_at of a scheduled job in *run_at, or JOB_NONE when there is none. */
+/* The earliest run_at of a queued job that is not yet due and that the sweeper must make
+ * claimable at that second, in *run_at; JOB_NONE when there is none, or when the backend's
+ * claims see due jobs by themselves. */
 static inline enum store_result store_next_due(struct store *s, int64_t *run_at)
 {
+    if (!s->ops->next_due) {
+        *run_at = JOB_NONE;
+        return STORE_OK;
+    }
     return s->ops->next_due(s, run_at);
 }
 
@@ -262,11 +276,10 @@ static inline enum store_result store_ping(struct store *s)
     return s->ops->ping(s);
 }
 
-/* Start call (see struct store_call) and return without waiting for it: writes that arrive
- * together are committed together, and call->done(call) runs once the call's transaction
- * committed or failed, with call->result and the outputs set exactly as the matching
- * synchronous function would have set them. A 2xx built on a STORE_OK result is durable
- * like theirs. */
+/* Start call (see struct store_call) and return without waiting for it: call->done(call)
+ * runs once the write is durable or failed, with call->result and the outputs set exactly as
+ * the matching synchronous function would have set them. A 2xx built on a STORE_OK result
+ * is durable like theirs. */
 static inline void store_submit(struct store *s, struct store_call *call)
 {
     s->ops->submit(s, call);

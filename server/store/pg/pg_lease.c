@@ -1,0 +1,157 @@
+/* store_heartbeat, store_complete and store_fail for PostgreSQL: updates guarded by a live
+ * lease (token matches, running, lease and max runtime not expired) in the statement that
+ * changes the row; fail locks the row first (FOR UPDATE) and checks the token again. */
+#include <string.h>
+
+#include "pg_row.h"
+#include "pg_store.h"
+#include "rand.h"
+
+struct lease_arg {
+    struct pg_store *st;
+    struct store_call *call;
+    int64_t now;
+};
+
+/* Run a statement that returns at most one job row into out: STORE_OK, STORE_NOT_FOUND when
+ * no row came back, or the failure. */
+static enum store_result one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
+                                 const char *const *params, int with_token, const char *what,
+                                 struct job *out)
+{
+    enum store_result r;
+    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 0                        ? STORE_NOT_FOUND
+        : pg_row_job(res, 0, with_token, out) == 0 ? STORE_OK
+                                                   : STORE_ERROR;
+    PQclear(res);
+    return r;
+}
+
+enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struct job *out)
+{
+    char idb[24];
+    const char *params[1] = {pg_int_param(idb, id)};
+    return one_row(c, PG_JOB_GET, 1, params, with_token, "get", out);
+}
+
+/* The guard matched no row: STORE_NOT_FOUND, or STORE_LEASE_LOST when the job exists. */
+static enum store_result miss(struct pg_conn *c, int64_t id)
+{
+    struct job j;
+    enum store_result r = pg_get_on(c, id, 0, &j);
+    if (r == STORE_OK) {
+        job_clear(&j);
+        return STORE_LEASE_LOST;
+    }
+    return r;
+}
+
+static enum store_result heartbeat_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+{
+    (void)notes;
+    struct lease_arg *a = p;
+    struct store_call *call = a->call;
+    char id[24], now[24], secs[24];
+    const char *params[6] = {pg_int_param(id, call->id),
+                             call->token,
+                             pg_int_param(now, a->now),
+                             pg_int_param(secs, call->lease_seconds > 0 ? call->lease_seconds : 0),
+                             call->json ? "true" : "false",
+                             call->json};
+    enum store_result r = one_row(c, PG_HEARTBEAT, 6, params, 0, "heartbeat", call->out);
+    return r == STORE_NOT_FOUND ? miss(c, call->id) : r;
+}
+
+/* Complete missed: the same token on a job it already completed is an idempotent repeat. */
+static enum store_result complete_miss(struct pg_conn *c, const struct store_call *call)
+{
+    struct job j;
+    enum store_result r = pg_get_on(c, call->id, 1, &j);
+    if (r != STORE_OK)
+        return r;
+    int repeat = j.status == JOB_SUCCEEDED && call->token && j.lease_token &&
+                 strcmp(j.lease_token, call->token) == 0;
+    job_clear(&j);
+    if (!repeat)
+        return STORE_LEASE_LOST;
+    return pg_get_on(c, call->id, 0, call->out);
+}
+
+static enum store_result complete_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+{
+    (void)notes;
+    struct lease_arg *a = p;
+    struct store_call *call = a->call;
+    char id[24], now[24];
+    const char *params[4] = {pg_int_param(id, call->id), call->token, pg_int_param(now, a->now),
+                             call->json};
+    enum store_result r = one_row(c, PG_COMPLETE, 4, params, 0, "complete", call->out);
+    return r == STORE_NOT_FOUND ? complete_miss(c, call) : r;
+}
+
+static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+{
+    struct lease_arg *a = p;
+    struct store_call *call = a->call;
+    char id[24], now[24];
+    const char *guard[3] = {pg_int_param(id, call->id), call->token, pg_int_param(now, a->now)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_LEASE_LOCK, 3, guard, "fail: lock", &r);
+    if (!res)
+        return r;
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return miss(c, call->id);
+    }
+    int64_t attempts = pg_row_int(res, 0, 0), max_attempts = pg_row_int(res, 0, 1);
+    PQclear(res);
+    const struct fail_req *f = call->fail;
+    struct job_lease_end e =
+        job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
+                           a->st->backoff_base, a->st->backoff_max, rand_unit());
+    char status[8], run_at[24], finished[24];
+    const char *params[7] = {id,
+                             pg_int_param(status, e.requeue ? JOB_QUEUED : JOB_FAILED),
+                             pg_int_param(run_at, e.run_at),
+                             pg_int_param(finished, e.requeue ? JOB_NONE : a->now),
+                             f->error_code,
+                             f->error_detail,
+                             call->token};
+    r = one_row(c, PG_LEASE_END, 7, params, 0, "fail", call->out);
+    if (r == STORE_NOT_FOUND)
+        return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
+    if (r == STORE_OK && e.requeue && e.run_at <= a->now)
+        pg_notes_ready(notes, call->out->queue);
+    return r;
+}
+
+static void lease_discard(void *p)
+{
+    struct lease_arg *a = p;
+    job_clear(a->call->out);
+}
+
+void pg_lease_call(struct pg_store *st, struct store_call *call)
+{
+    struct lease_arg a = {.st = st, .call = call, .now = pg_now(st, call->now)};
+    struct pg_tx tx = {.discard = lease_discard, .arg = &a};
+    switch (call->kind) {
+    case STORE_CALL_HEARTBEAT:
+        tx.name = "heartbeat";
+        tx.fn = heartbeat_tx;
+        break;
+    case STORE_CALL_COMPLETE:
+        tx.name = "complete";
+        tx.fn = complete_tx;
+        break;
+    default:
+        tx.name = "fail";
+        tx.fn = fail_tx;
+        break;
+    }
+    memset(call->out, 0, sizeof *call->out);
+    call->result = pg_tx_run(st, &tx);
+}

@@ -1,0 +1,83 @@
+/* The PostgreSQL store's bounded pool: n connections, each connected on first use and again
+ * after a connection-level failure; a caller waits at most checkout_ms for a free one. */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+#include "pg_store.h"
+
+int pg_pool_init(struct pg_pool *p, int n)
+{
+    p->conns = calloc((size_t)n, sizeof *p->conns);
+    p->free_list = calloc((size_t)n, sizeof *p->free_list);
+    if (!p->conns || !p->free_list) {
+        free(p->conns);
+        free(p->free_list);
+        log_error("out of memory for %d connections", n);
+        return -1;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    p->n = p->nfree = n;
+    for (int i = 0; i < n; i++)
+        p->free_list[i] = i;
+    return 0;
+}
+
+void pg_pool_destroy(struct pg_pool *p)
+{
+    if (!p->conns)
+        return;
+    for (int i = 0; i < p->n; i++)
+        pg_conn_close(&p->conns[i]);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p->conns);
+    free(p->free_list);
+    p->conns = NULL;
+}
+
+enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out)
+{
+    struct pg_pool *p = &st->pool;
+    int64_t deadline = clock_mono_ms() + st->checkout_ms;
+    struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+    pthread_mutex_lock(&p->mu);
+    while (p->nfree == 0) {
+        if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && p->nfree == 0) {
+            pthread_mutex_unlock(&p->mu);
+            log_warn("postgresql: no free connection within %lld ms (--pool-size %d)",
+                     (long long)st->checkout_ms, p->n);
+            return STORE_BUSY;
+        }
+    }
+    struct pg_conn *c = &p->conns[p->free_list[--p->nfree]];
+    pthread_mutex_unlock(&p->mu);
+    if (!c->db || c->bad || PQstatus(c->db) != CONNECTION_OK) {
+        enum store_result r = pg_conn_open(st, c);
+        if (r == STORE_OK)
+            r = pg_clock_sync(st, c);
+        if (r != STORE_OK) {
+            pg_conn_close(c);
+            pg_pool_give(st, c);
+            return r;
+        }
+    }
+    *out = c;
+    return STORE_OK;
+}
+
+void pg_pool_give(struct pg_store *st, struct pg_conn *c)
+{
+    struct pg_pool *p = &st->pool;
+    pthread_mutex_lock(&p->mu);
+    p->free_list[p->nfree++] = (int)(c - p->conns);
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,178 @@
+/* Reads of the PostgreSQL store (get, list, queues, ping, stats), on a pooled connection
+ * taken on the caller's thread: bounded by the checkout and statement timeouts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pg_row.h"
+#include "pg_store.h"
+
+/* Take a connection, run one statement, give the connection back. */
+static PGresult *read_one(struct pg_store *st, enum pg_stmt_id id, int n, const char *const *params,
+                          const char *what, enum store_result *r)
+{
+    struct pg_conn *c = NULL;
+    PGresult *res = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        *r = pg_pool_take(st, &c);
+        if (*r != STORE_OK)
+            return NULL;
+        res = pg_exec(c, id, n, params, what, r);
+        pg_pool_give(st, c);
+        /* A read is safe to run again on a new connection when this one had died. */
+        if (res || *r != STORE_UNAVAILABLE)
+            break;
+    }
+    if (!res)
+        atomic_fetch_add(&st->errors, 1);
+    return res;
+}
+
+enum store_result pg_read_get(struct store *s, int64_t id, struct job *out)
+{
+    char idb[24];
+    const char *params[1] = {pg_int_param(idb, id)};
+    enum store_result r;
+    PGresult *res = read_one(pg_store_of(s), PG_JOB_GET, 1, params, "get", &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 0               ? STORE_NOT_FOUND
+        : pg_row_job(res, 0, 0, out) == 0 ? STORE_OK
+                                          : STORE_ERROR;
+    PQclear(res);
+    return r;
+}
+
+enum store_result pg_read_list(struct store *s, const struct list_filter *f, struct job *out,
+                               size_t *n, int *more)
+{
+    *n = 0;
+    *more = 0;
+    char after[24], limit[24], status[8];
+    const char *params[4] = {pg_int_param(after, f->after_id), pg_int_param(limit, f->limit + 1)};
+    enum pg_stmt_id id = PG_LIST_ALL;
+    int np = 2;
+    if (f->status >= 0) {
+        /* "queued" covers what SQLite calls scheduled: PostgreSQL stores both as queued. */
+        int want = f->status == JOB_SCHEDULED ? JOB_QUEUED : f->status;
+        params[np++] = pg_int_param(status, want);
+        id = PG_LIST_STATUS;
+    }
+    if (f->queue) {
+        params[np++] = f->queue;
+        id = id == PG_LIST_STATUS ? PG_LIST_QUEUE_STATUS : PG_LIST_QUEUE;
+    }
+    enum store_result r;
+    PGresult *res = read_one(pg_store_of(s), id, np, params, "list", &r);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows && i < f->limit; i++) {
+        if (pg_row_job(res, i, 0, &out[*n]) != 0) {
+            for (size_t k = 0; k < *n; k++)
+                job_clear(&out[k]);
+            *n = 0;
+            PQclear(res);
+            return STORE_ERROR;
+        }
+        (*n)++;
+    }
+    *more = rows > f->limit;
+    PQclear(res);
+    return STORE_OK;
+}
+
+/* The row of queue name in rows[0..*n), appended when new. NULL when memory ran out. */
+static struct queue_stats *row_of(struct queue_stats **rows, size_t *n, size_t *cap,
+                                  const char *name)
+{
+    if (*n > 0 && strcmp((*rows)[*n - 1].name, name) == 0)
+        return &(*rows)[*n - 1];
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp((*rows)[i].name, name) == 0)
+            return &(*rows)[i];
+    }
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        struct queue_stats *m = realloc(*rows, ncap * sizeof **rows);
+        if (!m)
+            return NULL;
+        *rows = m;
+        *cap = ncap;
+    }
+    struct queue_stats *q = &(*rows)[*n];
+    memset(q, 0, sizeof *q);
+    if (!(q->name = strdup(name)))
+        return NULL;
+    (*n)++;
+    return q;
+}
+
+enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stats **out, size_t *n)
+{
+    struct pg_store *st = pg_store_of(s);
+    now = pg_now(st, now);
+    *out = NULL;
+    *n = 0;
+    enum store_result r;
+    PGresult *counts = read_one(st, PG_QUEUE_COUNTS, 0, NULL, "queue counts", &r);
+    if (!counts)
+        return r;
+    char nowb[24];
+    const char *params[1] = {pg_int_param(nowb, now)};
+    PGresult *oldest = read_one(st, PG_QUEUE_OLDEST, 1, params, "queue ages", &r);
+    if (!oldest) {
+        PQclear(counts);
+        return r;
+    }
+    struct queue_stats *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    int bad = 0;
+    for (int i = 0; i < PQntuples(counts) && !bad; i++) {
+        struct queue_stats *q = row_of(&rows, &nrows, &cap, PQgetvalue(counts, i, 0));
+        int64_t status = pg_row_int(counts, i, 1);
+        if (!q)
+            bad = 1;
+        else if (status >= 0 && status < JOB_STATUS_COUNT)
+            q->count[status] += pg_row_int(counts, i, 2);
+    }
+    for (int i = 0; i < PQntuples(oldest) && !bad; i++) {
+        struct queue_stats *q = row_of(&rows, &nrows, &cap, PQgetvalue(oldest, i, 0));
+        if (!q)
+            bad = 1;
+        else
+            q->oldest_queued_age = now - pg_row_int(oldest, i, 1);
+    }
+    PQclear(counts);
+    PQclear(oldest);
+    if (bad) {
+        log_error("out of memory listing queues");
+        queue_stats_free(rows, nrows);
+        return STORE_ERROR;
+    }
+    *out = rows;
+    *n = nrows;
+    return STORE_OK;
+}
+
+enum store_result pg_read_ping(struct store *s)
+{
+    struct pg_store *st = pg_store_of(s);
+    struct pg_conn *c = NULL;
+    enum store_result r = pg_pool_take(st, &c);
+    if (r != STORE_OK)
+        return r;
+    r = pg_clock_sync(st, c);
+    pg_pool_give(st, c);
+    return r;
+}
+
+void pg_read_stats(struct store *s, struct store_stats *out)
+{
+    struct pg_store *st = pg_store_of(s);
+    *out = (struct store_stats){0};
+    out->commits = atomic_load(&st->commits);
+    out->ops = out->commits; /* one operation per transaction */
+    out->retries = atomic_load(&st->retries);
+    out->errors = atomic_load(&st->errors);
+}

@@ -1,0 +1,143 @@
+#include "pg_stmt.h"
+
+#include <assert.h>
+
+#include "job.h"
+#include "pg_row.h"
+
+/* enum job_status values as SQL literals: partial indexes serve only queries whose WHERE
+ * repeats their terms. PostgreSQL stores no "scheduled" status: a queued job is due when
+ * run_at <= now, and the claim checks that itself (no process-local cache decides it). */
+#define QUEUED "1"
+#define RUNNING "2"
+#define SUCCEEDED "3"
+#define FAILED "4"
+#define CANCELLED "5"
+_Static_assert(JOB_QUEUED == 1 && JOB_RUNNING == 2 && JOB_SUCCEEDED == 3, "status literals");
+_Static_assert(JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
+
+#define COLS PG_JOB_COLUMNS
+
+/* The lease that $2 holds on job $1 is live at time $3. */
+#define LIVE_LEASE                                                                                 \
+    "j.id = $1::bigint AND j.lease_token = $2::text AND j.status = " RUNNING                       \
+    " AND j.lease_expires_at > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "          \
+    "$3::bigint)"
+
+/* List: jobs matching cond after id $1, at most $2 of them, by id. */
+#define LIST(cond)                                                                                 \
+    "SELECT " COLS " FROM jobq_jobs j WHERE " cond " j.id > $1::bigint ORDER BY j.id LIMIT "       \
+    "$2::bigint"
+
+/* clang-format off */
+static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
+    {PG_JOB_GET, "job_get", "SELECT " COLS " FROM jobq_jobs j WHERE j.id = $1::bigint",
+     "get; every write: not_found vs lease_lost or conflict after a guarded update missed"},
+    {PG_JOB_BY_KEY, "job_by_key",
+     "SELECT " COLS " FROM jobq_jobs j WHERE j.queue = $1::text AND j.idempotency_key = $2::text",
+     "enqueue: the existing job of an idempotency_key hit"},
+    {PG_JOB_INSERT, "job_insert",
+     "INSERT INTO jobq_jobs AS j (queue, status, payload, priority, run_at, max_attempts, "
+     "max_runtime_seconds, requires, idempotency_key, created_at) VALUES ($1::text, " QUEUED
+     ", $2::text, $3::integer, $4::bigint, $5::integer, $6::bigint, "
+     "CASE WHEN $7::text IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text($7::json)) "
+     "END, $8::text, $9::bigint) "
+     "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
+     "RETURNING " COLS,
+     "enqueue: insert one job; no row back means an idempotency_key hit"},
+    {PG_CLAIM, "claim",
+     "WITH picked AS MATERIALIZED (SELECT c.id FROM unnest($1::text[]) AS q(name) CROSS JOIN LATERAL "
+     "(SELECT id, priority, run_at FROM jobq_jobs WHERE status = " QUEUED " AND queue = q.name "
+     "AND run_at <= $2::bigint AND (requires IS NULL OR requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]')))) "
+     "ORDER BY priority DESC, run_at, id LIMIT $4::integer FOR UPDATE SKIP LOCKED) AS c "
+     "ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4::integer), "
+     "numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM picked) "
+     "UPDATE jobq_jobs j SET status = " RUNNING ", lease_token = ($5::text[])[n.rn], "
+     "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "
+     "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + $6::bigint, "
+     "lease_seconds = $6::bigint, deadline_at = $2::bigint + j.max_runtime_seconds, "
+     "worker_id = $7::text FROM numbered n WHERE j.id = n.id AND j.status = " QUEUED
+     " RETURNING " COLS,
+     "claim: the best due jobs of the queues whose requires fit the capabilities, locked with "
+     "SKIP LOCKED (claimers never wait on each other's rows), then taken in one update"},
+    {PG_HEARTBEAT, "heartbeat",
+     "UPDATE jobq_jobs j SET heartbeat_at = $3::bigint, lease_expires_at = $3::bigint + "
+     "CASE WHEN $4::bigint > 0 THEN $4::bigint ELSE j.lease_seconds END, "
+     "progress = CASE WHEN $5::boolean THEN $6::text ELSE j.progress END "
+     "WHERE " LIVE_LEASE " RETURNING " COLS,
+     "heartbeat: extend a live lease, maybe store progress"},
+    {PG_COMPLETE, "complete",
+     "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = $4::text "
+     "WHERE " LIVE_LEASE " RETURNING " COLS,
+     "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
+    {PG_LEASE_LOCK, "lease_lock",
+     "SELECT j.attempts, j.max_attempts FROM jobq_jobs j WHERE " LIVE_LEASE " FOR UPDATE",
+     "fail: lock the row while its lease is live; the attempts decide requeue or failed"},
+    {PG_LEASE_END, "lease_end",
+     "UPDATE jobq_jobs j SET status = $2::smallint, run_at = coalesce($3::bigint, j.run_at), "
+     "finished_at = $4::bigint, error_code = $5::text, error_detail = $6::text, "
+     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL "
+     "WHERE j.id = $1::bigint AND j.status = " RUNNING " AND j.lease_token = $7::text "
+     "RETURNING " COLS,
+     "fail: the locked running job goes back to queued or to failed (the token is checked "
+     "again); claimed_at, heartbeat_at and worker_id stay as history"},
+    {PG_CANCEL, "cancel",
+     "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $2::bigint, "
+     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL "
+     "WHERE j.id = $1::bigint AND j.status IN (" QUEUED ", " RUNNING ") RETURNING " COLS,
+     "cancel: a queued or running job becomes cancelled"},
+    {PG_RETRY, "retry",
+     "UPDATE jobq_jobs j SET status = " QUEUED ", attempts = 0, run_at = $2::bigint, "
+     "finished_at = NULL WHERE j.id = $1::bigint AND j.status IN (" FAILED ", " CANCELLED ") "
+     "RETURNING " COLS,
+     "retry: a failed or cancelled job goes back to queued"},
+    {PG_NOTIFY, "notify",
+     "SELECT pg_notify('jobq_ready', $1::text || ' ' || q) FROM unnest($2::text[]) AS q",
+     "every write that made jobs claimable: one notification per queue, sent at commit"},
+    {PG_SWEEP_LOCK, "sweep_lock", "SELECT pg_try_advisory_xact_lock(7461001)",
+     "sweep: the sweeper role for this transaction (PG_SWEEP_KEY); false: another process "
+     "sweeps"},
+    {PG_SWEEP_EXPIRED, "sweep_expired",
+     "SELECT j.id, j.attempts, j.max_attempts, "
+     "(j.deadline_at IS NOT NULL AND j.deadline_at <= $1::bigint) FROM jobq_jobs j "
+     "WHERE j.status = " RUNNING " AND (j.lease_expires_at <= $1::bigint OR "
+     "j.deadline_at <= $1::bigint) ORDER BY j.id LIMIT $2::integer FOR UPDATE SKIP LOCKED",
+     "sweep: lock running jobs whose lease expired or whose max runtime passed"},
+    {PG_SWEEP_END, "sweep_end",
+     "UPDATE jobq_jobs j SET status = u.status, run_at = coalesce(u.run_at, j.run_at), "
+     "finished_at = u.finished_at, error_code = u.code, error_detail = NULL, "
+     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL "
+     "FROM unnest($1::bigint[], $2::smallint[], $3::bigint[], $4::bigint[], $5::text[]) "
+     "AS u(id, status, run_at, finished_at, code) "
+     "WHERE j.id = u.id AND j.status = " RUNNING " AND (j.lease_expires_at <= $6::bigint OR "
+     "j.deadline_at <= $6::bigint) RETURNING j.queue, j.status, j.run_at",
+     "sweep: end the locked expired leases as planned (the expiry is checked again)"},
+    {PG_SWEEP_DELETE, "sweep_delete",
+     "DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs WHERE status IN (" SUCCEEDED
+     ", " CANCELLED ") AND finished_at < $1::bigint ORDER BY finished_at LIMIT $2::integer "
+     "FOR UPDATE SKIP LOCKED)",
+     "sweep: retention deletes finished jobs older than the cutoff"},
+    {PG_LIST_ALL, "list_all", LIST(""), "list: no filter"},
+    {PG_LIST_QUEUE, "list_queue", LIST("j.queue = $3::text AND"), "list: one queue"},
+    {PG_LIST_STATUS, "list_status", LIST("j.status = $3::smallint AND"), "list: one status"},
+    {PG_LIST_QUEUE_STATUS, "list_queue_status",
+     LIST("j.queue = $4::text AND j.status = $3::smallint AND"), "list: one queue and status"},
+    {PG_QUEUE_COUNTS, "queue_counts",
+     "SELECT queue, status, count(*) FROM jobq_jobs GROUP BY queue, status ORDER BY queue COLLATE \"C\"",
+     "queues: counts per queue and status"},
+    {PG_QUEUE_OLDEST, "queue_oldest",
+     "SELECT queue, min(run_at) FROM jobq_jobs WHERE status = " QUEUED
+     " AND run_at <= $1::bigint GROUP BY queue ORDER BY queue COLLATE \"C\"",
+     "queues: the oldest due run_at per queue"},
+    {PG_CLOCK, "clock",
+     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery()",
+     "connect and ping: the server's clock (the skew) and whether it takes writes"},
+};
+/* clang-format on */
+
+const struct pg_stmt_def *pg_stmt_def(enum pg_stmt_id id)
+{
+    assert((unsigned)id < PG_STMT_COUNT);
+    assert(stmts[id].id == id);
+    return &stmts[id];
+}

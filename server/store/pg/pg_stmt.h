@@ -1,0 +1,43 @@
+/* The statement table of the PostgreSQL store: every SQL statement it runs, each with the
+ * callers that use it, mirroring the SQLite store's table (sqlite_stmt.c) row for row where
+ * the two agree. Statements are prepared once per connection, on first use. */
+#ifndef JOBQ_PG_STMT_H
+#define JOBQ_PG_STMT_H
+
+enum pg_stmt_id {
+    PG_JOB_GET,
+    PG_JOB_BY_KEY,
+    PG_JOB_INSERT,
+    PG_CLAIM,
+    PG_HEARTBEAT,
+    PG_COMPLETE,
+    PG_LEASE_LOCK,
+    PG_LEASE_END,
+    PG_CANCEL,
+    PG_RETRY,
+    PG_NOTIFY,
+    PG_SWEEP_LOCK,
+    PG_SWEEP_EXPIRED,
+    PG_SWEEP_END,
+    PG_SWEEP_DELETE,
+    PG_LIST_ALL,
+    PG_LIST_QUEUE,
+    PG_LIST_STATUS,
+    PG_LIST_QUEUE_STATUS,
+    PG_QUEUE_COUNTS,
+    PG_QUEUE_OLDEST,
+    PG_CLOCK,
+    PG_STMT_COUNT
+};
+
+struct pg_stmt_def {
+    enum pg_stmt_id id;
+    const char *name; /* the prepared statement's name */
+    const char *sql;
+    const char *used_by;
+};
+
+/* The definition of statement id. This function can't fail. */
+const struct pg_stmt_def *pg_stmt_def(enum pg_stmt_id id);
+
+#endif

@@ -1,0 +1,122 @@
+/* pg_store_open: the PostgreSQL store's handle, its clock, and its ops table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "pg_open.h"
+#include "pg_schema.h"
+#include "pg_store.h"
+#include "rand.h"
+
+#define POOL_MAX 256
+
+static void pg_store_close(struct store *s);
+
+static const struct store_ops pg_ops = {
+    .submit = pg_submit,
+    .get = pg_read_get,
+    .list = pg_read_list,
+    .queues = pg_read_queues,
+    .sweep = pg_sweep,
+    .next_due = NULL, /* claims see due jobs by themselves */
+    .ping = pg_read_ping,
+    .stats = pg_read_stats,
+    .close = pg_store_close,
+};
+
+int64_t pg_now(struct pg_store *st, int64_t now)
+{
+    int64_t skew = atomic_load(&st->skew_ms);
+    return now + (skew >= 0 ? (skew + 500) / 1000 : -((-skew + 500) / 1000));
+}
+
+enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
+{
+    int64_t t0 = clock_now_ms();
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
+    int64_t t1 = clock_now_ms();
+    if (!res)
+        return r;
+    int64_t server = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int standby = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+    PQclear(res);
+    if (standby) {
+        /* A standby (a demoted primary, or a URL without target_session_attrs=read-write):
+         * no writes here. Drop it and let the next connect find the primary. */
+        c->bad = 1;
+        log_warn("postgresql: the server is a standby (read-only); reconnecting");
+        return STORE_UNAVAILABLE;
+    }
+    atomic_store(&st->skew_ms, server - (t0 + t1) / 2);
+    return STORE_OK;
+}
+
+/* Connect once, migrate, measure the clock. Returns 0, or -1 (logged). */
+static int bootstrap(struct pg_store *st)
+{
+    struct pg_conn c = {0};
+    if (pg_conn_open(st, &c) != STORE_OK) {
+        log_error("postgresql: cannot connect (see the line above)");
+        return -1;
+    }
+    int rc = pg_schema_migrate(c.db) == 0 && pg_clock_sync(st, &c) == STORE_OK ? 0 : -1;
+    int64_t skew = atomic_load(&st->skew_ms);
+    if (rc == 0 && (skew > 2000 || skew < -2000))
+        log_warn("postgresql: this host's clock is %lld ms %s the database's; leases follow the "
+                 "database's clock",
+                 (long long)(skew > 0 ? skew : -skew), skew > 0 ? "behind" : "ahead of");
+    pg_conn_close(&c);
+    return rc;
+}
+
+struct store *pg_store_open(const struct store_options *opts)
+{
+    struct pg_store *st = calloc(1, sizeof *st);
+    if (!st || !(st->url = strdup(opts->url))) {
+        log_error("out of memory opening the store");
+        free(st);
+        return NULL;
+    }
+    st->base.ops = &pg_ops;
+    st->base.shared = 1;
+    st->backoff_base = opts->backoff_base;
+    st->backoff_max = opts->backoff_max;
+    st->hooks = opts->hooks;
+    st->checkout_ms = opts->pg.checkout_ms > 0 ? opts->pg.checkout_ms : 5000;
+    st->statement_ms = opts->pg.statement_ms > 0 ? opts->pg.statement_ms : 5000;
+    st->connect_timeout_s = opts->pg.connect_timeout_s > 0 ? opts->pg.connect_timeout_s : 5;
+    int pool = opts->pg.pool_size < 1          ? 1
+               : opts->pg.pool_size > POOL_MAX ? POOL_MAX
+                                               : opts->pg.pool_size;
+    char tag[JOB_TOKEN_LEN + 1];
+    if (rand_token(tag) != 0)
+        strcpy(tag, "00000000");
+    tag[8] = '\0'; /* 48 random bits tell this process's notifications from the others' */
+    snprintf(st->proc, sizeof st->proc, "%d.%s", (int)getpid(), tag);
+    if (bootstrap(st) != 0 || pg_pool_init(&st->pool, pool) != 0) {
+        free(st->url);
+        free(st);
+        return NULL;
+    }
+    if (pg_exec_start(st, pool) != 0 || pg_listen_start(st) != 0) {
+        pg_store_close(&st->base);
+        return NULL;
+    }
+    log_info("postgresql store open (schema %d, pool %d, statement timeout %lld ms)",
+             pg_schema_version(), pool, (long long)st->statement_ms);
+    return &st->base;
+}
+
+static void pg_store_close(struct store *s)
+{
+    struct pg_store *st = pg_store_of(s);
+    pg_listen_stop(st);
+    pg_exec_stop(st);
+    pg_pool_destroy(&st->pool);
+    free(st->url);
+    free(st);
+}

@@ -1,0 +1,189 @@
+/* The PostgreSQL implementation of struct store: its handle, its connections, its
+ * transaction runner and the operations that pg_store.c puts in its ops table. Any number of
+ * jobqd processes share one database:
+ * - every write is one short transaction on a pooled connection, run by one of the store's
+ *   executor threads (store_submit) or by the sweeper's thread; claims pick their rows with
+ *   FOR UPDATE SKIP LOCKED, and every lease operation re-checks token, status and deadline in
+ *   the statement that changes the row (or locks the row first);
+ * - `now` follows the database's clock: the caller's now plus the skew between this host's
+ *   clock and the server's, measured at every connect and every ping (pg_clock.c);
+ * - a transaction that made jobs claimable sends one NOTIFY per queue; one listening
+ *   connection per process turns them into on_ready hooks (pg_listen.c);
+ * - one sweeper at a time: each sweep transaction starts with pg_try_advisory_xact_lock.
+ * Files: pg_conn (one connection: connect, statements, errors), pg_pool, pg_stmt (the
+ * statement table), pg_schema (migrations), pg_row (rows into struct job), pg_tx (runner and
+ * executor), pg_{enqueue,claim,lease,admin,sweep,read}.c, pg_listen.c, pg_store.c. */
+#ifndef JOBQ_PG_STORE_H
+#define JOBQ_PG_STORE_H
+
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "pg_stmt.h"
+#include "store.h"
+
+#define PG_TX_TRIES 3 /* a transaction run again after contention or a dead connection */
+#define PG_NOTIFY_CHANNEL "jobq_ready"
+#define PG_SWEEP_KEY 7461001   /* pg_try_advisory_xact_lock key of the sweeper role */
+#define PG_MIGRATE_KEY 7461002 /* pg_advisory_lock key held while migrating */
+
+/* One connection and the statements prepared on it. */
+struct pg_conn {
+    PGconn *db;                                   /* NULL when not connected */
+    uint64_t prepared[(PG_STMT_COUNT + 63) / 64]; /* bit per statement prepared on db */
+    int bad; /* it failed at the connection level: reconnect before use */
+};
+
+/* A bounded pool of connections, connected lazily and again after a failure. */
+struct pg_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* a connection was returned */
+    struct pg_conn *conns;
+    int *free_list; /* indexes of the free conns */
+    int nfree, n;
+    int closing;
+};
+
+struct pg_store {
+    struct store base; /* first: a struct store * is a struct pg_store * */
+    char *url;         /* owned: the libpq URI */
+    int64_t backoff_base, backoff_max;
+    int64_t checkout_ms, statement_ms, connect_timeout_s;
+    struct store_hooks hooks;
+    char proc[24]; /* this process's tag in NOTIFY payloads: its own are skipped */
+    struct pg_pool pool;
+    atomic_int_fast64_t skew_ms; /* server clock minus this host's clock */
+    /* Executor: threads that run submitted calls. */
+    pthread_mutex_t qmu;
+    pthread_cond_t qcv;
+    struct pg_job_node *head, *tail;
+    int stop;
+    int nthreads;
+    pthread_t *threads;
+    struct pg_listener *listener;
+    atomic_uint_fast64_t commits, retries, errors;
+};
+
+static inline struct pg_store *pg_store_of(struct store *s)
+{
+    return (struct pg_store *)s;
+}
+
+/* --- pg_conn.c: one connection ---------------------------------------------------------- */
+
+/* Connect c to st->url with keepalives, connect_timeout, statement_timeout and
+ * application_name, and check that the server accepts writes. Returns STORE_OK, or
+ * STORE_UNAVAILABLE (logged once per message, never with the password). */
+enum store_result pg_conn_open(struct pg_store *st, struct pg_conn *c);
+
+/* Close c (accepts one that is not open). */
+void pg_conn_close(struct pg_conn *c);
+
+/* Run statement id with n text parameters (NULL: SQL NULL). Prepares it on first use.
+ * Returns the result (the caller PQclear()s it) when it succeeded; NULL after setting *r to
+ * the failure (logged as `what`: STORE_BUSY for contention or a timeout, STORE_UNAVAILABLE for
+ * a lost connection, a read-only server or a server shutting down (c is marked bad),
+ * STORE_ERROR for anything else). */
+PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
+                  const char *what, enum store_result *r);
+
+/* Run a plain SQL command without parameters (BEGIN, COMMIT, ROLLBACK). Returns STORE_OK or
+ * the failure, as pg_exec. */
+enum store_result pg_command(struct pg_conn *c, const char *sql, const char *what);
+
+/* The failure of a result or of the connection as a store result, logged as `what`; marks c
+ * bad on connection-level failures. res may be NULL (libpq returned none). */
+enum store_result pg_fail(struct pg_conn *c, const PGresult *res, const char *what);
+
+/* --- pg_pool.c ---------------------------------------------------------------------------- */
+
+int pg_pool_init(struct pg_pool *p, int n);
+void pg_pool_destroy(struct pg_pool *p);
+
+/* Take a connection, waiting at most st->checkout_ms for one to be free, and connect it if it
+ * is not (or is bad). Returns STORE_OK with *out set, STORE_BUSY when none came free in time,
+ * STORE_UNAVAILABLE when the server cannot be reached. */
+enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out);
+
+/* Return a connection taken with pg_pool_take. */
+void pg_pool_give(struct pg_store *st, struct pg_conn *c);
+
+/* --- pg_tx.c: transactions ---------------------------------------------------------------- */
+
+/* What a transaction made claimable, for NOTIFY and the hooks. */
+struct pg_notes {
+    char *queues[JOB_QUEUES_MAX]; /* distinct queues (owned) */
+    int jobs[JOB_QUEUES_MAX];
+    size_t n;
+    int all; /* too many queues to keep: wake everyone */
+};
+
+/* Write items[0..n) as a PostgreSQL text array literal ({"a","b"}) into buf. Returns 0, or
+ * -1 when buf is too small. */
+int pg_text_array(char *buf, size_t size, const char *const *items, size_t n);
+
+/* Record that a job of queue became claimable. This function can't fail (past
+ * JOB_QUEUES_MAX queues, or out of memory, it falls back to waking everyone). */
+void pg_notes_ready(struct pg_notes *n, const char *queue);
+
+/* One transaction: fn runs between BEGIN and COMMIT on c; it returns STORE_OK or
+ * STORE_EXISTS to commit, anything else to roll back (that is the result). fn may run again
+ * (after contention or a dead connection found at BEGIN) and must start from scratch; before
+ * a re-run or after a rollback, discard(arg) (when not NULL) releases what fn put in its
+ * outputs. Jobs noted in notes are announced with NOTIFY inside the transaction and to the
+ * hooks after the commit. */
+struct pg_tx {
+    const char *name;
+    enum store_result (*fn)(struct pg_conn *c, void *arg, struct pg_notes *notes);
+    void (*discard)(void *arg);
+    void *arg;
+};
+
+/* Run tx on a pooled connection (see struct pg_tx). Returns fn's result, or STORE_BUSY,
+ * STORE_UNAVAILABLE or STORE_ERROR (logged). */
+enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx);
+
+/* Start the executor threads / stop them once the queue is empty. */
+int pg_exec_start(struct pg_store *st, int nthreads);
+void pg_exec_stop(struct pg_store *st);
+
+/* store_submit: queue the call for an executor thread. */
+void pg_submit(struct store *s, struct store_call *call);
+
+/* Each write call as a transaction (pg_enqueue.c, pg_claim.c, pg_lease.c, pg_admin.c): runs
+ * call on st and sets call->result and its outputs. */
+void pg_enqueue_call(struct pg_store *st, struct store_call *call);
+void pg_claim_call(struct pg_store *st, struct store_call *call);
+void pg_lease_call(struct pg_store *st, struct store_call *call);
+void pg_admin_call(struct pg_store *st, struct store_call *call);
+
+/* --- reads, sweep, clock (pg_read.c, pg_sweep.c, pg_store.c) -------------------------------- */
+
+enum store_result pg_read_get(struct store *s, int64_t id, struct job *out);
+enum store_result pg_read_list(struct store *s, const struct list_filter *f, struct job *out,
+                               size_t *n, int *more);
+enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stats **out, size_t *n);
+enum store_result pg_read_ping(struct store *s);
+void pg_read_stats(struct store *s, struct store_stats *out);
+enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int batch,
+                           struct sweep_result *res);
+
+/* The caller's now on the database's clock (see the top of this file). */
+int64_t pg_now(struct pg_store *st, int64_t now);
+
+/* Measure the skew on c (one round trip) and keep it. Returns STORE_OK or the failure. */
+enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c);
+
+/* Read job id on c into out (with its lease token when with_token): STORE_OK,
+ * STORE_NOT_FOUND or the failure. */
+enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struct job *out);
+
+/* --- pg_listen.c ---------------------------------------------------------------------------- */
+
+/* Start the listening thread on its own connection (not pooled). Returns 0, or -1 (logged). */
+int pg_listen_start(struct pg_store *st);
+void pg_listen_stop(struct pg_store *st);
+
+#endif

@@ -1,0 +1,162 @@
+/* store_sweep for PostgreSQL: expired leases and retention, each its own short transaction of
+ * at most `batch` rows that starts by taking the sweeper role (pg_try_advisory_xact_lock):
+ * one process sweeps at a time, and a dead holder's role ends with its transaction. Rows are
+ * locked with SKIP LOCKED, and the expiry is checked again in the update. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pg_row.h"
+#include "pg_store.h"
+#include "rand.h"
+
+#define SWEEP_BATCH_MAX 10000
+
+struct sweep_arg {
+    struct pg_store *st;
+    int64_t now, cutoff;
+    int batch;
+    struct sweep_result *res;
+};
+
+/* Take the sweeper role for this transaction: 1 taken, 0 another process holds it. */
+static enum store_result lead(struct pg_conn *c, int *led)
+{
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_SWEEP_LOCK, 0, NULL, "sweep lock", &r);
+    if (!res)
+        return r;
+    *led = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    return STORE_OK;
+}
+
+/* Append v (JOB_NONE: NULL) to an array literal being built in buf. */
+static int put_int(char *buf, size_t size, size_t *used, int64_t v)
+{
+    int w = v == JOB_NONE
+                ? snprintf(buf + *used, size - *used, "%sNULL", *used > 1 ? "," : "")
+                : snprintf(buf + *used, size - *used, "%s%" PRId64, *used > 1 ? "," : "", v);
+    if (w < 0 || (size_t)w >= size - *used)
+        return -1;
+    *used += (size_t)w;
+    return 0;
+}
+
+static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+{
+    struct sweep_arg *a = p;
+    a->res->requeued = a->res->failed = 0;
+    int led = 0;
+    enum store_result r = lead(c, &led);
+    a->res->led = led;
+    if (r != STORE_OK || !led)
+        return r;
+    char now[24], batch[24];
+    const char *params[2] = {pg_int_param(now, a->now), pg_int_param(batch, a->batch)};
+    PGresult *res = pg_exec(c, PG_SWEEP_EXPIRED, 2, params, "sweep expired", &r);
+    if (!res)
+        return r;
+    int n = PQntuples(res);
+    if (n == 0) {
+        PQclear(res);
+        return STORE_OK;
+    }
+    /* Five parallel array literals: id, status, run_at, finished_at, error_code. */
+    size_t size = (size_t)n * 24 + 8;
+    char *arr[5];
+    size_t used[5];
+    int bad = 0;
+    for (int k = 0; k < 5; k++) {
+        arr[k] = malloc(size);
+        bad |= !arr[k];
+        if (arr[k])
+            strcpy(arr[k], "{");
+        used[k] = 1;
+    }
+    for (int i = 0; i < n && !bad; i++) {
+        int64_t id = pg_row_int(res, i, 0);
+        int timed_out = strcmp(PQgetvalue(res, i, 3), "t") == 0;
+        struct job_lease_end e =
+            job_lease_end_plan(1, pg_row_int(res, i, 1), pg_row_int(res, i, 2), -1, a->now,
+                               a->st->backoff_base, a->st->backoff_max, rand_unit());
+        bad |= put_int(arr[0], size, &used[0], id) |
+               put_int(arr[1], size, &used[1], e.requeue ? JOB_QUEUED : JOB_FAILED) |
+               put_int(arr[2], size, &used[2], e.run_at) |
+               put_int(arr[3], size, &used[3], e.requeue ? JOB_NONE : a->now);
+        const char *code = timed_out ? "timeout" : "lease_expired";
+        int w = snprintf(arr[4] + used[4], size - used[4], "%s%s", i ? "," : "", code);
+        bad |= w < 0 || (size_t)w >= size - used[4];
+        if (!bad)
+            used[4] += (size_t)w;
+    }
+    PQclear(res);
+    for (int k = 0; k < 5 && !bad; k++) {
+        bad |= used[k] + 2 > size;
+        if (!bad)
+            strcpy(arr[k] + used[k], "}");
+    }
+    if (bad) {
+        log_error("out of memory sweeping %d expired leases", n);
+        r = STORE_ERROR;
+    } else {
+        const char *up[6] = {arr[0], arr[1], arr[2], arr[3], arr[4], now};
+        res = pg_exec(c, PG_SWEEP_END, 6, up, "sweep end", &r);
+        for (int i = 0; res && i < PQntuples(res); i++) {
+            int requeued = pg_row_int(res, i, 1) == JOB_QUEUED;
+            (*(requeued ? &a->res->requeued : &a->res->failed))++;
+            if (requeued && pg_row_int(res, i, 2) <= a->now)
+                pg_notes_ready(notes, PQgetvalue(res, i, 0));
+        }
+        PQclear(res);
+    }
+    for (int k = 0; k < 5; k++)
+        free(arr[k]);
+    return r;
+}
+
+static enum store_result retention_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+{
+    (void)notes;
+    struct sweep_arg *a = p;
+    a->res->deleted = 0;
+    int led = 0;
+    enum store_result r = lead(c, &led);
+    if (r != STORE_OK || !led)
+        return r;
+    char cutoff[24], batch[24];
+    const char *params[2] = {pg_int_param(cutoff, a->cutoff), pg_int_param(batch, a->batch)};
+    PGresult *res = pg_exec(c, PG_SWEEP_DELETE, 2, params, "sweep delete", &r);
+    if (res)
+        a->res->deleted = atoi(PQcmdTuples(res));
+    PQclear(res);
+    return r;
+}
+
+enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int batch,
+                           struct sweep_result *res)
+{
+    struct pg_store *st = pg_store_of(s);
+    memset(res, 0, sizeof *res);
+    batch = batch < 1 ? 1 : batch > SWEEP_BATCH_MAX ? SWEEP_BATCH_MAX : batch;
+    if (retention < 0)
+        retention = 0;
+    now = pg_now(st, now);
+    struct sweep_arg a = {
+        .st = st, .now = now, .cutoff = now - retention, .batch = batch, .res = res};
+    struct pg_tx tx = {.name = "sweep leases", .fn = expire_tx, .arg = &a};
+    enum store_result r = pg_tx_run(st, &tx);
+    if (r != STORE_OK) {
+        res->requeued = res->failed = 0;
+        return r;
+    }
+    if (!res->led)
+        return STORE_OK;
+    tx = (struct pg_tx){.name = "sweep retention", .fn = retention_tx, .arg = &a};
+    r = pg_tx_run(st, &tx);
+    if (r != STORE_OK)
+        res->deleted = 0;
+    return r;
+}

@@ -1,0 +1,162 @@
+/* store_open (the backend is chosen from the URL), the synchronous writes built on
+ * store_submit, and result names. */
+#include "store.h"
+
+#include <string.h>
+
+#include "latch.h"
+#include "log.h"
+#include "pg_open.h"
+#include "sqlite_open.h"
+
+const char *store_result_name(enum store_result r)
+{
+    switch (r) {
+    case STORE_OK:
+        return "ok";
+    case STORE_EXISTS:
+        return "exists";
+    case STORE_NOT_FOUND:
+        return "not found";
+    case STORE_LEASE_LOST:
+        return "lease lost";
+    case STORE_CONFLICT:
+        return "conflict";
+    case STORE_BUSY:
+        return "busy";
+    case STORE_UNAVAILABLE:
+        return "unavailable";
+    case STORE_ERROR:
+        return "error";
+    }
+    return "unknown";
+}
+
+int store_url_is_pg(const char *url)
+{
+    return url && (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0);
+}
+
+void store_url_redact(const char *url, char *out, size_t n)
+{
+    if (n == 0)
+        return;
+    size_t o = 0;
+    const char *at = store_url_is_pg(url) ? strchr(url, '@') : NULL;
+    const char *auth = store_url_is_pg(url) ? strstr(url, "://") + 3 : NULL;
+    const char *colon = auth ? memchr(auth, ':', at && at > auth ? (size_t)(at - auth) : 0) : NULL;
+    for (const char *p = url; *p && o + 1 < n; p++) {
+        if (colon && p == colon + 1) {
+            for (const char *m = "***"; *m && o + 1 < n; m++)
+                out[o++] = *m;
+            p = at - 1; /* continue with '@' */
+            continue;
+        }
+        /* password=... in the query string */
+        if ((p == url || p[-1] == '?' || p[-1] == '&') && strncmp(p, "password=", 9) == 0) {
+            for (const char *m = "password=***"; *m && o + 1 < n; m++)
+                out[o++] = *m;
+            while (p[1] && p[1] != '&')
+                p++;
+            continue;
+        }
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+struct store *store_open(const struct store_options *opts)
+{
+    if (!opts->url || !*opts->url) {
+        log_error("no database given (--db)");
+        return NULL;
+    }
+    if (store_url_is_pg(opts->url))
+        return pg_store_open(opts);
+    return sqlite_store_open(opts);
+}
+
+static void wake(struct store_call *call)
+{
+    latch_open(call->ctx);
+}
+
+/* Submit call and wait for it: every call ends within the store's own bounds (see the rules
+ * at the top of store.h), so the wait is bounded too. */
+static enum store_result run(struct store *s, struct store_call *call)
+{
+    struct latch wt;
+    latch_init(&wt);
+    call->done = wake;
+    call->ctx = &wt;
+    store_submit(s, call);
+    latch_wait_and_destroy(&wt);
+    return call->result;
+}
+
+enum store_result store_enqueue(struct store *s, const struct job_spec *specs, size_t n,
+                                int64_t now, struct job *out, int *created)
+{
+    struct store_call call = {.kind = STORE_CALL_ENQUEUE,
+                              .now = now,
+                              .specs = specs,
+                              .nspecs = n,
+                              .out = out,
+                              .created = created};
+    return run(s, &call);
+}
+
+enum store_result store_claim(struct store *s, const struct claim_req *req, int64_t now,
+                              struct job *out, size_t *n)
+{
+    struct store_call call = {.kind = STORE_CALL_CLAIM, .now = now, .claim = req, .out = out};
+    enum store_result r = run(s, &call);
+    *n = call.n;
+    return r;
+}
+
+enum store_result store_heartbeat(struct store *s, int64_t id, const char *token,
+                                  int64_t lease_seconds, const char *progress, int64_t now,
+                                  struct job *out)
+{
+    struct store_call call = {.kind = STORE_CALL_HEARTBEAT,
+                              .now = now,
+                              .id = id,
+                              .token = token,
+                              .lease_seconds = lease_seconds,
+                              .json = progress,
+                              .out = out};
+    return run(s, &call);
+}
+
+enum store_result store_complete(struct store *s, int64_t id, const char *token, const char *result,
+                                 int64_t now, struct job *out)
+{
+    struct store_call call = {.kind = STORE_CALL_COMPLETE,
+                              .now = now,
+                              .id = id,
+                              .token = token,
+                              .json = result,
+                              .out = out};
+    return run(s, &call);
+}
+
+enum store_result store_fail(struct store *s, int64_t id, const char *token,
+                             const struct fail_req *req, int64_t now, struct job *out)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_FAIL, .now = now, .id = id, .token = token, .fail = req, .out = out};
+    return run(s, &call);
+}
+
+enum store_result store_cancel(struct store *s, int64_t id, int64_t now, struct job *out)
+{
+    struct store_call call = {.kind = STORE_CALL_CANCEL, .now = now, .id = id, .out = out};
+    return run(s, &call);
+}
+
+enum store_result store_retry(struct store *s, int64_t id, int64_t now, struct job *out)
+{
+    struct store_call call = {.kind = STORE_CALL_RETRY, .now = now, .id = id, .out = out};
+    return run(s, &call);
+}
