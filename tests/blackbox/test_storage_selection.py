@@ -114,6 +114,35 @@ class TwoProcesses(unittest.TestCase):
         self.assertLess(statistics.median(delays), 0.5, delays)
 
 
+class TerminatedConnections(unittest.TestCase):
+    def test_pg_terminate_backend_is_invisible_to_clients(self):
+        if backend() != "pg":
+            self.skipTest("PostgreSQL's server-side connections")
+        srv = Server(["--pool-size", "2"])
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        c = srv.client()
+        self.addCleanup(c.close)
+        for round_ in range(3):
+            for i in range(4):  # every pooled connection is in use at some point
+                self.assertEqual(c.post("/jobs", {"queue": "t", "payload": i}).status, 201)
+            killed = srv.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                             "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            self.assertGreaterEqual(int(killed), 2, "pool and listener connections")
+            # Every request after the kill succeeds: dead idle connections are replaced.
+            r = c.post("/jobs", {"queue": "t", "payload": "after"})
+            self.assertEqual(r.status, 201, r.body)
+            r = c.post("/claim", {"worker_id": "w", "queue": "t", "max_jobs": 2})
+            self.assertEqual(r.status, 200, r.body)
+            self.assertEqual(len(r.json["jobs"]), 2)
+            for j in r.json["jobs"]:
+                done = c.post("/jobs/%d/complete" % j["id"], {"lease_token": j["lease_token"]})
+                self.assertEqual(done.status, 200, done.body)
+            self.assertEqual(c.get("/jobs/%d" % r.json["jobs"][0]["id"]).status, 200)
+            self.assertEqual(c.get("/readyz").status, 200)
+        srv.stop_checked()
+
+
 class BadDatabase(unittest.TestCase):
     def test_unreachable_postgresql_stops_start_up_without_the_password(self):
         t0 = now()
