@@ -87,3 +87,13 @@ struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max
             (retry_in >= 0 ? retry_in : backoff_delay(backoff_base, backoff_max, attempts, jitter));
     return e;
 }
+
+int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,
+                    int64_t run_at_b, int64_t id_b)
+{
+    if (prio_a != prio_b)
+        return prio_a > prio_b ? -1 : 1;
+    if (run_at_a != run_at_b)
+        return run_at_a < run_at_b ? -1 : 1;
+    return (id_a > id_b) - (id_a < id_b);
+}

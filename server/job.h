@@ -146,6 +146,11 @@ struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max
                                         int64_t retry_in, int64_t now, int64_t backoff_base,
                                         int64_t backoff_max, double jitter);
 
+/* Claim order of two jobs given as (priority, run_at, id): < 0 when a comes first (priority
+ * desc, run_at asc, id asc), > 0 when b does, 0 when equal. This function can't fail. */
+int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,
+                    int64_t run_at_b, int64_t id_b);
+
 /* 1 if name is a valid queue name (1..JOB_QUEUE_MAX bytes of A-Z a-z 0-9 . _ : -). */
 int job_queue_name_ok(const char *name);
 

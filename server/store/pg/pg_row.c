@@ -5,34 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_cols.h"
 #include "log.h"
-
-enum {
-    COL_ID = 0,
-    COL_QUEUE,
-    COL_STATUS,
-    COL_PAYLOAD,
-    COL_PRIORITY,
-    COL_RUN_AT,
-    COL_ATTEMPTS,
-    COL_MAX_ATTEMPTS,
-    COL_FENCING_TOKEN,
-    COL_MAX_RUNTIME,
-    COL_REQUIRES,
-    COL_IDEMPOTENCY_KEY,
-    COL_CREATED_AT,
-    COL_CLAIMED_AT,
-    COL_HEARTBEAT_AT,
-    COL_LEASE_EXPIRES_AT,
-    COL_WORKER_ID,
-    COL_FINISHED_AT,
-    COL_RESULT,
-    COL_PROGRESS,
-    COL_ERROR_CODE,
-    COL_ERROR_DETAIL,
-    COL_LEASE_TOKEN,
-    COL_COUNT
-};
 
 int64_t pg_row_int(const PGresult *res, int row, int col)
 {

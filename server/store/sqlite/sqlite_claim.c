@@ -32,11 +32,7 @@ struct claim_arg {
 static int candidate_cmp(const void *pa, const void *pb)
 {
     const struct candidate *a = pa, *b = pb;
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    if (a->run_at != b->run_at)
-        return a->run_at < b->run_at ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
 }
 
 /* Append the top `limit` candidates of queue to cand: those that require nothing, or with

@@ -6,35 +6,8 @@
 #include <string.h>
 
 #include "job.h"
+#include "job_cols.h"
 #include "sqlite_conn.h"
-
-/* Column positions of SQL_JOB_COLUMNS. */
-enum job_col {
-    COL_ID = 0,
-    COL_QUEUE,
-    COL_STATUS,
-    COL_PAYLOAD,
-    COL_PRIORITY,
-    COL_RUN_AT,
-    COL_ATTEMPTS,
-    COL_MAX_ATTEMPTS,
-    COL_FENCING_TOKEN,
-    COL_MAX_RUNTIME,
-    COL_REQUIRES,
-    COL_IDEMPOTENCY_KEY,
-    COL_CREATED_AT,
-    COL_CLAIMED_AT,
-    COL_HEARTBEAT_AT,
-    COL_LEASE_EXPIRES_AT,
-    COL_WORKER_ID,
-    COL_FINISHED_AT,
-    COL_RESULT,
-    COL_PROGRESS,
-    COL_ERROR_CODE,
-    COL_ERROR_DETAIL,
-    COL_LEASE_TOKEN,
-    COL_COUNT
-};
 
 /* Copy the current row of st into out (overwritten: it must hold no strings). The lease token
  * is copied only when with_token is set; requires is "[]" when NULL. Call before resetting st.
