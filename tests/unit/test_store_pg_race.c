@@ -92,6 +92,22 @@ static struct store *open_pg(void)
     return store_open(&o);
 }
 
+/* Two stores on a fresh database, as two processes. Returns 1 with *a and *b open, 0 when
+ * there is no cluster (skip), -1 on failure. */
+static int open_pair(struct store **a, struct store **b)
+{
+    int made = fresh_db();
+    if (made <= 0)
+        return made;
+    *a = open_pg();
+    *b = open_pg();
+    if (*a && *b)
+        return 1;
+    store_close(*a);
+    store_close(*b);
+    return -1;
+}
+
 enum op { OP_HEARTBEAT, OP_SWEEP, OP_FAIL, OP_CLAIM };
 
 struct racer {
@@ -170,12 +186,11 @@ static int64_t claimed(struct store *s, const char *queue, int64_t now, char *to
 
 TEST(heartbeat_races_expiry_on_another_store)
 {
-    int made = fresh_db();
+    struct store *a = NULL, *b = NULL;
+    int made = open_pair(&a, &b);
     CHECK(made >= 0);
     if (made == 0)
         return;
-    struct store *a = open_pg(), *b = open_pg();
-    CHECK(a && b);
     int kept = 0, expired = 0;
     for (int i = 0; i < ROUNDS; i++) {
         int64_t t = T0 + (int64_t)i * 100;
@@ -215,12 +230,11 @@ TEST(heartbeat_races_expiry_on_another_store)
 
 TEST(stale_fail_races_a_new_claim_on_another_store)
 {
-    int made = fresh_db();
+    struct store *a = NULL, *b = NULL;
+    int made = open_pair(&a, &b);
     CHECK(made >= 0);
     if (made == 0)
         return;
-    struct store *a = open_pg(), *b = open_pg();
-    CHECK(a && b);
     int taken = 0;
     for (int i = 0; i < ROUNDS; i++) {
         int64_t t = T0 + (int64_t)i * 100;

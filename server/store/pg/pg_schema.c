@@ -121,12 +121,9 @@ static int migrate_locked(PGconn *db)
 
 int pg_schema_migrate(PGconn *db)
 {
-    char lock[80], unlock[80];
-    snprintf(lock, sizeof lock, "SELECT pg_advisory_lock(%d)", PG_MIGRATE_KEY);
-    snprintf(unlock, sizeof unlock, "SELECT pg_advisory_unlock(%d)", PG_MIGRATE_KEY);
-    if (exec(db, lock, "lock") != 0)
+    if (exec(db, "SELECT pg_advisory_lock(" PG_MIGRATE_KEY ")", "lock") != 0)
         return -1;
     int rc = migrate_locked(db);
-    exec(db, unlock, "unlock");
+    exec(db, "SELECT pg_advisory_unlock(" PG_MIGRATE_KEY ")", "unlock");
     return rc;
 }

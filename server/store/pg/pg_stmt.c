@@ -92,9 +92,9 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "RETURNING " COLS,
      "retry: a failed or cancelled job goes back to queued"},
     {PG_NOTIFY, "notify",
-     "SELECT pg_notify('jobq_ready', $1::text || ' ' || q) FROM unnest($2::text[]) AS q",
+     "SELECT pg_notify('" PG_NOTIFY_CHANNEL "', $1::text || ' ' || q) FROM unnest($2::text[]) AS q",
      "every write that made jobs claimable: one notification per queue, sent at commit"},
-    {PG_SWEEP_LOCK, "sweep_lock", "SELECT pg_try_advisory_xact_lock(7461001)",
+    {PG_SWEEP_LOCK, "sweep_lock", "SELECT pg_try_advisory_xact_lock(" PG_SWEEP_KEY ")",
      "sweep: the sweeper role for this transaction (PG_SWEEP_KEY); false: another process "
      "sweeps"},
     {PG_SWEEP_EXPIRED, "sweep_expired",

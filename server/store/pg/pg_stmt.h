@@ -4,6 +4,10 @@
 #ifndef JOBQ_PG_STMT_H
 #define JOBQ_PG_STMT_H
 
+#define PG_NOTIFY_CHANNEL "jobq_ready" /* NOTIFY/LISTEN channel of claimable jobs */
+#define PG_SWEEP_KEY "7461001"         /* pg_try_advisory_xact_lock key of the sweeper role */
+#define PG_MIGRATE_KEY "7461002"       /* pg_advisory_lock key held while migrating */
+
 enum pg_stmt_id {
     PG_JOB_GET,
     PG_JOB_BY_KEY,

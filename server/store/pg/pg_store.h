@@ -25,9 +25,6 @@
 #include "store.h"
 
 #define PG_TX_TRIES 3 /* a transaction run again after contention or a dead connection */
-#define PG_NOTIFY_CHANNEL "jobq_ready"
-#define PG_SWEEP_KEY 7461001   /* pg_try_advisory_xact_lock key of the sweeper role */
-#define PG_MIGRATE_KEY 7461002 /* pg_advisory_lock key held while migrating */
 
 /* One connection and the statements prepared on it. */
 struct pg_conn {
@@ -43,7 +40,6 @@ struct pg_pool {
     struct pg_conn *conns;
     int *free_list; /* indexes of the free conns */
     int nfree, n;
-    int closing;
 };
 
 struct pg_store {
