@@ -15,82 +15,10 @@
 #include "job.h"
 #include "log.h"
 #include "store.h"
+#include "test_pg_util.h"
 #include "testlib.h"
 
-#define T0 1700000000LL
 #define ROUNDS 1000
-
-static char db_name[64];
-static char db_url[1024];
-
-/* Run sql on the maintenance database. Returns 0 or -1. */
-static int admin_sql(const char *sql)
-{
-    PGconn *c = PQconnectdb(getenv("JOBQ_TEST_PG_URL"));
-    int ok = PQstatus(c) == CONNECTION_OK;
-    if (ok) {
-        PGresult *r = PQexec(c, sql);
-        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok)
-            fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
-        PQclear(r);
-    } else {
-        fprintf(stderr, "cannot connect: %s", PQerrorMessage(c));
-    }
-    PQfinish(c);
-    return ok ? 0 : -1;
-}
-
-/* A fresh database in db_url. Returns 1 when made, 0 when there is no cluster (skip), -1 on
- * failure. */
-static int fresh_db(void)
-{
-    const char *base = getenv("JOBQ_TEST_PG_URL");
-    if (!base || !*base) {
-        const char *req = getenv("JOBQ_REQUIRE_PG");
-        if (req && strcmp(req, "1") == 0) {
-            fprintf(stderr, "JOBQ_REQUIRE_PG=1 but JOBQ_TEST_PG_URL is not set\n");
-            return -1;
-        }
-        fprintf(stderr, "skipped: no PostgreSQL test cluster (JOBQ_TEST_PG_URL)\n");
-        return 0;
-    }
-    static int n;
-    snprintf(db_name, sizeof db_name, "jobq_u_%d_%d", (int)getpid(), ++n);
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db_name);
-    if (admin_sql(sql) != 0)
-        return -1;
-    /* postgresql:///postgres?host=... -> postgresql:///NAME?host=... */
-    const char *q = strchr(base, '?');
-    const char *slash = strstr(base, ":///");
-    if (!q || !slash)
-        return -1;
-    snprintf(db_url, sizeof db_url, "postgresql:///%s%s", db_name, q);
-    return 1;
-}
-
-static void drop_db(void)
-{
-    char sql[128];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db_name);
-    admin_sql(sql);
-}
-
-static struct store *open_pg(void)
-{
-    struct store_options o;
-    memset(&o, 0, sizeof o);
-    log_set_level(LOG_WARN);
-    o.url = db_url;
-    o.backoff_base = 0; /* a requeued job is due at once */
-    o.backoff_max = 0;
-    o.pg.pool_size = 4;
-    o.pg.checkout_ms = 5000;
-    o.pg.statement_ms = 5000;
-    o.pg.connect_timeout_s = 5;
-    return store_open(&o);
-}
 
 /* Two stores on a fresh database, as two processes. Returns 1 with *a and *b open, 0 when
  * there is no cluster (skip), -1 on failure. */

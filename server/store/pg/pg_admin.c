@@ -4,14 +4,9 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-struct admin_arg {
-    struct store_call *call;
-    int64_t now;
-};
-
 static enum store_result admin_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
-    struct admin_arg *a = p;
+    struct pg_call *a = p;
     struct store_call *call = a->call;
     int cancel = call->kind == STORE_CALL_CANCEL;
     char id[24], now[24];
@@ -41,17 +36,15 @@ static enum store_result admin_tx(struct pg_conn *c, void *p, struct pg_notes *n
 
 static void admin_discard(void *p)
 {
-    struct admin_arg *a = p;
+    struct pg_call *a = p;
     job_clear(a->call->out);
 }
 
-void pg_admin_call(struct pg_store *st, struct store_call *call)
+int pg_admin_prepare(struct pg_call *pc)
 {
-    struct admin_arg a = {.call = call, .now = pg_now(st, call->now)};
-    struct pg_tx tx = {.name = call->kind == STORE_CALL_CANCEL ? "cancel" : "retry",
-                       .fn = admin_tx,
-                       .discard = admin_discard,
-                       .arg = &a};
-    memset(call->out, 0, sizeof *call->out);
-    call->result = pg_tx_run(st, &tx);
+    pc->tx = (struct pg_tx){.name = pc->call->kind == STORE_CALL_CANCEL ? "cancel" : "retry",
+                            .fn = admin_tx,
+                            .discard = admin_discard};
+    memset(pc->call->out, 0, sizeof *pc->call->out);
+    return 1;
 }

@@ -9,13 +9,6 @@
 #include "pg_store.h"
 #include "rand.h"
 
-struct claim_arg {
-    struct store_call *call;
-    int64_t now;
-    int max_jobs;
-    size_t nqueues;
-};
-
 /* Claim order: priority desc, run_at asc, id asc. */
 static int job_cmp(const void *pa, const void *pb)
 {
@@ -26,7 +19,7 @@ static int job_cmp(const void *pa, const void *pb)
 static enum store_result claim_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
     (void)notes;
-    struct claim_arg *a = p;
+    struct pg_call *a = p;
     struct store_call *call = a->call;
     const struct claim_req *req = call->claim;
     call->n = 0;
@@ -72,26 +65,22 @@ static enum store_result claim_tx(struct pg_conn *c, void *p, struct pg_notes *n
 
 static void claim_discard(void *p)
 {
-    struct claim_arg *a = p;
+    struct pg_call *a = p;
     for (size_t i = 0; i < a->call->n; i++)
         job_clear(&a->call->out[i]);
     a->call->n = 0;
 }
 
-void pg_claim_call(struct pg_store *st, struct store_call *call)
+int pg_claim_prepare(struct pg_call *pc)
 {
-    const struct claim_req *req = call->claim;
-    call->n = 0;
+    const struct claim_req *req = pc->call->claim;
+    pc->call->n = 0;
     if (req->nqueues == 0 || req->max_jobs < 1) {
-        call->result = STORE_OK;
-        return;
+        pc->call->result = STORE_OK;
+        return 0;
     }
-    struct claim_arg a = {
-        .call = call,
-        .now = pg_now(st, call->now),
-        .max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs,
-        .nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues,
-    };
-    struct pg_tx tx = {.name = "claim", .fn = claim_tx, .discard = claim_discard, .arg = &a};
-    call->result = pg_tx_run(st, &tx);
+    pc->max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
+    pc->nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
+    pc->tx = (struct pg_tx){.name = "claim", .fn = claim_tx, .discard = claim_discard};
+    return 1;
 }

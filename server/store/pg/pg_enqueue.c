@@ -5,12 +5,6 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-struct enqueue_arg {
-    struct store_call *call;
-    int64_t now;
-    size_t done; /* jobs in out[] so far */
-};
-
 static enum store_result insert_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
                                     struct job *out, int *created, struct pg_notes *notes)
 {
@@ -50,7 +44,7 @@ static enum store_result insert_one(struct pg_conn *c, const struct job_spec *sp
 
 static enum store_result enqueue_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
-    struct enqueue_arg *a = p;
+    struct pg_call *a = p;
     struct store_call *call = a->call;
     for (a->done = 0; a->done < call->nspecs; a->done++) {
         size_t i = a->done;
@@ -64,19 +58,18 @@ static enum store_result enqueue_tx(struct pg_conn *c, void *p, struct pg_notes 
 
 static void enqueue_discard(void *p)
 {
-    struct enqueue_arg *a = p;
+    struct pg_call *a = p;
     for (size_t i = 0; i < a->done && i < a->call->nspecs; i++)
         job_clear(&a->call->out[i]);
     a->done = 0;
 }
 
-void pg_enqueue_call(struct pg_store *st, struct store_call *call)
+int pg_enqueue_prepare(struct pg_call *pc)
 {
-    if (call->nspecs == 0) {
-        call->result = STORE_OK;
-        return;
+    if (pc->call->nspecs == 0) {
+        pc->call->result = STORE_OK;
+        return 0;
     }
-    struct enqueue_arg a = {.call = call, .now = pg_now(st, call->now)};
-    struct pg_tx tx = {.name = "enqueue", .fn = enqueue_tx, .discard = enqueue_discard, .arg = &a};
-    call->result = pg_tx_run(st, &tx);
+    pc->tx = (struct pg_tx){.name = "enqueue", .fn = enqueue_tx, .discard = enqueue_discard};
+    return 1;
 }

@@ -7,12 +7,6 @@
 #include "pg_store.h"
 #include "rand.h"
 
-struct lease_arg {
-    struct pg_store *st;
-    struct store_call *call;
-    int64_t now;
-};
-
 /* Run a statement that returns at most one job row into out: STORE_OK, STORE_NOT_FOUND when
  * no row came back, or the failure. */
 static enum store_result one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
@@ -52,7 +46,7 @@ static enum store_result miss(struct pg_conn *c, int64_t id)
 static enum store_result heartbeat_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
     (void)notes;
-    struct lease_arg *a = p;
+    struct pg_call *a = p;
     struct store_call *call = a->call;
     char id[24], now[24], secs[24];
     const char *params[6] = {pg_int_param(id, call->id),
@@ -83,7 +77,7 @@ static enum store_result complete_miss(struct pg_conn *c, const struct store_cal
 static enum store_result complete_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
     (void)notes;
-    struct lease_arg *a = p;
+    struct pg_call *a = p;
     struct store_call *call = a->call;
     char id[24], now[24];
     const char *params[4] = {pg_int_param(id, call->id), call->token, pg_int_param(now, a->now),
@@ -94,7 +88,7 @@ static enum store_result complete_tx(struct pg_conn *c, void *p, struct pg_notes
 
 static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
-    struct lease_arg *a = p;
+    struct pg_call *a = p;
     struct store_call *call = a->call;
     char id[24], now[24];
     const char *guard[3] = {pg_int_param(id, call->id), call->token, pg_int_param(now, a->now)};
@@ -130,15 +124,14 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *no
 
 static void lease_discard(void *p)
 {
-    struct lease_arg *a = p;
+    struct pg_call *a = p;
     job_clear(a->call->out);
 }
 
-void pg_lease_call(struct pg_store *st, struct store_call *call)
+int pg_lease_prepare(struct pg_call *pc)
 {
-    struct lease_arg a = {.st = st, .call = call, .now = pg_now(st, call->now)};
-    struct pg_tx tx = {.discard = lease_discard, .arg = &a};
-    switch (call->kind) {
+    struct pg_tx tx = {.discard = lease_discard};
+    switch (pc->call->kind) {
     case STORE_CALL_HEARTBEAT:
         tx.name = "heartbeat";
         tx.fn = heartbeat_tx;
@@ -152,6 +145,7 @@ void pg_lease_call(struct pg_store *st, struct store_call *call)
         tx.fn = fail_tx;
         break;
     }
-    memset(call->out, 0, sizeof *call->out);
-    call->result = pg_tx_run(st, &tx);
+    pc->tx = tx;
+    memset(pc->call->out, 0, sizeof *pc->call->out);
+    return 1;
 }

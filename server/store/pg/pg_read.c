@@ -172,7 +172,7 @@ void pg_read_stats(struct store *s, struct store_stats *out)
     struct pg_store *st = pg_store_of(s);
     *out = (struct store_stats){0};
     out->commits = atomic_load(&st->commits);
-    out->ops = out->commits; /* one operation per transaction */
+    out->ops = atomic_load(&st->ops);
     out->retries = atomic_load(&st->retries);
     out->errors = atomic_load(&st->errors);
 }

@@ -2,7 +2,8 @@
  * transaction runner and the operations that pg_store.c puts in its ops table. Any number of
  * jobqd processes share one database:
  * - every write is one short transaction on a pooled connection, run by one of the store's
- *   executor threads (store_submit) or by the sweeper's thread; claims pick their rows with
+ *   executor threads (store_submit) or by the sweeper's thread; calls queued together share
+ *   one transaction (group commit: one BEGIN, NOTIFY and COMMIT for all of them); claims pick their rows with
  *   FOR UPDATE SKIP LOCKED, and every lease operation re-checks token, status and deadline in
  *   the statement that changes the row (or locks the row first);
  * - `now` follows the database's clock: the caller's now plus the skew between this host's
@@ -60,6 +61,7 @@ struct pg_store {
     pthread_t *threads;
     struct pg_listener *listener;
     atomic_uint_fast64_t commits, retries, errors;
+    atomic_uint_fast64_t ops; /* calls committed (several per commit when grouped) */
 };
 
 static inline struct pg_store *pg_store_of(struct store *s)
@@ -132,6 +134,7 @@ void pg_notes_ready(struct pg_notes *n, const char *queue);
  * hooks after the commit. */
 struct pg_tx {
     const char *name;
+    size_t ops; /* calls it does (0 counts as 1), for store_stats */
     enum store_result (*fn)(struct pg_conn *c, void *arg, struct pg_notes *notes);
     void (*discard)(void *arg);
     void *arg;
@@ -148,12 +151,28 @@ void pg_exec_stop(struct pg_store *st);
 /* store_submit: queue the call for an executor thread. */
 void pg_submit(struct store *s, struct store_call *call);
 
-/* Each write call as a transaction (pg_enqueue.c, pg_claim.c, pg_lease.c, pg_admin.c): runs
- * call on st and sets call->result and its outputs. */
-void pg_enqueue_call(struct pg_store *st, struct store_call *call);
-void pg_claim_call(struct pg_store *st, struct store_call *call);
-void pg_lease_call(struct pg_store *st, struct store_call *call);
-void pg_admin_call(struct pg_store *st, struct store_call *call);
+/* One submitted write call on its way through the executor: the transaction that does it
+ * (tx, whose arg is this struct) and what that transaction needs. */
+struct pg_call {
+    struct pg_store *st;
+    struct store_call *call;
+    int64_t now;     /* the call's now on the database's clock */
+    size_t done;     /* enqueue: jobs in call->out so far */
+    int max_jobs;    /* claim: bounded by JOB_CLAIM_MAX */
+    size_t nqueues;  /* claim: bounded by JOB_QUEUES_MAX */
+    struct pg_tx tx; /* tx.arg == this struct */
+};
+
+/* Each write call as a transaction (pg_enqueue.c, pg_claim.c, pg_lease.c, pg_admin.c): set
+ * pc->tx up for pc->call (pc->st, pc->call and pc->now are set). Returns 1, or 0 when the
+ * call needs no transaction (call->result is then set). A transaction function returns
+ * STORE_OK or STORE_EXISTS after its writes, or one of STORE_NOT_FOUND, STORE_LEASE_LOST and
+ * STORE_CONFLICT having written nothing (so it can share a transaction with other calls,
+ * see pg_tx.c); any other result may follow writes and must roll back. */
+int pg_enqueue_prepare(struct pg_call *pc);
+int pg_claim_prepare(struct pg_call *pc);
+int pg_lease_prepare(struct pg_call *pc);
+int pg_admin_prepare(struct pg_call *pc);
 
 /* --- reads, sweep, clock (pg_read.c, pg_sweep.c, pg_store.c) -------------------------------- */
 

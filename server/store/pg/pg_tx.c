@@ -131,6 +131,7 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
         pg_pool_give(st, c);
         if (committed) {
             atomic_fetch_add(&st->commits, 1);
+            atomic_fetch_add(&st->ops, tx->ops ? tx->ops : 1);
             fire_hooks(st, &notes);
             notes_clear(&notes);
             return r;
@@ -152,48 +153,157 @@ struct pg_job_node {
     struct pg_job_node *next;
 };
 
-static void run_call(struct pg_store *st, struct store_call *call)
+/* Calls that share one transaction: at most PG_GROUP_MAX, and at most PG_GROUP_ROWS jobs
+ * among them (a batch enqueue counts its jobs, a claim its max_jobs), so that the
+ * transaction, and the row locks it holds, stay short. */
+#define PG_GROUP_MAX 64
+#define PG_GROUP_ROWS 1000
+
+static size_t call_rows(const struct store_call *call)
 {
+    if (call->kind == STORE_CALL_ENQUEUE)
+        return call->nspecs;
+    if (call->kind == STORE_CALL_CLAIM && call->claim->max_jobs > 1)
+        return (size_t)call->claim->max_jobs;
+    return 1;
+}
+
+/* Set pc up for call. Returns 1 when it needs a transaction, 0 when call->result is set. */
+static int prepare(struct pg_store *st, struct store_call *call, struct pg_call *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->st = st;
+    pc->call = call;
+    pc->now = pg_now(st, call->now);
+    int need;
     switch (call->kind) {
     case STORE_CALL_ENQUEUE:
-        pg_enqueue_call(st, call);
+        need = pg_enqueue_prepare(pc);
         break;
     case STORE_CALL_CLAIM:
-        pg_claim_call(st, call);
+        need = pg_claim_prepare(pc);
         break;
     case STORE_CALL_HEARTBEAT:
     case STORE_CALL_COMPLETE:
     case STORE_CALL_FAIL:
-        pg_lease_call(st, call);
+        need = pg_lease_prepare(pc);
         break;
     case STORE_CALL_CANCEL:
     case STORE_CALL_RETRY:
-        pg_admin_call(st, call);
+        need = pg_admin_prepare(pc);
         break;
     default:
         call->result = STORE_ERROR;
-        break;
+        return 0;
     }
+    pc->tx.arg = pc;
+    return need;
+}
+
+/* Several calls in one transaction: one BEGIN, one NOTIFY and one COMMIT (one WAL flush) for
+ * all of them, as the SQLite backend's group commit. A call whose result may follow writes
+ * that must be undone (see pg_call) cannot share it: the group rolls back and every call
+ * runs alone. */
+struct pg_group {
+    struct pg_call *calls;
+    size_t n, ran;
+    int split; /* a call could not share the transaction */
+};
+
+static int shareable(enum store_result r)
+{
+    return r == STORE_OK || r == STORE_EXISTS || r == STORE_NOT_FOUND || r == STORE_LEASE_LOST ||
+           r == STORE_CONFLICT;
+}
+
+static enum store_result group_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+{
+    struct pg_group *g = p;
+    for (g->ran = 0; g->ran < g->n; g->ran++) {
+        struct pg_call *pc = &g->calls[g->ran];
+        enum store_result r = pc->tx.fn(c, pc, notes);
+        if (!shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
+            if (pc->tx.discard)
+                pc->tx.discard(pc);
+            g->split = 1;
+            return STORE_CONFLICT; /* roll back; not a retry, not an error */
+        }
+        pc->call->result = r;
+    }
+    return STORE_OK;
+}
+
+static void group_discard(void *p)
+{
+    struct pg_group *g = p;
+    for (size_t i = 0; i < g->ran && i < g->n; i++) {
+        if (g->calls[i].tx.discard)
+            g->calls[i].tx.discard(&g->calls[i]);
+    }
+    g->ran = 0;
+}
+
+/* Run the n calls: alone when n is 1, else together (alone after a split). */
+static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n)
+{
+    if (n > 1) {
+        struct pg_group g = {.calls = calls, .n = n};
+        struct pg_tx tx = {
+            .name = "group", .ops = n, .fn = group_tx, .discard = group_discard, .arg = &g};
+        enum store_result r = pg_tx_run(st, &tx);
+        if (!g.split) {
+            if (r != STORE_OK) { /* the transaction failed as a whole */
+                for (size_t i = 0; i < n; i++)
+                    calls[i].call->result = r;
+            }
+            return;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        calls[i].call->result = pg_tx_run(st, &calls[i].tx);
+}
+
+/* Take the next group of queued calls (st->qmu held, the queue not empty) into calls[]. */
+static size_t take_group(struct pg_store *st, struct store_call **calls)
+{
+    size_t n = 0, rows = 0;
+    while (st->head && n < PG_GROUP_MAX) {
+        struct pg_job_node *node = st->head;
+        size_t r = call_rows(node->call);
+        if (n > 0 && rows + r > PG_GROUP_ROWS)
+            break;
+        rows += r;
+        calls[n++] = node->call;
+        st->head = node->next;
+        free(node);
+    }
+    if (!st->head)
+        st->tail = NULL;
+    return n;
 }
 
 static void *exec_main(void *arg)
 {
     struct pg_store *st = arg;
+    struct store_call *taken[PG_GROUP_MAX];
+    struct pg_call calls[PG_GROUP_MAX];
     pthread_mutex_lock(&st->qmu);
     for (;;) {
         while (!st->head && !st->stop)
             pthread_cond_wait(&st->qcv, &st->qmu);
-        struct pg_job_node *node = st->head;
-        if (!node)
-            break; /* stop, and the queue is empty */
-        st->head = node->next;
         if (!st->head)
-            st->tail = NULL;
+            break; /* stop, and the queue is empty */
+        size_t n = take_group(st, taken);
         pthread_mutex_unlock(&st->qmu);
-        struct store_call *call = node->call;
-        free(node);
-        run_call(st, call);
-        call->done(call);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (prepare(st, taken[i], &calls[k]))
+                k++;
+        }
+        if (k > 0)
+            run_calls(st, calls, k);
+        for (size_t i = 0; i < n; i++)
+            taken[i]->done(taken[i]);
         pthread_mutex_lock(&st->qmu);
     }
     pthread_mutex_unlock(&st->qmu);

@@ -1,0 +1,104 @@
+/* Helpers for the unit tests that need PostgreSQL: a fresh database of the test cluster
+ * (scripts/pg_cluster.sh; JOBQ_TEST_PG_URL names its maintenance database) per case, and a
+ * store opened on it. Without JOBQ_TEST_PG_URL a case says so and passes, unless
+ * JOBQ_REQUIRE_PG=1 (scripts/test.sh sets it). Header-only: every function is static. */
+#ifndef JOBQ_TEST_PG_UTIL_H
+#define JOBQ_TEST_PG_UTIL_H
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "store.h"
+
+#ifndef T0
+#define T0 1700000000LL /* "now" at the start of every test */
+#endif
+
+static char db_name[64];  /* the current fresh database */
+static char db_url[1024]; /* its libpq URL */
+
+/* Run sql on url (NULL: the maintenance database). Returns 0 or -1 (printed). */
+static inline int pg_sql_on(const char *url, const char *sql)
+{
+    PGconn *c = PQconnectdb(url ? url : getenv("JOBQ_TEST_PG_URL"));
+    int ok = PQstatus(c) == CONNECTION_OK;
+    if (ok) {
+        PGresult *r = PQexec(c, sql);
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+        if (!ok)
+            fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
+        PQclear(r);
+    } else {
+        fprintf(stderr, "cannot connect: %s", PQerrorMessage(c));
+    }
+    PQfinish(c);
+    return ok ? 0 : -1;
+}
+
+static inline int admin_sql(const char *sql)
+{
+    return pg_sql_on(NULL, sql);
+}
+
+/* A fresh database in db_url. Returns 1 when made, 0 when there is no cluster (skip), -1 on
+ * failure. */
+static inline int fresh_db(void)
+{
+    const char *base = getenv("JOBQ_TEST_PG_URL");
+    if (!base || !*base) {
+        const char *req = getenv("JOBQ_REQUIRE_PG");
+        if (req && strcmp(req, "1") == 0) {
+            fprintf(stderr, "JOBQ_REQUIRE_PG=1 but JOBQ_TEST_PG_URL is not set\n");
+            return -1;
+        }
+        fprintf(stderr, "skipped: no PostgreSQL test cluster (JOBQ_TEST_PG_URL)\n");
+        return 0;
+    }
+    static int n;
+    snprintf(db_name, sizeof db_name, "jobq_u_%d_%d", (int)getpid(), ++n);
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db_name);
+    if (admin_sql(sql) != 0)
+        return -1;
+    /* postgresql:///postgres?host=... -> postgresql:///NAME?host=... */
+    const char *q = strchr(base, '?');
+    const char *slash = strstr(base, ":///");
+    if (!q || !slash)
+        return -1;
+    snprintf(db_url, sizeof db_url, "postgresql:///%s%s", db_name, q);
+    return 1;
+}
+
+static inline void drop_db(void)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db_name);
+    admin_sql(sql);
+}
+
+/* A store on db_url with pool_size connections (and as many executor threads). */
+static inline struct store *open_pg_pool(int pool_size)
+{
+    struct store_options o;
+    memset(&o, 0, sizeof o);
+    log_set_level(LOG_WARN);
+    o.url = db_url;
+    o.backoff_base = 0; /* a requeued job is due at once */
+    o.backoff_max = 0;
+    o.pg.pool_size = pool_size;
+    o.pg.checkout_ms = 5000;
+    o.pg.statement_ms = 5000;
+    o.pg.connect_timeout_s = 5;
+    return store_open(&o);
+}
+
+static inline struct store *open_pg(void)
+{
+    return open_pg_pool(4);
+}
+
+#endif
