@@ -187,7 +187,7 @@ static int prefill(struct run *r)
         fs[i].ts.r = r;
         fs[i].n = o->prefill / FILL_CONNS + (i < o->prefill % FILL_CONNS);
         fs[i].deadline = deadline;
-        if (conn_init(&fs[i].ts.c, o->host, o->port, 120000, NULL) != 0 ||
+        if (conn_init_nth(&fs[i].ts.c, o, i, 120000) != 0 ||
             pthread_create(&fs[i].ts.thread, NULL, fill_main, &fs[i]) != 0)
             break;
         started++;
@@ -211,7 +211,7 @@ static int lp_finish(struct run *r)
     struct tstate ts;
     memset(&ts, 0, sizeof ts);
     ts.r = r;
-    if (conn_init(&ts.c, r->o->host, r->o->port, 30000, NULL) != 0)
+    if (conn_init_nth(&ts.c, r->o, 0, 30000) != 0)
         return -1;
     long n = put_many(&ts, r->o->workers, 0, now_ns() + 30000000000LL);
     conn_free(&ts.c);

@@ -15,13 +15,21 @@
 #include "conn.h"
 #include "hist.h"
 
+#define SERVERS_MAX 16 /* --addr and --pid entries at most (several jobqd on one database) */
+
+/* One server address of --addr. */
+struct addr {
+    char host[64];
+    int port;
+};
+
 struct opts {
     const char *system;   /* jobq | beanstalkd | watch */
     const char *label;    /* the system's name in the result line, e.g. jobq-full */
     const char *scenario; /* enqueue | drain | lifecycle | batch | claim | longpoll | history |
                              watch */
-    char host[64];
-    int port;
+    struct addr addrs[SERVERS_MAX]; /* connections spread round-robin over them */
+    int naddrs;
     double duration, warmup; /* seconds */
     int producers, workers;
     double rate;  /* paced lifecycle: jobs/s over all producers; 0: full speed */
@@ -36,8 +44,10 @@ struct opts {
     long backlog;   /* full-speed lifecycle and batch: jobs enqueued and not yet completed at
                        most (producers wait); 0: 4 x workers x jobs per claim, at least 2
                        batches; -1: unbounded */
-    pid_t pid;      /* server to watch (0: none) */
-    int children;   /* watch pid's children too */
+    pid_t pids[SERVERS_MAX]; /* server processes to watch */
+    int npids;               /* 0: none */
+    int children;            /* watch the children of pids too */
+    pid_t db_pid; /* a PostgreSQL postmaster behind the servers, watched with its children */
     const char *token;
     const char *queue;
 };
@@ -123,11 +133,18 @@ void lp_answer(struct run *r);
 int lp_wait_answered(struct run *r, uint64_t before, int seconds);
 
 /* The long-poll producer's body: send(ts, t) one job (as for produce_jobs), wait until a parked
- * worker took it (an error after 10 s), pause 1-5 ms, and again. Returns NULL. */
+ * worker took it (an error after 10 s), pause 1-5 ms, and again; with several servers each job
+ * goes to the next one in turn (the workers are parked on all of them). Returns NULL. */
 void *lp_produce(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t));
 
-/* Open n connections to the server of r, each with the given receive timeout, into cs[].
- * Returns 0, or -1 after printing why (the ones opened are freed). */
+/* Prepare c for the server of --addr number i modulo their count (connections of one role are
+ * spread round-robin), with the given receive timeout; nothing is connected yet. Returns 0, or
+ * -1 when out of memory. */
+int conn_init_nth(struct conn *c, const struct opts *o, int i, int timeout_ms);
+
+/* Open n connections, cs[i] to the server numbered i (round-robin, see conn_init_nth), each
+ * with the given receive timeout. Returns 0, or -1 after printing why (the ones opened are
+ * freed). */
 int open_conns(struct run *r, struct conn *cs, int n, int timeout_ms);
 void free_conns(struct conn *cs, int n);
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Run every benchmark scenario against jobq (--sync full and normal) and its peers
-(beanstalkd with an fsynced binlog and in memory; a PostgreSQL SKIP LOCKED queue driven by
-pgbench with synchronous_commit on and off), in the same run, then print one table.
+"""Run every benchmark scenario against jobq (on SQLite with --sync full and normal; on
+PostgreSQL with 1, 2 and 3 jobqd processes sharing one database) and its peers (beanstalkd with
+an fsynced binlog and in memory; a PostgreSQL SKIP LOCKED queue driven by pgbench with
+synchronous_commit on and off), in the same run, then print one table.
 
 Started by bench/run.sh, which installs what is missing and builds jobqd and jobq-bench;
 `bench/run.sh --help` lists the options. Every server is started fresh for every scenario (a
-PostgreSQL cluster once per run and setting, with a new table per scenario) on loopback in a
-temporary directory, and stopped afterwards. Results go to --out: raw.tsv (every run),
-table.tsv (medians), table.txt (the printed table), chart data for bench/chart.sh.
+PostgreSQL cluster once per run and system, with a new table, or for jobq a new database, per
+scenario) on loopback in a temporary directory, and stopped afterwards. Results go to --out:
+raw.tsv (every run), table.tsv (medians), table.txt (the printed table), chart data for
+bench/chart.sh.
 """
 
 import argparse
@@ -21,16 +23,17 @@ import time
 
 import pgdriver
 import report
-from servers import Beanstalkd, Jobqd, Postgres, ServerError, pg_bindir
+from servers import Beanstalkd, ConnCounter, Jobqd, Postgres, ServerError, pg_bindir
 
 SCENARIOS = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
              "claim-history", "longpoll"]
-SYSTEMS = ["jobq-full", "jobq-normal", "beanstalkd-f0", "beanstalkd-mem", "pg-sync-on",
-           "pg-sync-off"]
-KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "beanstalkd-f0": "beanstalkd",
-        "beanstalkd-mem": "beanstalkd", "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
+SYSTEMS = report.ORDER_SYS
+KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-pg-1": "jobq-pg", "jobq-pg-2": "jobq-pg",
+        "jobq-pg-3": "jobq-pg", "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
+        "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
 SUPPORTED = {
     "jobq": set(SCENARIOS),
+    "jobq-pg": set(SCENARIOS) - {"claim-history"},
     "beanstalkd": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "longpoll"},
     "postgres": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "batch"},
 }
@@ -54,8 +57,10 @@ def parse_args(argv):
     ap.add_argument("--delayed", type=int, help="claim-history: delayed jobs (default 100000)")
     ap.add_argument("--history-timeout", type=float, default=1200.0,
                     help="bound in seconds of building the history table (default 1200)")
+    ap.add_argument("--pool-size", type=int, default=8,
+                    help="jobq on PostgreSQL: --pool-size of each jobqd (default 8)")
     ap.add_argument("--systems", default=",".join(SYSTEMS),
-                    help="comma-separated, from: %s (or jobq, beanstalkd, postgres)"
+                    help="comma-separated, from: %s (or jobq, jobq-pg, beanstalkd, postgres)"
                     % ", ".join(SYSTEMS))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
                     help="comma-separated, from: %s" % ", ".join(SCENARIOS))
@@ -101,8 +106,9 @@ class Bench:
         self.rows = []
         self.n = 0
 
-    def gen(self, system, label, scenario, addr, extra, pid=None, timeout=None):
-        """Run jobq-bench once; returns its result fields (a dict), or raises."""
+    def gen(self, system, label, scenario, addr, extra, pid=None, timeout=None, db_pid=None):
+        """Run jobq-bench once (addr and pid: one, or several comma-separated; db_pid: the
+        postmaster behind them); returns its result fields (a dict), or raises."""
         a = self.args
         cmd = [a.bench, "--system", system, "--label", label, "--scenario", scenario,
                "--duration", str(a.duration), "--warmup", str(a.warmup),
@@ -111,6 +117,8 @@ class Bench:
             cmd += ["--addr", addr]
         if pid:
             cmd += ["--pid", str(pid)]
+        if db_pid:
+            cmd += ["--db-pid", str(db_pid)]
         if a.token and system == "jobq":
             cmd += ["--token", a.token]
         cmd += [str(x) for x in extra]
@@ -150,6 +158,20 @@ class Bench:
         self.history_s = float(res["prefill_s"])
         self.history_jobs = int(res["prefilled"])
 
+    def jobq_args(self, scenario):
+        """jobq-bench's scenario and options for one of jobq's scenarios."""
+        a = self.args
+        return {
+            "enqueue": ("enqueue", []),
+            "drain": ("drain", ["--prefill", a.prefill]),
+            "lifecycle": ("lifecycle", ["--wait", 1]),
+            "lifecycle-paced": ("lifecycle", ["--wait", 1, "--rate", a.paced_rate]),
+            "batch": ("batch", ["--batch", 100, "--max-jobs", 10, "--wait", 1]),
+            "claim-empty": ("claim", ["--prefill", a.prefill]),
+            "claim-history": ("claim", ["--prefill", a.prefill]),
+            "longpoll": ("longpoll", []),
+        }[scenario]
+
     def jobq(self, label, scenario):
         a = self.args
         sync = "full" if label == "jobq-full" else "normal"
@@ -160,21 +182,48 @@ class Bench:
             snapshot = self.history
         srv = Jobqd(a.jobqd, self.workdir(label, scenario), sync, snapshot, a.token).start()
         try:
-            gscen, extra = {
-                "enqueue": ("enqueue", []),
-                "drain": ("drain", ["--prefill", a.prefill]),
-                "lifecycle": ("lifecycle", ["--wait", 1]),
-                "lifecycle-paced": ("lifecycle", ["--wait", 1, "--rate", a.paced_rate]),
-                "batch": ("batch", ["--batch", 100, "--max-jobs", 10, "--wait", 1]),
-                "claim-empty": ("claim", ["--prefill", a.prefill]),
-                "claim-history": ("claim", ["--prefill", a.prefill]),
-                "longpoll": ("longpoll", []),
-            }[scenario]
+            gscen, extra = self.jobq_args(scenario)
             res = self.gen("jobq", label, gscen, srv.addr, extra, pid=srv.pid)
         finally:
-            srv.stop()
+            problems = stop_jobqd([srv])
+        res["log_problems"] = str(problems)
         if scenario == "claim-history":
             res["history_jobs"] = str(self.history_jobs)
+        return res
+
+    def jobq_pg(self, pg, label, scenario):
+        """jobq-pg-N: N jobqd processes on one new database of the cluster pg; the generator's
+        connections spread over them. Also counts each process's connections to the database
+        (jobqd names itself by the URL's application_name) and watches PostgreSQL's CPU."""
+        a = self.args
+        nproc = int(label.rsplit("-", 1)[1])
+        wd = self.workdir(label, scenario)
+        db = "jobq_%d" % self.n
+        names = ["jobqd-%d" % k for k in range(1, nproc + 1)]
+        pg.create_db(db)
+        servers, counter, conns = [], None, {}
+        try:
+            # one after the other: the first creates the schema
+            for name in names:
+                servers.append(Jobqd(a.jobqd, os.path.join(wd, name), token=a.token,
+                                     db=pg.url(db, name), pool_size=a.pool_size))
+                servers[-1].start()
+            counter = ConnCounter(pg, db).start()
+            gscen, extra = self.jobq_args(scenario)
+            res = self.gen("jobq", label, gscen, ",".join(s.addr for s in servers), extra,
+                           pid=",".join(str(s.pid) for s in servers), db_pid=pg.pid)
+        finally:
+            if counter:
+                conns = counter.stop()
+            problems = stop_jobqd(servers)
+            pg.drop_db(db)
+        res["log_problems"] = str(problems)
+        res["db_conns"] = str(max(conns.get(n, 0) for n in names))
+        res["db_procs"] = str(len([n for n in names if conns.get(n)]))
+        res["pool_size"] = str(a.pool_size)
+        others = {k: v for k, v in conns.items() if k not in names}
+        if others:
+            print("    other connections to %s: %s" % (db, others), flush=True)
         return res
 
     # beanstalkd ---------------------------------------------------------------------------
@@ -217,10 +266,10 @@ class Bench:
             if not scens:
                 continue
             pg = None
-            if kind == "postgres":
+            if kind in ("postgres", "jobq-pg"):  # the same server settings for both
                 try:
                     pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (label, run))).init()
-                    pg.start("on" if label == "pg-sync-on" else "off")
+                    pg.start("off" if label == "pg-sync-off" else "on")
                 except (ServerError, OSError) as e:
                     print("  %-16s %-15s FAILED: %s" % ("(all)", label, e), flush=True)
                     for scen in scens:
@@ -233,6 +282,8 @@ class Bench:
                     try:
                         if kind == "jobq":
                             res = self.jobq(label, scen)
+                        elif kind == "jobq-pg":
+                            res = self.jobq_pg(pg, label, scen)
                         elif kind == "beanstalkd":
                             res = self.beanstalkd(label, scen)
                         else:
@@ -249,6 +300,28 @@ class Bench:
                 if pg:
                     pg.stop()
                     shutil.rmtree(pg.workdir, ignore_errors=True)
+
+
+def stop_jobqd(servers):
+    """Stop every server, print what each logged at warn or error (the first few lines), and
+    return how many such lines there were; raises the first failure to stop after stopping all."""
+    failure, count = None, 0
+    for srv in servers:
+        if srv.proc is None:  # never started
+            continue
+        try:
+            srv.stop()
+        except ServerError as e:
+            failure = failure or e
+        lines = srv.problems()
+        count += len(lines)
+        if lines:
+            print("    jobqd %s logged %d warn/error line(s):" % (srv.workdir, len(lines)))
+            for line in lines[:3]:
+                print("      " + line[:300])
+    if failure:
+        raise failure
+    return count
 
 
 def command_output(cmd):

@@ -18,12 +18,16 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     exit 1
 fi
 ncols=$(head -n 1 "$jobs" | awk -F'\t' '{print NF}')
-# One colour per system, whatever columns the run has: jobq blues, beanstalkd reds,
-# PostgreSQL greens (dark: durable setting, light: relaxed).
+# One colour per system, whatever columns the run has: jobq blues (on PostgreSQL purples, darker
+# with more processes), beanstalkd reds, PostgreSQL greens (dark: durable setting, light:
+# relaxed).
 colors=$(head -n 1 "$jobs" | tr '\t' '\n' | tail -n +2 | while read -r s; do
     case "$s" in
     jobq-full) echo "#08519c" ;;
     jobq-normal) echo "#6baed6" ;;
+    jobq-pg-1) echo "#9e9ac8" ;;
+    jobq-pg-2) echo "#6a51a3" ;;
+    jobq-pg-3) echo "#3f007d" ;;
     beanstalkd-f0) echo "#a50f15" ;;
     beanstalkd-mem) echo "#fc9272" ;;
     pg-sync-on) echo "#006d2c" ;;

@@ -110,24 +110,31 @@ static void *lp_worker(void *arg)
     return NULL;
 }
 
-/* Wake every parked long-poll worker: one job each (t = 0: not counted). */
+/* Wake every parked long-poll worker: one job each (t = 0: not counted), through every server
+ * (each wakes its own parked workers without waiting for another's notification). */
 static int lp_finish(struct run *r)
 {
-    struct conn c;
+    struct conn cs[SERVERS_MAX];
     struct http_resp resp;
-    if (open_conns(r, &c, 1, 30000) != 0)
+    int n = r->o->naddrs, failed = 0;
+    if (open_conns(r, cs, n, 30000) != 0)
         return -1;
     char *body = malloc(BODY_MAX);
-    int st = -1;
-    if (body) {
-        size_t len = jq_batch_body(body, BODY_MAX, r->o->queue, r->o->workers, 0, 0);
-        st = jq_post(&c, "/jobs/batch", body, len, &resp);
+    for (int i = 0; i < n; i++) {
+        int st = -1;
+        if (body) {
+            size_t len = jq_batch_body(body, BODY_MAX, r->o->queue, r->o->workers, 0, 0);
+            st = jq_post(&cs[i], "/jobs/batch", body, len, &resp);
+        }
+        if (st != 201) {
+            fprintf(stderr, "jobq-bench: waking the parked workers failed (%d %s)\n", st,
+                    cs[i].err);
+            failed = 1;
+        }
     }
-    if (st != 201)
-        fprintf(stderr, "jobq-bench: waking the parked workers failed (%d %s)\n", st, c.err);
     free(body);
-    free_conns(&c, 1);
-    return st == 201 ? 0 : -1;
+    free_conns(cs, n);
+    return failed ? -1 : 0;
 }
 
 static const struct driver drivers[] = {

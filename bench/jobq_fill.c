@@ -89,7 +89,7 @@ static long fill(struct run *r, int nconn, void *(*body)(void *), long count, lo
         fs[i].left = &left;
         fs[i].delay = delay;
         fs[i].deadline = deadline;
-        if (conn_init(&fs[i].ts.c, r->o->host, r->o->port, 120000, r->o->token) != 0 ||
+        if (conn_init_nth(&fs[i].ts.c, r->o, i, 120000) != 0 ||
             pthread_create(&fs[i].ts.thread, NULL, body, &fs[i]) != 0) {
             run_fail(r, "cannot start a filler");
             break;

@@ -14,6 +14,8 @@ static void usage(FILE *f)
                "[options]\n"
                "scenarios: enqueue, drain, lifecycle (--rate R paces it), batch, claim, longpoll,\n"
                "           history (jobq: fill the table), watch (only watch --pid)\n"
+               "  --addr A,B,...      several servers (jobqd processes on one database): producer\n"
+               "                      and worker connections are spread round-robin over them\n"
                "  --label NAME        the system's name in the result line (default: --system)\n"
                "  --duration S        measured seconds (default 10)\n"
                "  --warmup S          seconds before the measurement starts (default 1)\n"
@@ -28,8 +30,11 @@ static void usage(FILE *f)
                "  --finished N        history: succeeded jobs to leave (default 1000000)\n"
                "  --delayed N         history: delayed jobs to leave (default 100000)\n"
                "  --timeout S         bound of a fill phase in seconds (default 900)\n"
-               "  --pid PID           watch this server's memory and CPU during the window\n"
+               "  --pid PID[,PID...]  watch these servers' memory (the largest of them) and CPU\n"
+               "                      (their sum) during the window\n"
                "  --children          also watch the children of --pid (PostgreSQL)\n"
+               "  --db-pid PID        also watch the database behind the servers: this\n"
+               "                      postmaster and its children (db_cpu_pct, db_mem_mb)\n"
                "  --token T           send Authorization: Bearer T (jobq)\n"
                "  --queue NAME        jobq queue (default bench)\n"
                "  --backlog N         full-speed lifecycle and batch: producers wait while N jobs\n"
@@ -37,19 +42,40 @@ static void usage(FILE *f)
                "                      jobs per claim, at least 2 batches; -1: no bound)\n");
 }
 
-static int parse_addr(const char *s, struct opts *o)
+/* One HOST:PORT of n bytes at s into a. Returns 0 or -1. */
+static int parse_addr(const char *s, size_t n, struct addr *a)
 {
-    const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || (size_t)(colon - s) >= sizeof o->host)
+    const char *colon = memrchr(s, ':', n);
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof a->host)
         return -1;
-    memcpy(o->host, s, (size_t)(colon - s));
-    o->host[colon - s] = '\0';
+    memcpy(a->host, s, (size_t)(colon - s));
+    a->host[colon - s] = '\0';
+    char digits[8];
+    size_t dl = n - (size_t)(colon + 1 - s);
+    if (dl == 0 || dl >= sizeof digits)
+        return -1;
+    memcpy(digits, colon + 1, dl);
+    digits[dl] = '\0';
     char *end;
-    long port = strtol(colon + 1, &end, 10);
+    long port = strtol(digits, &end, 10);
     if (*end || port < 1 || port > 65535)
         return -1;
-    o->port = (int)port;
+    a->port = (int)port;
     return 0;
+}
+
+/* --addr A,B,C into o->addrs. Returns 0 or -1. */
+static int parse_addrs(const char *s, struct opts *o)
+{
+    for (o->naddrs = 0; o->naddrs < SERVERS_MAX; s++) {
+        size_t n = strcspn(s, ",");
+        if (parse_addr(s, n, &o->addrs[o->naddrs++]) != 0)
+            return -1;
+        s += n;
+        if (*s == '\0')
+            return 0;
+    }
+    return -1;
 }
 
 /* A number within [lo, hi], or exit 2 naming the option. */
@@ -63,6 +89,24 @@ static double num(const char *name, const char *s, double lo, double hi)
         exit(2);
     }
     return v;
+}
+
+/* --pid P,Q,R into o->pids, or exit 2. */
+static void parse_pids(const char *s, struct opts *o)
+{
+    char one[32];
+    for (o->npids = 0; *s; o->npids++) {
+        size_t n = strcspn(s, ",");
+        if (o->npids == SERVERS_MAX || n >= sizeof one) {
+            fprintf(stderr, "jobq-bench: --pid wants at most %d pids, comma-separated\n",
+                    SERVERS_MAX);
+            exit(2);
+        }
+        memcpy(one, s, n);
+        one[n] = '\0';
+        o->pids[o->npids] = (pid_t)num("pid", one, 1, 1e9);
+        s += n + (s[n] == ',');
+    }
 }
 
 int main(int argc, char **argv)
@@ -85,31 +129,19 @@ int main(int argc, char **argv)
     };
     const char *addr = NULL;
     static const struct option longs[] = {
-        {"system", 1, 0, 's'},
-        {"scenario", 1, 0, 'S'},
-        {"addr", 1, 0, 'a'},
-        {"label", 1, 0, 'l'},
-        {"duration", 1, 0, 'd'},
-        {"warmup", 1, 0, 'W'},
-        {"producers", 1, 0, 'p'},
-        {"workers", 1, 0, 'w'},
-        {"rate", 1, 0, 'r'},
-        {"batch", 1, 0, 'b'},
-        {"max-jobs", 1, 0, 'm'},
-        {"wait", 1, 0, 'A'},
-        {"prefill", 1, 0, 'P'},
-        {"prefill-only", 0, 0, 'O'},
-        {"no-prefill", 0, 0, 'N'},
-        {"finished", 1, 0, 'f'},
-        {"delayed", 1, 0, 'D'},
-        {"timeout", 1, 0, 't'},
-        {"pid", 1, 0, 'i'},
-        {"children", 0, 0, 'c'},
-        {"token", 1, 0, 'T'},
-        {"queue", 1, 0, 'q'},
-        {"backlog", 1, 0, 'B'},
-        {"help", 0, 0, 'h'},
-        {0, 0, 0, 0},
+        {"system", 1, 0, 's'},     {"scenario", 1, 0, 'S'},
+        {"addr", 1, 0, 'a'},       {"label", 1, 0, 'l'},
+        {"duration", 1, 0, 'd'},   {"warmup", 1, 0, 'W'},
+        {"producers", 1, 0, 'p'},  {"workers", 1, 0, 'w'},
+        {"rate", 1, 0, 'r'},       {"batch", 1, 0, 'b'},
+        {"max-jobs", 1, 0, 'm'},   {"wait", 1, 0, 'A'},
+        {"prefill", 1, 0, 'P'},    {"prefill-only", 0, 0, 'O'},
+        {"no-prefill", 0, 0, 'N'}, {"finished", 1, 0, 'f'},
+        {"delayed", 1, 0, 'D'},    {"timeout", 1, 0, 't'},
+        {"pid", 1, 0, 'i'},        {"children", 0, 0, 'c'},
+        {"db-pid", 1, 0, 'g'},     {"token", 1, 0, 'T'},
+        {"queue", 1, 0, 'q'},      {"backlog", 1, 0, 'B'},
+        {"help", 0, 0, 'h'},       {0, 0, 0, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -169,10 +201,13 @@ int main(int argc, char **argv)
             o.timeout = num("timeout", optarg, 1, 86400);
             break;
         case 'i':
-            o.pid = (pid_t)num("pid", optarg, 1, 1e9);
+            parse_pids(optarg, &o);
             break;
         case 'c':
             o.children = 1;
+            break;
+        case 'g':
+            o.db_pid = (pid_t)num("db-pid", optarg, 1, 1e9);
             break;
         case 'T':
             o.token = optarg;
@@ -206,8 +241,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "jobq-bench: system %s has no scenario %s\n", o.system, o.scenario);
         return 2;
     }
-    if (d && (!addr || parse_addr(addr, &o) != 0)) {
-        fprintf(stderr, "jobq-bench: --addr HOST:PORT (an IPv4 address) is required\n");
+    if (d && (!addr || parse_addrs(addr, &o) != 0)) {
+        fprintf(stderr,
+                "jobq-bench: --addr HOST:PORT[,HOST:PORT...] (IPv4 addresses, at most "
+                "%d) is required\n",
+                SERVERS_MAX);
         return 2;
     }
     if (strlen(o.queue) > 128 || (o.token && strlen(o.token) > 256)) {

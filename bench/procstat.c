@@ -103,15 +103,28 @@ static void note(struct procwatch *w, pid_t pid, uint64_t ticks, int first_sampl
     w->nprocs++;
 }
 
+static int is_root(const struct procwatch *w, pid_t pid)
+{
+    for (int i = 0; i < w->npids; i++)
+        if (w->pids[i] == pid)
+            return 1;
+    return 0;
+}
+
 static void sample(struct procwatch *w, int first_sample)
 {
     pid_t pp;
     uint64_t ticks;
-    long rss = 0;
-    if (read_stat(w->pid, &pp, &ticks) == 0) {
-        note(w, w->pid, ticks, first_sample);
-        long r = memory_kb(w, w->pid);
-        rss += r > 0 ? r : 0;
+    long rss = 0; /* with children: the sum over the tree */
+    for (int i = 0; i < w->npids; i++) {
+        if (read_stat(w->pids[i], &pp, &ticks) != 0)
+            continue;
+        note(w, w->pids[i], ticks, first_sample);
+        long r = memory_kb(w, w->pids[i]);
+        if (w->children)
+            rss += r > 0 ? r : 0;
+        else if (r > w->peak_rss_kb)
+            w->peak_rss_kb = r;
     }
     if (w->children) {
         DIR *d = opendir("/proc");
@@ -119,9 +132,9 @@ static void sample(struct procwatch *w, int first_sample)
         while (d && (e = readdir(d)) != NULL) {
             char *end;
             long pid = strtol(e->d_name, &end, 10);
-            if (*end != '\0' || pid <= 0 || pid == w->pid)
+            if (*end != '\0' || pid <= 0 || is_root(w, (pid_t)pid))
                 continue;
-            if (read_stat((pid_t)pid, &pp, &ticks) != 0 || pp != w->pid)
+            if (read_stat((pid_t)pid, &pp, &ticks) != 0 || !is_root(w, pp))
                 continue;
             note(w, (pid_t)pid, ticks, first_sample);
             long r = memory_kb(w, (pid_t)pid);
@@ -146,18 +159,22 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-int procwatch_start(struct procwatch *w, pid_t pid, int children, int interval_ms)
+int procwatch_start(struct procwatch *w, const pid_t *pids, int n, int children, int interval_ms)
 {
     memset(w, 0, sizeof *w);
-    w->pid = pid;
     w->children = children;
     w->interval_ms = interval_ms > 0 ? interval_ms : 100;
-    if (pid <= 0)
-        return 0;
     pid_t pp;
     uint64_t ticks;
-    if (read_stat(pid, &pp, &ticks) != 0)
-        return -1;
+    for (int i = 0; i < n && i < PROCWATCH_ROOTS; i++) {
+        if (pids[i] <= 0 || read_stat(pids[i], &pp, &ticks) != 0) {
+            w->npids = 0;
+            return -1;
+        }
+        w->pids[w->npids++] = pids[i];
+    }
+    if (w->npids == 0)
+        return 0;
     w->t0_ns = mono_ns();
     sample(w, 1);
     atomic_store(&w->stop, 0);
@@ -180,7 +197,11 @@ void procwatch_stop(struct procwatch *w)
     for (int i = 0; i < w->nprocs; i++)
         ticks += w->procs[i].last - w->procs[i].first;
     w->cpu_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
-    w->hwm_kb = read_status_kb(w->pid, "VmHWM");
+    for (int i = 0; i < w->npids; i++) {
+        long hwm = read_status_kb(w->pids[i], "VmHWM");
+        if (hwm > w->hwm_kb)
+            w->hwm_kb = hwm;
+    }
 }
 
 double self_cpu_s(void)

@@ -11,12 +11,18 @@ PEER_SHORT = {"beanstalkd-f0": "x bs-f0", "beanstalkd-mem": "x bs-mem", "pg-sync
               "pg-sync-off": "x pg-off"}
 ORDER_SCEN = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
               "claim-history", "longpoll"]
-ORDER_SYS = ["jobq-full", "jobq-normal"] + PEERS
+# jobq on PostgreSQL with 1, 2 and 3 jobqd processes sharing one database
+JOBQ_PG = ["jobq-pg-1", "jobq-pg-2", "jobq-pg-3"]
+ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_PG + PEERS
 # Scenarios whose jobs/s is set by the generator, not by the server: no throughput ratio.
 FIXED_RATE = {"lifecycle-paced", "longpoll"}
+# rss_*: the largest jobqd process; cpu_*: all of them; db_*: the PostgreSQL cluster behind
+# jobq-pg (db_conns: the most connections one jobqd process held, db_procs: how many processes
+# held any); log_problems: lines jobqd logged at warn or error.
 NUMERIC = ["jobs_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "count", "errors", "window_s",
            "prefill_s", "prefilled", "backlog", "rss_peak_mb", "rss_hwm_mb", "cpu_pct",
-           "cpu_us_per_job", "gen_cpu_pct", "history_jobs"]
+           "cpu_us_per_job", "gen_cpu_pct", "history_jobs", "db_cpu_pct", "db_mem_mb",
+           "db_conns", "db_procs", "pool_size", "log_problems"]
 
 
 def parse_result(text):
@@ -81,9 +87,12 @@ def ratio(a, b):
 
 
 def table_rows(med):
+    """The main table; `x pg-1`: jobs/s of 2 and 3 jobqd processes on PostgreSQL divided by
+    those of one."""
     scens = [s for s in ORDER_SCEN if any(k[0] == s for k in med)]
     systems = [s for s in ORDER_SYS if any(k[1] == s for k in med)]
     peers = [p for p in PEERS if p in systems]
+    scaling = "jobq-pg-1" in systems and any(p in systems for p in JOBQ_PG[1:])
     rows = []
     for s in scens:
         for sysname in systems:
@@ -93,17 +102,18 @@ def table_rows(med):
             jobs = m["jobs_s"]
             row = [s, sysname, "-" if s == "longpoll" else fmt(jobs, 0), fmt(m["p50_ms"], 2),
                    fmt(m["p99_ms"], 2)]
-            for p in peers:
+            for p in peers + (["jobq-pg-1"] if scaling else []):
                 pm = med.get((s, p))
-                if sysname.startswith("jobq") and pm and s not in FIXED_RATE:
+                mine = sysname in JOBQ_PG[1:] if p == "jobq-pg-1" else sysname.startswith("jobq")
+                if mine and pm and s not in FIXED_RATE:
                     row.append(ratio(jobs, pm["jobs_s"]))
                 else:
                     row.append("")
             if m["failed"]:
                 row[1] += " (%d failed)" % m["failed"]
             rows.append(row)
-    return ["scenario", "system", "jobs/s", "p50 ms", "p99 ms"] + [PEER_SHORT[p] for p in peers], \
-        rows
+    return ["scenario", "system", "jobs/s", "p50 ms", "p99 ms"] + [PEER_SHORT[p] for p in peers] \
+        + (["x pg-1"] if scaling else []), rows
 
 
 def render(header, rows):
@@ -117,14 +127,22 @@ def render(header, rows):
 
 
 def resources(med):
+    """The lifecycle's resources. jobq on PostgreSQL: the largest jobqd's memory, the CPU of all
+    of them, PostgreSQL's CPU apart, and the most database connections one process held."""
     header = ["system (lifecycle)", "jobs/s", "server RSS peak MB", "server CPU % of a core",
               "server CPU us/job", "generator CPU %"]
+    pg = any(k[1] in JOBQ_PG for k in med)
+    if pg:
+        header += ["PostgreSQL CPU %", "db conns/process"]
     rows = []
     for sysname in ORDER_SYS:
         m = med.get(("lifecycle", sysname))
         if m:
             rows.append([sysname, fmt(m["jobs_s"], 0), fmt(m["rss_peak_mb"]), fmt(m["cpu_pct"]),
                          fmt(m["cpu_us_per_job"]), fmt(m["gen_cpu_pct"])])
+            if pg:
+                db_cpu = m["cpu_pct"] if sysname.startswith("pg-") else m["db_cpu_pct"]
+                rows[-1] += [fmt(db_cpu), fmt(m["db_conns"], 0)]
     return header, rows
 
 
@@ -136,15 +154,23 @@ def targets(med):
         m = med.get((s, sysname))
         return m[f] if m else math.nan
 
-    def check(name, value, goal, higher=True, unit="x"):
+    def check(name, value, goal, op=">=", unit="x"):
         if math.isnan(value):
             return
-        met = value >= goal if higher else value < goal
+        met = {">=": value >= goal, "<": value < goal, "<=": value <= goal}[op]
         if unit == "x":
-            text = "%.2fx (target %s %.1fx)" % (value, ">=" if higher else "<", goal)
+            text = "%.2fx (target %s %.1fx)" % (value, op, goal)
+        elif unit:
+            text = "%.1f %s (target %s %g %s)" % (value, unit, op, goal, unit)
         else:
-            text = "%.1f %s (target %s %g %s)" % (value, unit, ">=" if higher else "<", goal, unit)
+            text = "%g (target %s %g)" % (value, op, goal)
         out.append("%-64s %s  %s" % (name, text, "met" if met else "MISSED"))
+
+    def largest(sysname, *fields):
+        """The largest of fields of sysname over every scenario (NaN when none)."""
+        vals = [num(m[f]) for (s, sy), m in med.items() if sy == sysname for f in fields]
+        vals = [x for x in vals if not math.isnan(x)]
+        return max(vals) if vals else math.nan
 
     full, normal = get("lifecycle", "jobq-full"), get("lifecycle", "jobq-normal")
     check("lifecycle: jobq --sync full / beanstalkd -f0", full / get("lifecycle",
@@ -157,15 +183,22 @@ def targets(med):
         check("claim with 1M finished + 100k delayed / empty (%s)" % sysname,
               get("claim-history", sysname) / get("claim-empty", sysname), 0.8)
         check("long-poll wake latency p99 (%s)" % sysname, get("longpoll", sysname, "p99_ms"),
-              10, higher=False, unit="ms")
+              10, op="<", unit="ms")
         check("paced 1,000 jobs/s lifecycle latency p99 (%s)" % sysname,
-              get("lifecycle-paced", sysname, "p99_ms"), 20, higher=False, unit="ms")
-        rss = [max(num(m["rss_peak_mb"]), num(m["rss_hwm_mb"]))
-               for (s, sy), m in med.items() if sy == sysname]
-        rss = [x for x in rss if not math.isnan(x)]
-        if rss:
-            check("jobqd resident memory, largest of any scenario (%s)" % sysname, max(rss), 64,
-                  higher=False, unit="MB")
+              get("lifecycle-paced", sysname, "p99_ms"), 20, op="<", unit="ms")
+        check("jobqd resident memory, largest of any scenario (%s)" % sysname,
+              largest(sysname, "rss_peak_mb", "rss_hwm_mb"), 64, op="<", unit="MB")
+    one = get("lifecycle", "jobq-pg-1")
+    check("lifecycle: jobq on PostgreSQL (1 process) / pg sync_commit=on",
+          one / get("lifecycle", "pg-sync-on"), 1)
+    for n in (2, 3):
+        check("lifecycle: jobq on PostgreSQL, %d processes / 1 process" % n,
+              get("lifecycle", "jobq-pg-%d" % n) / one, 1)
+    for sysname in JOBQ_PG:
+        check("jobqd resident memory, largest process, any scenario (%s)" % sysname,
+              largest(sysname, "rss_peak_mb", "rss_hwm_mb"), 64, op="<", unit="MB")
+        check("db connections of one jobqd, most in any scenario (%s)" % sysname,
+              largest(sysname, "db_conns"), largest(sysname, "pool_size") + 1, op="<=", unit="")
     return out
 
 
@@ -208,6 +241,10 @@ def write(outdir, rows, meta):
     if any(k[1].startswith("pg-") for k in med):
         parts += ["PostgreSQL's memory is the sum of the PSS of the postmaster and its "
                   "children (shared buffers counted once)."]
+    if any(k[1] in JOBQ_PG for k in med):
+        parts += ["jobq-pg-N: N jobqd processes on one PostgreSQL database (synchronous_commit=on, "
+                  "like pg-sync-on); server memory is the largest process's, server CPU theirs "
+                  "together, PostgreSQL's CPU apart."]
     text = "\n".join(parts) + "\n"
     with open(os.path.join(outdir, "table.txt"), "w") as f:
         f.write(text)

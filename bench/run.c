@@ -13,6 +13,8 @@
 
 #define ERRORS_PRINTED_MAX 5
 
+_Static_assert(SERVERS_MAX <= PROCWATCH_ROOTS, "every --pid fits in a procwatch");
+
 int64_t now_ns(void)
 {
     struct timespec ts;
@@ -90,14 +92,29 @@ void *produce_jobs(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t))
 void *lp_produce(struct tstate *ts, int (*send)(struct tstate *ts, int64_t t))
 {
     struct run *r = ts->r;
-    while (!run_over(r)) {
+    int n = r->o->naddrs;
+    struct conn cs[SERVERS_MAX]; /* one per server when there are several */
+    if (n > 1 && open_conns(r, cs, n, ts->c.timeout_ms) != 0)
+        return NULL;
+    for (int k = 0; !run_over(r); k++) {
         sleep_until(now_ns() + (1 + rand_r(&ts->seed) % 4) * 1000000LL);
         uint64_t before = lp_answered(r);
-        if (send(ts, now_ns()) != 0)
+        /* send() speaks on ts->c: lend it the next server's connection for this job */
+        struct conn own = ts->c;
+        if (n > 1)
+            ts->c = cs[k % n];
+        int rc = send(ts, now_ns());
+        if (n > 1) {
+            cs[k % n] = ts->c;
+            ts->c = own;
+        }
+        if (rc != 0)
             continue;
         if (lp_wait_answered(r, before, 10) != 0)
             count_error(ts, "no parked worker took a job within 10 s");
     }
+    if (n > 1)
+        free_conns(cs, n);
     return NULL;
 }
 
@@ -161,10 +178,16 @@ int lp_wait_answered(struct run *r, uint64_t before, int seconds)
     return rc == 0 ? 0 : -1;
 }
 
+int conn_init_nth(struct conn *c, const struct opts *o, int i, int timeout_ms)
+{
+    const struct addr *a = &o->addrs[i % o->naddrs];
+    return conn_init(c, a->host, a->port, timeout_ms, o->token);
+}
+
 int open_conns(struct run *r, struct conn *cs, int n, int timeout_ms)
 {
     for (int i = 0; i < n; i++) {
-        if (conn_init(&cs[i], r->o->host, r->o->port, timeout_ms, r->o->token) != 0) {
+        if (conn_init_nth(&cs[i], r->o, i, timeout_ms) != 0) {
             free_conns(cs, i + 1);
             run_fail(r, "out of memory");
             return -1;
@@ -210,7 +233,8 @@ static void roles(const struct opts *o, int *np, int *nw)
 }
 
 static void print_result(const struct run *r, const struct hist *h, uint64_t ops, uint64_t errors,
-                         double window, const struct procwatch *w, double gen_cpu)
+                         double window, const struct procwatch *w, const struct procwatch *dbw,
+                         double gen_cpu)
 {
     const struct opts *o = r->o;
     double jobs_s = window > 0 ? (double)ops / window : 0;
@@ -221,10 +245,13 @@ static void print_result(const struct run *r, const struct hist *h, uint64_t ops
            hist_quantile_ns(h, 0.99) / 1e6, hist_quantile_ns(h, 0.999) / 1e6,
            (double)h->max_ns / 1e6, (unsigned long long)ops, (unsigned long long)errors, window,
            r->prefill_s, r->prefilled, r->cap);
-    if (w && w->pid > 0 && w->wall_s > 0)
+    if (w && w->npids > 0 && w->wall_s > 0)
         printf("\trss_peak_mb=%.1f\trss_hwm_mb=%.1f\tcpu_pct=%.1f\tcpu_us_per_job=%.1f",
                (double)w->peak_rss_kb / 1024, (double)w->hwm_kb / 1024, 100 * w->cpu_s / w->wall_s,
                ops ? 1e6 * w->cpu_s / (double)ops : 0);
+    if (dbw && dbw->npids > 0 && dbw->wall_s > 0)
+        printf("\tdb_mem_mb=%.1f\tdb_cpu_pct=%.1f", (double)dbw->peak_rss_kb / 1024,
+               100 * dbw->cpu_s / dbw->wall_s);
     if (window > 0)
         printf("\tgen_cpu_pct=%.1f", 100 * gen_cpu / window);
     printf("\n");
@@ -250,7 +277,7 @@ int run_scenario(const struct opts *o, const struct driver *d)
     }
     r.prefill_s = (double)(now_ns() - t0) / 1e9;
     if (o->prefill_only || strcmp(o->scenario, "history") == 0) {
-        print_result(&r, total, 0, 0, 0, NULL, 0);
+        print_result(&r, total, 0, 0, 0, NULL, NULL, 0);
         free(total);
         return 0;
     }
@@ -287,7 +314,7 @@ int run_scenario(const struct opts *o, const struct driver *d)
         t->idx = i < np ? i : i - np;
         t->seed = (unsigned)(i * 7919 + 17);
         t->lat = calloc(1, sizeof *t->lat);
-        if (!t->lat || conn_init(&t->c, o->host, o->port, timeout_ms, o->token) != 0) {
+        if (!t->lat || conn_init_nth(&t->c, o, t->idx, timeout_ms) != 0) {
             fprintf(stderr, "jobq-bench: out of memory\n");
             failed = 1;
             break;
@@ -307,9 +334,11 @@ int run_scenario(const struct opts *o, const struct driver *d)
         atomic_store(&r.abort, 1);
 
     sleep_until(r.t_begin);
-    struct procwatch w;
-    if (procwatch_start(&w, o->pid, o->children, 100) != 0)
-        fprintf(stderr, "jobq-bench: cannot read /proc/%d: not watching it\n", (int)o->pid);
+    struct procwatch w, dbw;
+    if (procwatch_start(&w, o->pids, o->npids, o->children, 100) != 0)
+        fprintf(stderr, "jobq-bench: cannot read /proc of --pid: not watching it\n");
+    if (procwatch_start(&dbw, &o->db_pid, o->db_pid > 0, 1, 100) != 0)
+        fprintf(stderr, "jobq-bench: cannot read /proc of --db-pid: not watching it\n");
     double cpu0 = self_cpu_s();
     /* Wait for the end of the window; a drain ends early when every worker found the queue
      * empty; a run without threads (watch) just waits. */
@@ -322,6 +351,7 @@ int run_scenario(const struct opts *o, const struct driver *d)
     }
     int64_t t_stop = now_ns();
     procwatch_stop(&w);
+    procwatch_stop(&dbw);
     double gen_cpu = self_cpu_s() - cpu0;
     if (d && d->finish)
         d->finish(&r);
@@ -343,7 +373,7 @@ int run_scenario(const struct opts *o, const struct driver *d)
     double window = o->duration;
     if (t_stop < r.t_end) /* ended early (drained): up to the last counted operation */
         window = last > r.t_begin ? (double)(last - r.t_begin) / 1e9 : 0;
-    print_result(&r, total, ops, errors, window, &w, gen_cpu);
+    print_result(&r, total, ops, errors, window, &w, &dbw, gen_cpu);
     int aborted = atomic_load(&r.abort);
     free(ts);
     free(args);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The jobq benchmark, in one command:
-#   bash bench/run.sh              every scenario, jobq (--sync full, normal) and the peers,
-#                                  10 s per scenario, one run (about 10 minutes)
+#   bash bench/run.sh              every scenario, jobq (SQLite --sync full, normal; PostgreSQL
+#                                  with 1, 2, 3 jobqd processes) and the peers, 10 s per
+#                                  scenario, one run (about 15 minutes)
 #   bash bench/run.sh --runs 3     the same three times, medians (what BENCHMARKS.md shows)
 #   bash bench/run.sh --quick      2 s per scenario, a smaller history table (development)
 #   bash bench/run.sh --help       every option (bench/bench.py)
@@ -32,7 +33,7 @@ for a in "$@"; do
     esac
     if [ "$prev" = --systems ]; then
         case ",$a," in
-        *,beanstalkd* | *,pg-* | *,postgres*) ;;
+        *,beanstalkd* | *,pg-* | *,postgres* | *,jobq-pg*) ;;
         *) want_peers=0 ;;
         esac
     fi
@@ -40,7 +41,7 @@ for a in "$@"; do
         out=$a
     fi
     case "$a" in
-    --systems=*) case ",${a#--systems=}," in *,beanstalkd* | *,pg-* | *,postgres*) ;; *) want_peers=0 ;; esac ;;
+    --systems=*) case ",${a#--systems=}," in *,beanstalkd* | *,pg-* | *,postgres* | *,jobq-pg*) ;; *) want_peers=0 ;; esac ;;
     --out=*) out=${a#--out=} ;;
     --smoke) want_peers=0 ;;
     esac
@@ -64,7 +65,8 @@ need() { # need PACKAGE [COMMAND]: install PACKAGE unless COMMAND (or the packag
 }
 need python3 python3
 if [ -z "${JOBQD:-}" ] || [ -z "${JOBQ_BENCH_BIN:-}" ]; then
-    for p in build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev; do
+    for p in build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev \
+        libpq-dev; do
         need "$p"
     done
 fi

@@ -9,7 +9,9 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
+import urllib.parse
 import urllib.request
 
 HOST = "127.0.0.1"
@@ -66,24 +68,32 @@ class LocalServer:
 
 
 class Jobqd(LocalServer):
-    """jobqd on a free port with a database in workdir (copied from snapshot when given)."""
+    """jobqd on a free port, with log in workdir and either a SQLite database there (--sync
+    sync; copied from snapshot when given) or the PostgreSQL database at the URL db (with
+    --pool-size pool_size when given)."""
 
-    def __init__(self, binary, workdir, sync, snapshot=None, token=None):
+    def __init__(self, binary, workdir, sync=None, snapshot=None, token=None, db=None,
+                 pool_size=None):
         self.binary, self.workdir, self.sync = binary, workdir, sync
         self.snapshot, self.token = snapshot, token
+        self.db, self.pool_size = db, pool_size
         self.proc = None
         self.port = None
 
     def start(self):
         os.makedirs(self.workdir, exist_ok=True)
-        db = os.path.join(self.workdir, "jobq.db")
         if self.snapshot:
             for f in glob.glob(os.path.join(self.snapshot, "jobq.db*")):
                 shutil.copy(f, self.workdir)
         self.port = free_port()
         self.log = open(os.path.join(self.workdir, "jobqd.log"), "ab")
-        cmd = [self.binary, "--listen", self.addr, "--db", db, "--sync", self.sync,
-               "--log-level", "warn"]
+        cmd = [self.binary, "--listen", self.addr, "--log-level", "warn"]
+        if self.db:
+            cmd += ["--db", self.db]
+        else:
+            cmd += ["--db", os.path.join(self.workdir, "jobq.db"), "--sync", self.sync]
+        if self.pool_size:
+            cmd += ["--pool-size", str(self.pool_size)]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
                                      stdin=subprocess.DEVNULL)
         wait_until(self._healthy, START_TIMEOUT, "jobqd answering /healthz")
@@ -107,6 +117,17 @@ class Jobqd(LocalServer):
         self.log.close()
         if rc != 0:
             raise ServerError("jobqd exited with %d after SIGTERM (log in %s)" % (rc, self.workdir))
+
+    def problems(self):
+        """The lines jobqd logged at warn or error (it runs with --log-level warn), but for the
+        start-up warning that authentication is off (the benchmark gives no token file)."""
+        try:
+            with open(os.path.join(self.workdir, "jobqd.log"), errors="replace") as f:
+                return [line.rstrip("\n") for line in f
+                        if line.split(" ", 2)[1:2] in (["warn"], ["error"])
+                        and "AUTHENTICATION IS OFF" not in line]
+        except OSError:
+            return []
 
 
 class Beanstalkd(LocalServer):
@@ -226,3 +247,66 @@ class Postgres:
 
     def pgbench_cmd(self):
         return [os.path.join(self.bindir, "pgbench")] + self.conn_args()
+
+    def create_db(self, dbname):
+        self.psql("CREATE DATABASE %s" % dbname)
+
+    def drop_db(self, dbname):
+        self.psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % dbname)
+
+    def url(self, dbname, application_name):
+        """A libpq URL of database dbname on this cluster's socket (for jobqd --db)."""
+        return "postgresql://postgres@/%s?host=%s&port=%d&application_name=%s" % (
+            dbname, urllib.parse.quote(self.sock, safe="/"), self.port, application_name)
+
+
+class ConnCounter:
+    """Counts the client connections to database dbname of `pg` per application_name, every
+    interval seconds on one psql connection of its own (to another database: not counted), from
+    start() to stop(), which returns {application_name: the largest count seen}."""
+
+    def __init__(self, pg, dbname, interval=0.25):
+        self.pg, self.dbname, self.interval = pg, dbname, interval
+        self.most = {}
+        self.done = threading.Event()
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [os.path.join(self.pg.bindir, "psql")] + self.pg.conn_args() +
+            ["-d", "postgres", "-X", "-q", "-A", "-t"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def sample(self):
+        self.proc.stdin.write("SELECT application_name, count(*) FROM pg_stat_activity"
+                              " WHERE datname = '%s' AND backend_type = 'client backend'"
+                              " GROUP BY 1;\n\\echo --end--\n"
+                              % self.dbname)
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.strip() == "--end--":
+                return
+            name, _, count = line.strip().rpartition("|")
+            if count.isdigit():
+                self.most[name] = max(self.most.get(name, 0), int(count))
+        raise ServerError("psql counting connections ended")
+
+    def _run(self):
+        try:
+            while not self.done.wait(self.interval):
+                self.sample()
+        except (OSError, ServerError):
+            pass
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        try:
+            self.sample()
+            self.proc.stdin.close()
+        except (OSError, ServerError):
+            pass
+        self.proc.wait(30)
+        return self.most
