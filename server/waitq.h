@@ -2,20 +2,32 @@
  * wait; it is woken (once) when a job becomes claimable in one of its queues, when its
  * deadline passes, or at shutdown. The waitq knows nothing of HTTP: waking calls the
  * waiter's wake() callback (which resumes a suspended connection). Thread-safe. Parked
- * waiters cost no thread: one deadline thread serves them all and wakes an expired waiter at
- * most 10 ms after its deadline, never before. */
+ * waiters cost no thread: one deadline thread serves them all (from a heap ordered by
+ * deadline) and wakes an expired waiter at most 10 ms after its deadline, never before.
+ * Waiters are indexed by queue: a notify costs the waiters of that queue, not all of them. */
 #ifndef JOBQ_WAITQ_H
 #define JOBQ_WAITQ_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job.h"
+
 struct waitq;
+
+struct waitq_queue;
+
+/* A waiter's place in the list of one of its queues (private to the waitq). */
+struct waitq_link {
+    struct waiter *w;
+    struct waitq_queue *queue;
+    struct waitq_link *prev, *next;
+};
 
 /* Embedded in the caller's per-request state; the caller owns it. Fill the public fields
  * before waitq_arm(); the waitq owns the rest while the waiter is armed. */
 struct waiter {
-    const char *const *queues; /* borrowed, valid while armed */
+    const char *const *queues; /* borrowed, valid while armed; 1..JOB_QUEUES_MAX */
     size_t nqueues;
     int64_t deadline_ms; /* clock_mono_ms() deadline */
     /* Called once, with the waitq lock held: must not re-enter the waitq; resuming a
@@ -25,7 +37,10 @@ struct waiter {
     /* private */
     int armed, parked, signaled;
     int64_t due_ms; /* parked: when the deadline thread wakes it (deadline or recheck) */
+    size_t heap_at; /* parked: its index in the deadline heap */
     struct waiter *prev, *next;
+    size_t nlinks;
+    struct waitq_link links[JOB_QUEUES_MAX]; /* one per distinct queue */
 };
 
 /* How often a parked waiter looks again by itself when the waitq is made with a recheck:
@@ -43,7 +58,8 @@ void waitq_free(struct waitq *q);
 
 /* Register w before looking for jobs, so that an enqueue between the look and the park is
  * not missed. Arming an armed waiter re-arms it (clearing its signal). Returns 0, or -1 when
- * the waitq is shutting down (do not wait). */
+ * the waitq is shutting down, w has no queue or more than JOB_QUEUES_MAX, or memory ran out
+ * (do not wait). */
 int waitq_arm(struct waitq *q, struct waiter *w);
 
 /* Park an armed waiter: if it was signaled since waitq_arm() (or the deadline passed, or
@@ -60,7 +76,7 @@ void waitq_disarm(struct waitq *q, struct waiter *w);
 
 /* Wake every parked waiter that waits on `queue` (and mark armed, not yet parked ones, so
  * that their park returns 1). Every matching waiter is woken, not one: a job may suit only
- * some of them (capabilities). Costs one pass over the waiters. */
+ * some of them (capabilities). Costs one pass over the waiters of that queue. */
 void waitq_notify(struct waitq *q, const char *queue);
 
 /* Like waitq_notify() when n jobs that any claimer can take became claimable in `queue`:

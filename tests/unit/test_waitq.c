@@ -321,7 +321,107 @@ TEST(notify_some_wakes_as_many_as_jobs)
     waitq_free(q);
 }
 
+/* A notify costs the waiters of its queue, not every parked waiter: 20,000 notifies of a
+ * queue nobody waits on, with 20,000 waiters parked on another, take a few hash lookups each
+ * (a scan of every waiter per notify would be 400 million comparisons: seconds). */
+TEST(notify_visits_only_its_queue)
+{
+    enum { N = 20000 };
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new(0);
+    CHECK(q != NULL);
+    struct fake_req *r = calloc(N, sizeof *r);
+    CHECK(r != NULL);
+    for (int i = 0; i < N; i++) {
+        fake_init(&r[i], qa, 1, 60000);
+        CHECK_INT(waitq_arm(q, &r[i].w), 0);
+        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
+    }
+    int64_t t0 = clock_mono_ms();
+    for (int i = 0; i < N; i++)
+        waitq_notify(q, "b");
+    int64_t took = clock_mono_ms() - t0;
+    CHECK_INT(waitq_parked(q), N);
+    CHECK(took < 250);
+    waitq_notify_some(q, "a", 3);
+    CHECK_INT(waitq_parked(q), N - 3);
+    CHECK_INT(atomic_load(&r[0].woken) + atomic_load(&r[1].woken) + atomic_load(&r[2].woken), 3);
+    waitq_free(q); /* wakes the rest */
+    free(r);
+}
+
+/* A waiter on several queues (one named twice) is woken once, by whichever queue gets a job
+ * first; its places in the other queues go with it. */
+TEST(waiter_on_several_queues_wakes_once)
+{
+    static const char *const qs[] = {"x", "y", "x", "z"};
+    static const char *const qy[] = {"y"};
+    struct waitq *q = waitq_new(0);
+    CHECK(q != NULL);
+    struct fake_req multi, single;
+    fake_init(&multi, qs, 4, 60000);
+    fake_init(&single, qy, 1, 60000);
+    CHECK_INT(waitq_arm(q, &multi.w), 0);
+    CHECK_INT(waitq_park(q, &multi.w, fake_suspend, &multi), 0);
+    CHECK_INT(waitq_arm(q, &single.w), 0);
+    CHECK_INT(waitq_park(q, &single.w, fake_suspend, &single), 0);
+    waitq_notify(q, "x");
+    CHECK_INT(atomic_load(&multi.woken), 1);
+    CHECK_INT(waitq_parked(q), 1);
+    waitq_notify(q, "z"); /* multi is gone from z: nothing to wake */
+    waitq_notify(q, "y");
+    CHECK_INT(atomic_load(&multi.woken), 1);
+    CHECK_INT(atomic_load(&single.woken), 1);
+    CHECK_INT(waitq_parked(q), 0);
+    /* Re-armed on the same queues, it is found again. */
+    CHECK_INT(waitq_arm(q, &multi.w), 0);
+    CHECK_INT(waitq_park(q, &multi.w, fake_suspend, &multi), 0);
+    waitq_notify(q, "z");
+    CHECK_INT(atomic_load(&multi.woken), 2);
+    /* No queue, or too many: not armed. */
+    struct fake_req none;
+    fake_init(&none, qy, 0, 60000);
+    CHECK_INT(waitq_arm(q, &none.w), -1);
+    fake_init(&none, qy, JOB_QUEUES_MAX + 1, 60000);
+    CHECK_INT(waitq_arm(q, &none.w), -1);
+    waitq_free(q);
+}
+
+/* Waiters disarmed from the middle of the deadline heap never wake; the others wake at their
+ * deadlines, never before. */
+TEST(disarm_keeps_deadline_order)
+{
+    enum { N = 200 };
+    static const char *const qa[] = {"a"};
+    struct waitq *q = waitq_new(0);
+    CHECK(q != NULL);
+    struct fake_req *r = calloc(N, sizeof *r);
+    CHECK(r != NULL);
+    for (int i = 0; i < N; i++) {
+        fake_init(&r[i], qa, 1, 40 + (i * 37) % 400); /* deadlines out of arming order */
+        CHECK_INT(waitq_arm(q, &r[i].w), 0);
+        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
+    }
+    for (int i = 0; i < N; i += 3)
+        waitq_disarm(q, &r[i].w);
+    int64_t end = clock_mono_ms() + 3000;
+    while (waitq_parked(q) > 0 && clock_mono_ms() < end)
+        sleep_ms(5);
+    size_t left = waitq_parked(q);
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        int woke = atomic_load(&r[i].woken);
+        bad += i % 3 == 0 ? woke != 0 : woke != 1 || r[i].woken_at_ms < r[i].w.deadline_ms;
+    }
+    waitq_free(q);
+    free(r);
+    CHECK_INT(left, 0);
+    CHECK_INT(bad, 0);
+}
+
 TEST_MAIN(TEST_ENTRY(notify_wakes_only_matching_queues), TEST_ENTRY(signal_between_arm_and_park),
           TEST_ENTRY(disarm_removes), TEST_ENTRY(deadline_expiry_wakes),
           TEST_ENTRY(shutdown_wakes_all_and_refuses), TEST_ENTRY(many_parked_use_no_thread),
-          TEST_ENTRY(expiry_of_many), TEST_ENTRY(notify_some_wakes_as_many_as_jobs))
+          TEST_ENTRY(expiry_of_many), TEST_ENTRY(notify_some_wakes_as_many_as_jobs),
+          TEST_ENTRY(notify_visits_only_its_queue), TEST_ENTRY(waiter_on_several_queues_wakes_once),
+          TEST_ENTRY(disarm_keeps_deadline_order))
