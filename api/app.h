@@ -2,6 +2,8 @@
 #ifndef JOBQ_APP_H
 #define JOBQ_APP_H
 
+#include <stdatomic.h>
+
 #include "config.h"
 #include "store.h"
 #include "waitq.h"
@@ -13,6 +15,10 @@ struct app {
     struct waitq *waitq;
     const struct config *cfg;
     const struct auth *auth; /* bearer tokens (server/auth.h); NULL: no authentication */
+    /* Store calls submitted and not over (their connections are suspended: pending.c), and
+     * 1 once new ones are refused (shutdown: http_stop). */
+    atomic_long store_calls;
+    atomic_int refuse_calls;
 };
 
 #endif

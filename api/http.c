@@ -472,22 +472,59 @@ void http_quiesce(struct http_server *h)
     log_info("stopped accepting connections; %ld request%s in flight", n, n == 1 ? "" : "s");
 }
 
-void http_stop(struct http_server *h, int timeout_ms)
+/* Wait until *count (read under h->mu for inflight, atomically for store calls) is 0 or
+ * timeout_ms passed. Returns what is left. */
+static long wait_zero(struct http_server *h, int timeout_ms, int store_calls)
 {
-    if (!h)
-        return;
-    http_quiesce(h);
     int64_t deadline = clock_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+    long left;
     pthread_mutex_lock(&h->mu);
-    int rc = 0;
-    while (h->inflight > 0 && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&h->idle, &h->mu, &ts);
-    long left = h->inflight;
+    for (;;) {
+        left = store_calls ? atomic_load(&h->app->store_calls) : h->inflight;
+        if (left <= 0)
+            break;
+        if (store_calls) { /* no signal for it: look again every 20 ms */
+            int64_t now = clock_mono_ms();
+            if (now >= deadline)
+                break;
+            int64_t next = now + 20 < deadline ? now + 20 : deadline;
+            struct timespec nts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
+            pthread_cond_timedwait(&h->idle, &h->mu, &nts);
+        } else if (pthread_cond_timedwait(&h->idle, &h->mu, &ts) == ETIMEDOUT) {
+            left = h->inflight;
+            break;
+        }
+    }
     pthread_mutex_unlock(&h->mu);
+    return left;
+}
+
+long http_drain(struct http_server *h, int timeout_ms)
+{
+    if (!h)
+        return 0;
+    http_quiesce(h);
+    long left = wait_zero(h, timeout_ms, 0);
     if (left > 0)
-        log_warn("stopping with %ld request%s still in flight after %d ms", left,
-                 left == 1 ? "" : "s", timeout_ms);
+        log_warn("%ld request%s still in flight after %d ms", left, left == 1 ? "" : "s",
+                 timeout_ms);
+    return left;
+}
+
+int http_stop(struct http_server *h, int timeout_ms)
+{
+    if (!h)
+        return 0;
+    http_quiesce(h);
+    atomic_store(&h->app->refuse_calls, 1);
+    long calls = wait_zero(h, timeout_ms, 1);
+    if (calls > 0) {
+        log_error("%ld store call%s still in progress after %d ms: their connections stay "
+                  "suspended, so the server is left as it is",
+                  calls, calls == 1 ? "" : "s", timeout_ms);
+        return -1;
+    }
     watchdog_stop(h->wd); /* no shutdown() while libmicrohttpd closes everything */
     MHD_stop_daemon(h->daemon);
     watchdog_free(h->wd);
@@ -497,6 +534,7 @@ void http_stop(struct http_server *h, int timeout_ms)
     pthread_cond_destroy(&h->idle);
     pthread_mutex_destroy(&h->mu);
     free(h);
+    return 0;
 }
 
 int http_port(const struct http_server *h)

@@ -28,10 +28,16 @@ struct http_server *http_start(struct app *app);
 void http_quiesce(struct http_server *h);
 
 /* Part two: wait up to timeout_ms for requests in flight to finish (quiescing first if that
- * was not done), then stop the daemon (closing what is left, logged) and free h. Parked long
- * polls must have been woken first (waitq_shutdown): libmicrohttpd aborts the process when
- * stopped with a connection still suspended. Accepts NULL. */
-void http_stop(struct http_server *h, int timeout_ms);
+ * was not done). Returns how many are still in flight. Accepts NULL (0). */
+long http_drain(struct http_server *h, int timeout_ms);
+
+/* Part three: refuse new store calls (they end STORE_UNAVAILABLE: 503), wait up to
+ * timeout_ms for those in progress, then stop the daemon (closing what is left, logged) and
+ * free h: returns 0. Parked long polls must have been woken first (waitq_shutdown).
+ * libmicrohttpd must not be stopped with a connection suspended, so when
+ * store calls are still in progress after timeout_ms, h is left running and -1 is returned: the caller must then exit
+ * without freeing anything those calls use (the store, the app). Accepts NULL (0). */
+int http_stop(struct http_server *h, int timeout_ms);
 
 /* The port actually bound (useful with port 0). */
 int http_port(const struct http_server *h);

@@ -16,11 +16,12 @@ struct pending {
     struct store_call call; /* filled by the handler before pending_submit() */
     /* private */
     struct MHD_Connection *conn;
+    struct app *app;
     atomic_int over;
 };
 
 /* Suspend rq's connection and submit p->call to rq->app->store (call.done and call.ctx are
- * set here). p must live in rq->state (freed by rq->state_free, which runs only after the
+ * set here); once the server is stopping (http_stop), end it STORE_UNAVAILABLE instead. p must live in rq->state (freed by rq->state_free, which runs only after the
  * write is over). Returns MHD_YES. */
 enum MHD_Result pending_submit(struct request *rq, struct pending *p);
 

@@ -152,6 +152,8 @@ struct store_ops {
     enum store_result (*next_due)(struct store *s, int64_t *run_at);
     enum store_result (*ping)(struct store *s);
     void (*stats)(struct store *s, struct store_stats *out);
+    /* May be NULL: the backend's calls end within their own bounds. */
+    void (*abandon)(struct store *s);
     void (*close)(struct store *s);
 };
 
@@ -289,6 +291,16 @@ static inline void store_submit(struct store *s, struct store_call *call)
 static inline void store_read_stats(struct store *s, struct store_stats *out)
 {
     s->ops->stats(s, out);
+}
+
+/* Shutdown, when calls outlive its timeout: calls not started yet end STORE_UNAVAILABLE at
+ * once and those in progress are asked to stop (their statements cancelled); every call's
+ * done() still runs, once. Later calls end STORE_UNAVAILABLE. A backend without it (NULL)
+ * lets its calls end within their own bounds. This function can't fail. */
+static inline void store_abandon(struct store *s)
+{
+    if (s->ops->abandon)
+        s->ops->abandon(s);
 }
 
 /* Close the store and free it. Accepts NULL. No call may be in flight. */

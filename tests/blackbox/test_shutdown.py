@@ -8,11 +8,12 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
 from harness import (HOST, Client, Server, ServerTest, TestDatabase, backend, jobqd_path,
-                     read_response)
+                     psql, read_response, wait_until)
 
 CONTRACT_FLAGS = ("--listen", "--db", "--sweep-interval", "--retention", "--sync",
                   "--max-body-bytes", "--backoff-base", "--backoff-max", "--auth-token-file")
@@ -64,6 +65,70 @@ class Shutdown(ServerTest):
         t0 = time.monotonic()
         self.server.stop_checked()
         self.assertLess(time.monotonic() - t0, 8.0)
+
+
+class StoreCallOutlivesStop(unittest.TestCase):
+    """A write still waiting on the database when the stop timeout (10 s) runs out: jobqd
+    abandons it (PostgreSQL: the statement is cancelled), answers it 503, stops the HTTP
+    server only once no connection is suspended on the store, and exits 0; nothing is half
+    written."""
+
+    def test_write_blocked_past_the_stop_timeout_is_abandoned(self):
+        if backend() != "pg":
+            self.skipTest("a lock another session holds: PostgreSQL (SQLite waits at most "
+                          "100 ms on a lock, and jobqd is the only process on its file)")
+        srv = Server(args=["--pg-statement-timeout", "120000"])
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        holder = threading.Thread(target=psql, args=(srv.db_name,
+                                  "BEGIN; LOCK TABLE jobq_jobs IN ACCESS EXCLUSIVE MODE;"
+                                  " SELECT pg_sleep(60)"), kwargs={"timeout": 90, "check": False})
+        holder.start()
+        self.addCleanup(holder.join, 90)
+        self.addCleanup(psql, srv.db_name, "SELECT pg_terminate_backend(pid) FROM "
+                        "pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> "
+                        "pg_backend_pid()", check=False)
+        wait_until(lambda: psql(srv.db_name, "SELECT count(*) FROM pg_locks WHERE "
+                                "mode = 'AccessExclusiveLock' AND granted") != "0",
+                   20, what="the table lock")
+        answers = []
+
+        def blocked_enqueue():
+            c = srv.client(timeout=60)
+            try:
+                answers.append(c.post("/jobs", {"queue": "stuck", "payload": 1}))
+            except OSError as e:
+                answers.append(e)
+            finally:
+                c.close()
+
+        t = threading.Thread(target=blocked_enqueue)
+        t.start()
+        self.addCleanup(t.join, 60)
+        wait_until(lambda: psql(srv.db_name, "SELECT count(*) FROM pg_stat_activity WHERE "
+                                "application_name = 'jobqd' AND wait_event_type = 'Lock'")
+                   != "0", 20, what="the enqueue to wait on the lock")
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        code = srv.proc.wait(timeout=40)
+        took = time.monotonic() - t0
+        t.join(30)
+        self.assertEqual(code, 0, srv.log_tail())
+        self.assertGreater(took, 9.0)   # it waited the stop timeout first
+        self.assertLess(took, 16.0)     # then the cancelled statement ended at once
+        self.assertEqual(len(answers), 1)
+        r = answers[0]
+        self.assertFalse(isinstance(r, Exception), r)
+        self.assertEqual(r.status, 503, r)
+        self.assertEqual(r.json["error"]["code"], "unavailable")
+        log = srv.log_tail(200)
+        self.assertIn("abandoning the calls in progress", log)
+        srv.proc = None
+        # Nothing of the abandoned write remains once the lock is gone.
+        psql(srv.db_name, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+             "query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()", check=False)
+        holder.join(30)
+        self.assertEqual(psql(srv.db_name, "SELECT count(*) FROM jobq_jobs"), "0")
 
 
 class Persistence(unittest.TestCase):

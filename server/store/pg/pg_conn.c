@@ -59,11 +59,25 @@ enum store_result pg_conn_open(struct pg_store *st, struct pg_conn *c)
         pg_conn_close(c);
         return STORE_UNAVAILABLE;
     }
+    if (c->cancel_mu) {
+        PGcancel *k = PQgetCancel(c->db); /* NULL (out of memory): not cancellable */
+        pthread_mutex_lock(c->cancel_mu);
+        c->cancel = k;
+        pthread_mutex_unlock(c->cancel_mu);
+    }
     return STORE_OK;
 }
 
 void pg_conn_close(struct pg_conn *c)
 {
+    if (c->cancel_mu) {
+        pthread_mutex_lock(c->cancel_mu);
+        PGcancel *k = c->cancel;
+        c->cancel = NULL;
+        pthread_mutex_unlock(c->cancel_mu);
+        if (k)
+            PQfreeCancel(k);
+    }
     if (c->db)
         PQfinish(c->db);
     c->db = NULL;

@@ -22,11 +22,14 @@ int pg_pool_init(struct pg_pool *p, int n)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->cancel_mu, NULL);
     pthread_cond_init(&p->cv, &ca);
     pthread_condattr_destroy(&ca);
     p->n = p->nfree = n;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         p->free_list[i] = i;
+        p->conns[i].cancel_mu = &p->cancel_mu;
+    }
     return 0;
 }
 
@@ -37,6 +40,7 @@ void pg_pool_destroy(struct pg_pool *p)
     for (int i = 0; i < p->n; i++)
         pg_conn_close(&p->conns[i]);
     pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->cancel_mu);
     pthread_mutex_destroy(&p->mu);
     free(p->conns);
     free(p->free_list);
@@ -49,7 +53,11 @@ enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out)
     int64_t deadline = clock_mono_ms() + st->checkout_ms;
     struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
     pthread_mutex_lock(&p->mu);
-    while (p->nfree == 0) {
+    while (p->nfree == 0 || atomic_load(&st->abandoned)) {
+        if (atomic_load(&st->abandoned)) {
+            pthread_mutex_unlock(&p->mu);
+            return STORE_UNAVAILABLE;
+        }
         if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && p->nfree == 0) {
             pthread_mutex_unlock(&p->mu);
             log_warn("postgresql: no free connection within %lld ms (--pool-size %d)",
@@ -80,4 +88,27 @@ void pg_pool_give(struct pg_store *st, struct pg_conn *c)
     p->free_list[p->nfree++] = (int)(c - p->conns);
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+void pg_abandon(struct store *s)
+{
+    struct pg_store *st = pg_store_of(s);
+    struct pg_pool *p = &st->pool;
+    atomic_store(&st->abandoned, 1);
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv); /* waiters for a connection give up */
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_lock(&st->qmu);
+    pthread_cond_broadcast(&st->qcv);
+    pthread_mutex_unlock(&st->qmu);
+    int cancelled = 0;
+    pthread_mutex_lock(&p->cancel_mu);
+    for (int i = 0; i < p->n; i++) {
+        char err[256];
+        if (p->conns[i].cancel && PQcancel(p->conns[i].cancel, err, sizeof err))
+            cancelled++; /* an idle connection ignores it */
+    }
+    pthread_mutex_unlock(&p->cancel_mu);
+    log_warn("postgresql: abandoning the calls in progress (%d connections told to cancel)",
+             cancelled);
 }

@@ -30,6 +30,10 @@
 /* One connection and the statements prepared on it. */
 struct pg_conn {
     PGconn *db;                                   /* NULL when not connected */
+    /* Pooled connections: what cancels db's running statement (store_abandon), and the
+     * mutex that guards it (the pool's); NULL for the others. */
+    PGcancel *cancel;
+    pthread_mutex_t *cancel_mu;
     uint64_t prepared[(PG_STMT_COUNT + 63) / 64]; /* bit per statement prepared on db */
     int bad; /* it failed at the connection level: reconnect before use */
 };
@@ -37,6 +41,7 @@ struct pg_conn {
 /* A bounded pool of connections, connected lazily and again after a failure. */
 struct pg_pool {
     pthread_mutex_t mu;
+    pthread_mutex_t cancel_mu; /* every conns[i].cancel */
     pthread_cond_t cv; /* a connection was returned */
     struct pg_conn *conns;
     int *free_list; /* indexes of the free conns */
@@ -60,6 +65,7 @@ struct pg_store {
     int nthreads;
     pthread_t *threads;
     struct pg_listener *listener;
+    atomic_int abandoned; /* store_abandon(): calls end STORE_UNAVAILABLE */
     atomic_uint_fast64_t commits, retries, errors;
     atomic_uint_fast64_t ops; /* calls committed (several per commit when grouped) */
 };
@@ -107,6 +113,10 @@ enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out);
 
 /* Return a connection taken with pg_pool_take. */
 void pg_pool_give(struct pg_store *st, struct pg_conn *c);
+
+/* store_abandon: calls end STORE_UNAVAILABLE from now on (queued ones without running, a
+ * wait for a connection at once), and the statements running now are cancelled. */
+void pg_abandon(struct store *s);
 
 /* --- pg_tx.c: transactions ---------------------------------------------------------------- */
 

@@ -94,6 +94,10 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
 {
     enum store_result r = STORE_ERROR;
     for (int attempt = 0; attempt < PG_TX_TRIES; attempt++) {
+        if (atomic_load(&st->abandoned)) {
+            r = STORE_UNAVAILABLE;
+            break;
+        }
         if (attempt > 0)
             atomic_fetch_add(&st->retries, 1);
         struct pg_conn *c = NULL;
@@ -297,7 +301,9 @@ static void *exec_main(void *arg)
         pthread_mutex_unlock(&st->qmu);
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (prepare(st, taken[i], &calls[k]))
+            if (atomic_load(&st->abandoned))
+                taken[i]->result = STORE_UNAVAILABLE; /* shutdown: do not start it */
+            else if (prepare(st, taken[i], &calls[k]))
                 k++;
         }
         if (k > 0)
