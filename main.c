@@ -1,18 +1,18 @@
 /* jobqd: read the configuration, start the parts, wait for SIGTERM/SIGINT, stop them in
- * order. Everything else lives in the library. */
+ * order; or run a subcommand (jobqd migrate). Everything else lives in the library. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "app.h"
 #include "auth.h"
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "migrate.h"
 #include "store.h"
 #include "sweeper.h"
 #include "waitq.h"
@@ -23,9 +23,6 @@
 
 /* How long a graceful stop waits for requests in flight. */
 #define STOP_TIMEOUT_MS 10000
-/* After store_abandon(): how long the calls in progress may take to end. Cancelled PostgreSQL
- * statements end at once; a SQLite call stuck on the disk may not end at all. */
-#define ABANDON_WAIT_MS 5000
 
 /* The store's hooks run on request and sweeper threads. The store is opened before the parts
  * they reach exist, so they go through this struct, filled as the parts start and emptied
@@ -101,6 +98,8 @@ static void log_access(const struct config *cfg, const struct auth *auth, const 
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "migrate") == 0)
+        return migrate_main(argc - 1, argv + 1);
     static struct config cfg;
     switch (config_load(&cfg, argc, argv, stderr)) {
     case CONFIG_OK:
@@ -210,15 +209,7 @@ int main(int argc, char **argv)
 
     http_quiesce(http);
     waitq_shutdown(waitq); /* parked long polls answer {"jobs": []} */
-    if (http_drain(http, STOP_TIMEOUT_MS) > 0)
-        store_abandon(store); /* store calls that outlive the timeout end now, as 503s */
-    if (http_stop(http, ABANDON_WAIT_MS) != 0) {
-        /* A call is stuck in the database (a disk that does not answer): its connection is
-         * suspended, so neither the server nor the store can be freed. Nothing it did was
-         * acknowledged; its client sees the connection close and retries. */
-        log_error("exiting without closing the database");
-        _exit(1);
-    }
+    http_stop(http, STOP_TIMEOUT_MS);
     atomic_store(&hooks.sweeper, NULL);
     sweeper_stop(sweeper);
     atomic_store(&hooks.waitq, NULL);

@@ -432,10 +432,11 @@ void config_usage(FILE *out, const char *prog)
 {
     fprintf(out,
             "usage: %s [--OPTION VALUE | --OPTION=VALUE]...\n"
-            "       %s --help | --version\n\n"
+            "       %s --help | --version\n"
+            "       %s migrate --from PATH.db --db postgres://... (see %s migrate --help)\n\n"
             "jobq job-queue server. Each option is also read from its environment variable;\n"
             "the command line wins over the environment, an empty variable counts as unset.\n\n",
-            prog, prog);
+            prog, prog, prog, prog);
     for (size_t i = 0; i < NSETTINGS; i++) {
         const struct setting *s = &settings[i];
         char range[128];

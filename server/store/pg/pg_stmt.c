@@ -132,6 +132,43 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_CLOCK, "clock",
      "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery()",
      "connect and ping: the server's clock (the skew) and whether it takes writes"},
+    {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs IN EXCLUSIVE MODE",
+     "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
+    {PG_IMPORT_HELD, "import_held",
+     "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs LIMIT 1000) AS held",
+     "import: refuse a database that holds jobs (how many, up to 1000)"},
+    {PG_IMPORT_NEXT_ID, "import_next_id",
+     "SELECT setval(s.name, greatest($1::bigint, nextval(s.name))) "
+     "FROM (SELECT pg_get_serial_sequence('jobq_jobs', 'id') AS name) AS s "
+     "WHERE $1::bigint > 0",
+     "import: ids enqueued later continue after the source's highest (never lowers the "
+     "sequence; an empty source leaves it as it is)"},
+    {PG_IMPORT_ROWS, "import_rows",
+     "INSERT INTO jobq_jobs (id, queue, status, payload, priority, run_at, attempts, "
+     "max_attempts, fencing_token, max_runtime_seconds, requires, idempotency_key, created_at, "
+     "claimed_at, heartbeat_at, lease_expires_at, worker_id, finished_at, result, progress, "
+     "error_code, error_detail, lease_token, lease_seconds, deadline_at) "
+     "SELECT r.id, r.queue, r.status, r.payload, r.priority, r.run_at, r.attempts, "
+     "r.max_attempts, r.fencing_token, r.max_runtime_seconds, "
+     "nullif(ARRAY(SELECT json_array_elements_text(r.requires::json)), '{}'), "
+     "r.idempotency_key, r.created_at, r.claimed_at, r.heartbeat_at, r.lease_expires_at, "
+     "r.worker_id, r.finished_at, r.result, r.progress, r.error_code, r.error_detail, "
+     "r.lease_token, r.lease_seconds, r.deadline_at "
+     "FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::text[], $5::integer[], "
+     "$6::bigint[], $7::integer[], $8::integer[], $9::bigint[], $10::bigint[], $11::text[], "
+     "$12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::text[], "
+     "$18::bigint[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], "
+     "$24::bigint[], $25::bigint[]) AS r(id, queue, status, payload, priority, run_at, "
+     "attempts, max_attempts, fencing_token, max_runtime_seconds, requires, idempotency_key, "
+     "created_at, claimed_at, heartbeat_at, lease_expires_at, worker_id, finished_at, result, "
+     "progress, error_code, error_detail, lease_token, lease_seconds, deadline_at)",
+     "import: one batch of rows, every column, each parameter an array of one column in the "
+     "order of job_cols.h then lease_seconds, deadline_at; requires is a JSON array (NULL "
+     "when empty, as enqueue stores it)"},
+    {PG_IMPORT_COUNTS, "import_counts", "SELECT status, count(*) FROM jobq_jobs GROUP BY status",
+     "import: the jobs per status after the copy, compared with the source's before commit"},
+    {PG_IMPORT_ANALYZE, "import_analyze", "ANALYZE jobq_jobs",
+     "import: planner statistics for the claim and sweep right after the bulk load"},
 };
 /* clang-format on */
 

@@ -27,13 +27,18 @@ static int fault_rc;    /* what they return */
 static int fault_fired; /* faults injected since the last arming */
 static int fault_steps; /* steps seen while armed, since the last arming */
 
+static const char *role_name(enum conn_role role)
+{
+    return role == CONN_WRITER ? "writer" : role == CONN_READER ? "reader" : "export";
+}
+
 static int exec(struct sqlite_conn *c, const char *sql)
 {
     char *err = NULL;
     int rc = sqlite3_exec(c->db, sql, NULL, NULL, &err);
     if (rc != SQLITE_OK) {
-        log_error("sqlite %s: \"%s\" failed: %s (%d)", c->role == CONN_WRITER ? "writer" : "reader",
-                  sql, err ? err : sqlite3_errstr(rc), rc);
+        log_error("sqlite %s: \"%s\" failed: %s (%d)", role_name(c->role), sql,
+                  err ? err : sqlite3_errstr(rc), rc);
         sqlite3_free(err);
         return -1;
     }
@@ -110,7 +115,8 @@ int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role rol
     c->role = role;
     if (role == CONN_WRITER)
         restore_wal_modes(path);
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    int flags =
+        (role == CONN_EXPORT ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
     if (role == CONN_WRITER && create)
         flags |= SQLITE_OPEN_CREATE;
     int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
@@ -139,7 +145,9 @@ int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role rol
 
 int sqlite_conn_prepare(struct sqlite_conn *c)
 {
-    int mask = c->role == CONN_WRITER ? STMT_ON_WRITER : STMT_ON_READER;
+    int mask = c->role == CONN_WRITER   ? STMT_ON_WRITER
+               : c->role == CONN_READER ? STMT_ON_READER
+                                        : STMT_ON_EXPORT;
     for (int id = 0; id < STMT_COUNT; id++) {
         const struct stmt_def *d = sqlite_stmt_def((enum stmt_id)id);
         if (!(d->on & mask))

@@ -134,3 +134,32 @@ int sqlite_schema_migrate(sqlite3 *db)
         exec(db, "ROLLBACK", "rollback");
     return -1;
 }
+
+int sqlite_schema_check(sqlite3 *db, const char *path, char *err, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int version = 0, tables = 0;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT user_version FROM pragma_user_version), (SELECT "
+                                "count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                                "'jobs')",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        version = sqlite3_column_int(st, 0);
+        tables = sqlite3_column_int(st, 1);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    if ((rc & 0xff) == SQLITE_NOTADB)
+        snprintf(err, n, "%s is not a SQLite database", path);
+    else if (rc != SQLITE_OK)
+        snprintf(err, n, "%s cannot be read: %s (%d)", path, sqlite3_errmsg(db), rc);
+    else if (version < 1 || tables != 1)
+        snprintf(err, n, "%s is not a jobq database (no jobs table of jobqd)", path);
+    else if (version > MIGRATIONS_COUNT)
+        snprintf(err, n, "%s was written by a newer jobqd (schema %d; this one knows %d)", path,
+                 version, MIGRATIONS_COUNT);
+    else
+        return 0;
+    return -1;
+}

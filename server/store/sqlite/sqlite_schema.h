@@ -4,6 +4,7 @@
 #define JOBQ_SQLITE_SCHEMA_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 
 /* The number of migrations this program knows: the user_version of an up-to-date file. */
 int sqlite_schema_version(void);
@@ -13,5 +14,11 @@ int sqlite_schema_version(void);
  * left open). A file with a user_version newer than this program is refused. An up-to-date
  * database opened read-only passes (nothing to write); one that needs a migration does not. */
 int sqlite_schema_migrate(sqlite3 *db);
+
+/* Check, writing nothing, that db (the file `path`) holds a jobq database this program can
+ * read: a user_version from 1 to sqlite_schema_version() and a jobs table. Returns 0, or -1
+ * with one sentence in err (size n): not a SQLite database, not a jobq database, written by a
+ * newer jobqd, or cannot be read. */
+int sqlite_schema_check(sqlite3 *db, const char *path, char *err, size_t n);
 
 #endif

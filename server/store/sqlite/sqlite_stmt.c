@@ -33,12 +33,12 @@ _Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "sta
 /* clang-format off */
 static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_BEGIN, STMT_ON_WRITER, "BEGIN IMMEDIATE", "sqlite_tx_run: every write transaction"},
-    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER, "COMMIT",
-     "sqlite_tx_run: commit; queues: end of its read transaction"},
+    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT, "COMMIT",
+     "sqlite_tx_run: commit; queues, export: end of its read transaction"},
     {STMT_ROLLBACK, STMT_ON_WRITER | STMT_ON_READER, "ROLLBACK",
      "sqlite_tx_run: a failed or busy transaction; readers: after a failed read transaction"},
-    {STMT_READ_BEGIN, STMT_ON_READER, "BEGIN DEFERRED",
-     "queues: one snapshot for the counts and the ages"},
+    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT, "BEGIN DEFERRED",
+     "queues: one snapshot for the counts and the ages; export: one snapshot for the copy"},
     {STMT_PROBE_WRITE, STMT_ON_WRITER,
      "INSERT INTO probe (id, writes) VALUES (1, 1) "
      "ON CONFLICT (id) DO UPDATE SET writes = writes + 1",
@@ -144,6 +144,15 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
     {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
+    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT, "SELECT status, count(*) FROM jobs GROUP BY status",
+     "export (jobqd migrate): the jobs per stored status, compared with the target's"},
+    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT,
+     "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), "
+     "coalesce((SELECT max(id) FROM jobs), 0))",
+     "export: the highest id ever given (AUTOINCREMENT: deleted jobs' ids are never reused)"},
+    {STMT_EXPORT_ROWS, STMT_ON_EXPORT,
+     "SELECT " COLS ", lease_seconds, deadline_at FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
+     "export: the next batch of rows, every column (SQL_EXPORT_* name the last two)"},
 };
 /* clang-format on */
 

@@ -4,9 +4,12 @@
 #ifndef JOBQ_SQLITE_STMT_H
 #define JOBQ_SQLITE_STMT_H
 
+#include "job_cols.h"
+
 /* Which connections prepare a statement. */
 #define STMT_ON_WRITER 1
 #define STMT_ON_READER 2
+#define STMT_ON_EXPORT 4 /* jobqd migrate's read-only connection (sqlite_export.c) */
 
 enum stmt_id {
     STMT_BEGIN = 0,
@@ -37,12 +40,15 @@ enum stmt_id {
     STMT_QUEUE_OLDEST,
     STMT_NEXT_DUE,
     STMT_PING,
+    STMT_EXPORT_COUNTS,
+    STMT_EXPORT_LAST_ID,
+    STMT_EXPORT_ROWS,
     STMT_COUNT
 };
 
 struct stmt_def {
     enum stmt_id id;
-    int on; /* STMT_ON_WRITER and/or STMT_ON_READER */
+    int on; /* STMT_ON_WRITER, STMT_ON_READER and/or STMT_ON_EXPORT */
     const char *sql;
     const char *used_by; /* one line: which store function runs it and why */
 };
@@ -59,5 +65,9 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "max_runtime_seconds, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "       \
     "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
     "lease_token"
+
+/* The export's rows: SQL_JOB_COLUMNS, then the columns the API never shows. */
+#define SQL_EXPORT_LEASE_SECONDS COL_COUNT
+#define SQL_EXPORT_DEADLINE_AT (COL_COUNT + 1)
 
 #endif

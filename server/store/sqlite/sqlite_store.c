@@ -1,16 +1,15 @@
 /* sqlite_store_open: the SQLite store's handle, its lock file, its connections and its ops
  * table. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sqlite_lock.h"
 #include "sqlite_open.h"
 #include "sqlite_schema.h"
 #include "sqlite_store.h"
@@ -61,34 +60,15 @@ static int make_parent(const char *path)
     return 0;
 }
 
-/* Take the exclusive lock on PATH.lock that keeps a second process off the file: its writer
- * would not see this one's writes coming (long polls, scheduled jobs). Returns the open
- * descriptor, -2 when the directory allows no lock file (read-only: nobody can write there
- * anyway; logged as a warning), or -1 (logged) when another process holds the lock. */
+/* Take the lock file (sqlite_lock.h). Returns the open descriptor, SQLITE_LOCKFILE_ABSENT
+ * (logged as a warning: go on without it), or -1 (logged) when another process holds it. */
 static int take_lock(const char *path)
 {
-    char lock[PATH_MAX];
-    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock) {
-        log_error("database path too long: %s", path);
-        return -1;
-    }
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        fd = open(lock, O_RDONLY | O_CLOEXEC); /* a read-only directory or file */
-    if (fd < 0) {
-        log_warn("cannot open the lock file %s (%s): not guarding against a second jobqd", lock,
-                 strerror(errno));
-        return -2;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(fd);
-        if (e == EWOULDBLOCK)
-            log_error("database %s is in use by another jobqd process (it holds %s); two "
-                      "processes never share one SQLite file: use PostgreSQL for several",
-                      path, lock);
-        else
-            log_error("cannot lock %s: %s", lock, strerror(e));
+    int fd = sqlite_lock_take(path);
+    if (fd == SQLITE_LOCKFILE_HELD) {
+        log_error("database %s is in use by another jobqd process (it holds %s.lock); two "
+                  "processes never share one SQLite file: use PostgreSQL for several",
+                  path, path);
         return -1;
     }
     return fd;

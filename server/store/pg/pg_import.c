@@ -1,0 +1,279 @@
+/* The PostgreSQL side of jobqd migrate: a database as a struct store_import (store_copy.h).
+ * One connection, the schema brought up to date as at every start (pg_schema_migrate: the
+ * same migrations under the same advisory lock), then the whole copy in one transaction that
+ * holds an EXCLUSIVE lock on jobq_jobs: a jobqd started on the database too early can read
+ * but waits (and times out) on every write until the copy commits or rolls back. A batch of
+ * rows is one INSERT of column arrays (PG_IMPORT_ROWS). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_cols.h"
+#include "log.h"
+#include "pg_open.h"
+#include "pg_row.h"
+#include "pg_schema.h"
+#include "pg_store.h"
+
+#define IMPORT_COLS (COL_COUNT + 2) /* job_cols.h, then lease_seconds and deadline_at */
+#define IMPORT_LEASE_SECONDS COL_COUNT
+#define IMPORT_DEADLINE_AT (COL_COUNT + 1)
+#define IMPORT_STATEMENT_MS 60000 /* statement_timeout: a batch insert, the lock, the counts */
+#define IMPORT_CONNECT_S 5        /* connect_timeout */
+
+struct pg_import {
+    struct store_import base; /* first */
+    /* pg_conn_open reads only the URL and the timeouts of a store: this one has no pool, no
+     * executor and no listener. */
+    struct pg_store st;
+    struct pg_conn conn;
+    int in_tx; /* 1 between BEGIN and COMMIT or ROLLBACK */
+};
+
+static struct pg_import *import_of(struct store_import *t)
+{
+    return (struct pg_import *)t;
+}
+
+/* One PostgreSQL array literal being built: {"text",NULL,...} or {1,NULL,...}. */
+struct pg_array {
+    char *buf;
+    size_t len, cap;
+    size_t n; /* elements so far */
+    int oom;  /* memory ran out: the literal is unusable */
+};
+
+static void arr_put(struct pg_array *a, const char *s, size_t len)
+{
+    if (a->oom)
+        return;
+    if (a->len + len + 2 > a->cap) {
+        size_t cap = a->cap ? a->cap : 256;
+        while (a->len + len + 2 > cap)
+            cap *= 2;
+        char *buf = realloc(a->buf, cap);
+        if (!buf) {
+            a->oom = 1;
+            return;
+        }
+        a->buf = buf;
+        a->cap = cap;
+    }
+    memcpy(a->buf + a->len, s, len);
+    a->len += len;
+    a->buf[a->len] = '\0';
+}
+
+static void arr_next(struct pg_array *a)
+{
+    arr_put(a, a->n++ ? "," : "{", 1);
+}
+
+/* A text element, quoted, with " and \ escaped; NULL is SQL NULL. */
+static void arr_text(struct pg_array *a, const char *s)
+{
+    arr_next(a);
+    if (!s) {
+        arr_put(a, "NULL", 4);
+        return;
+    }
+    arr_put(a, "\"", 1);
+    for (const char *p = s; *p; p++) {
+        size_t run = strcspn(p, "\"\\");
+        arr_put(a, p, run);
+        p += run;
+        if (!*p)
+            break;
+        arr_put(a, "\\", 1);
+        arr_put(a, p, 1);
+    }
+    arr_put(a, "\"", 1);
+}
+
+/* An integer element; JOB_NONE is SQL NULL. */
+static void arr_int(struct pg_array *a, int64_t v)
+{
+    char num[24];
+    arr_next(a);
+    if (v == JOB_NONE) {
+        arr_put(a, "NULL", 4);
+        return;
+    }
+    int len = snprintf(num, sizeof num, "%" PRId64, v);
+    arr_put(a, num, (size_t)len);
+}
+
+/* Append row's columns to cols[], one array per column (see PG_IMPORT_ROWS). */
+static void add_row(struct pg_array *cols, const struct store_row *row)
+{
+    const struct job *j = &row->job;
+    /* PostgreSQL stores no scheduled status: a queued job is due when run_at <= now. */
+    enum job_status status = j->status == JOB_SCHEDULED ? JOB_QUEUED : j->status;
+    arr_int(&cols[COL_ID], j->id);
+    arr_text(&cols[COL_QUEUE], j->queue);
+    arr_int(&cols[COL_STATUS], status);
+    arr_text(&cols[COL_PAYLOAD], j->payload);
+    arr_int(&cols[COL_PRIORITY], j->priority);
+    arr_int(&cols[COL_RUN_AT], j->run_at);
+    arr_int(&cols[COL_ATTEMPTS], j->attempts);
+    arr_int(&cols[COL_MAX_ATTEMPTS], j->max_attempts);
+    arr_int(&cols[COL_FENCING_TOKEN], j->fencing_token);
+    arr_int(&cols[COL_MAX_RUNTIME], j->max_runtime_seconds);
+    arr_text(&cols[COL_REQUIRES], j->requires);
+    arr_text(&cols[COL_IDEMPOTENCY_KEY], j->idempotency_key);
+    arr_int(&cols[COL_CREATED_AT], j->created_at);
+    arr_int(&cols[COL_CLAIMED_AT], j->claimed_at);
+    arr_int(&cols[COL_HEARTBEAT_AT], j->heartbeat_at);
+    arr_int(&cols[COL_LEASE_EXPIRES_AT], j->lease_expires_at);
+    arr_text(&cols[COL_WORKER_ID], j->worker_id);
+    arr_int(&cols[COL_FINISHED_AT], j->finished_at);
+    arr_text(&cols[COL_RESULT], j->result);
+    arr_text(&cols[COL_PROGRESS], j->progress);
+    arr_text(&cols[COL_ERROR_CODE], j->error_code);
+    arr_text(&cols[COL_ERROR_DETAIL], j->error_detail);
+    arr_text(&cols[COL_LEASE_TOKEN], j->lease_token);
+    arr_int(&cols[IMPORT_LEASE_SECONDS], row->lease_seconds);
+    arr_int(&cols[IMPORT_DEADLINE_AT], row->deadline_at);
+}
+
+/* Run statement id (n parameters) and read the first column of its first row into *out
+ * (when out is not NULL). */
+static enum store_result run(struct pg_conn *c, enum pg_stmt_id id, int n,
+                             const char *const *params, const char *what, int64_t *out)
+{
+    enum store_result r;
+    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    if (!res)
+        return r;
+    if (out)
+        *out = PQntuples(res) > 0 ? pg_row_int(res, 0, 0) : 0;
+    PQclear(res);
+    return STORE_OK;
+}
+
+static enum store_result import_begin(struct store_import *t, int64_t last_id, int64_t *held)
+{
+    struct pg_import *im = import_of(t);
+    *held = 0;
+    enum store_result r = pg_command(&im->conn, "BEGIN", "import: begin");
+    if (r != STORE_OK)
+        return r;
+    im->in_tx = 1;
+    r = run(&im->conn, PG_IMPORT_LOCK, 0, NULL, "import: lock", NULL);
+    if (r == STORE_OK)
+        r = run(&im->conn, PG_IMPORT_HELD, 0, NULL, "import: held", held);
+    if (r == STORE_OK && *held > 0)
+        return STORE_CONFLICT;
+    char idb[24];
+    const char *params[1] = {pg_int_param(idb, last_id > 0 ? last_id : 0)};
+    if (r == STORE_OK)
+        r = run(&im->conn, PG_IMPORT_NEXT_ID, 1, params, "import: next id", NULL);
+    return r;
+}
+
+static enum store_result import_write(struct store_import *t, const struct store_row *rows,
+                                      size_t n)
+{
+    struct pg_import *im = import_of(t);
+    if (n == 0)
+        return STORE_OK;
+    struct pg_array cols[IMPORT_COLS];
+    memset(cols, 0, sizeof cols);
+    for (size_t i = 0; i < n; i++)
+        add_row(cols, &rows[i]);
+    const char *params[IMPORT_COLS];
+    int oom = 0;
+    for (int k = 0; k < IMPORT_COLS; k++) {
+        arr_put(&cols[k], "}", 1);
+        oom |= cols[k].oom;
+        params[k] = cols[k].buf;
+    }
+    enum store_result r = STORE_ERROR;
+    if (oom) {
+        log_error("out of memory building a batch of %zu jobs", n);
+    } else {
+        PGresult *res = pg_exec(&im->conn, PG_IMPORT_ROWS, IMPORT_COLS, params, "import: rows", &r);
+        if (res && strtoull(PQcmdTuples(res), NULL, 10) != n) {
+            log_error("import: %s of %zu jobs written", PQcmdTuples(res), n);
+            r = STORE_ERROR;
+        }
+        PQclear(res);
+    }
+    for (int k = 0; k < IMPORT_COLS; k++)
+        free(cols[k].buf);
+    return r;
+}
+
+static enum store_result import_counts(struct store_import *t, struct store_copy_counts *out)
+{
+    struct pg_import *im = import_of(t);
+    memset(out, 0, sizeof *out);
+    enum store_result r;
+    PGresult *res = pg_exec(&im->conn, PG_IMPORT_COUNTS, 0, NULL, "import: counts", &r);
+    if (!res)
+        return r;
+    for (int i = 0; i < PQntuples(res); i++) {
+        int64_t status = pg_row_int(res, i, 0), count = pg_row_int(res, i, 1);
+        if (status >= 0 && status < JOB_STATUS_COUNT)
+            out->status[status] += count;
+        out->total += count;
+    }
+    PQclear(res);
+    return STORE_OK;
+}
+
+static enum store_result import_commit(struct store_import *t)
+{
+    struct pg_import *im = import_of(t);
+    enum store_result r = pg_command(&im->conn, "COMMIT", "import: commit");
+    im->in_tx = 0; /* committed, or rolled back by the failure */
+    if (r == STORE_OK &&
+        run(&im->conn, PG_IMPORT_ANALYZE, 0, NULL, "import: analyze", NULL) != STORE_OK)
+        log_warn("postgresql: ANALYZE jobq_jobs failed after the copy; autovacuum will do it");
+    return r;
+}
+
+static void import_close(struct store_import *t)
+{
+    struct pg_import *im = import_of(t);
+    if (im->in_tx && im->conn.db)
+        pg_command(&im->conn, "ROLLBACK", "import: rollback");
+    pg_conn_close(&im->conn);
+    free(im->st.url);
+    free(im);
+}
+
+static const struct store_import_ops import_ops = {
+    .begin = import_begin,
+    .write = import_write,
+    .counts = import_counts,
+    .commit = import_commit,
+    .close = import_close,
+};
+
+struct store_import *pg_import_open(const char *url, char *err, size_t n)
+{
+    struct pg_import *im = calloc(1, sizeof *im);
+    if (!im || !(im->st.url = strdup(url))) {
+        free(im);
+        snprintf(err, n, "out of memory");
+        return NULL;
+    }
+    im->base.ops = &import_ops;
+    im->st.statement_ms = IMPORT_STATEMENT_MS;
+    im->st.connect_timeout_s = IMPORT_CONNECT_S;
+    if (pg_conn_open(&im->st, &im->conn) != STORE_OK) {
+        char shown[512];
+        store_url_redact(url, shown, sizeof shown);
+        snprintf(err, n, "cannot connect to %s (see the line above)", shown);
+        import_close(&im->base);
+        return NULL;
+    }
+    if (pg_schema_migrate(im->conn.db) != 0) {
+        snprintf(err, n, "cannot create or update the target's schema (see the line above)");
+        import_close(&im->base);
+        return NULL;
+    }
+    return &im->base;
+}

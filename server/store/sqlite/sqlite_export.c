@@ -1,0 +1,181 @@
+/* The SQLite side of jobqd migrate: a store file as a struct store_export (store_copy.h).
+ * It is opened read-only while this process holds its lock file (no jobqd can have it open),
+ * and read in one read transaction: the counts and every batch of rows see one snapshot. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sqlite_lock.h"
+#include "sqlite_open.h"
+#include "sqlite_row.h"
+#include "sqlite_schema.h"
+
+struct sqlite_export {
+    struct store_export base; /* first */
+    struct sqlite_conn conn;
+    int lock_fd;  /* the lock file's descriptor, or SQLITE_LOCKFILE_ABSENT */
+    int snapshot; /* 1 while the read transaction is open */
+};
+
+static struct sqlite_export *export_of(struct store_export *x)
+{
+    return (struct sqlite_export *)x;
+}
+
+static int64_t col_nullable(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return JOB_NONE;
+    return sqlite3_column_int64(st, col);
+}
+
+/* Step st (no bindings) to its one row and reset it: *out is its first column. */
+static enum store_result one_int(struct sqlite_conn *c, enum stmt_id id, int64_t *out)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
+    int rc = sqlite_conn_step(c, st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    enum store_result r = rc == SQLITE_ROW ? STORE_OK : sqlite_conn_fail(c, rc, "export: last id");
+    sqlite3_reset(st);
+    return r;
+}
+
+static enum store_result export_counts(struct store_export *x, struct store_copy_counts *out)
+{
+    struct sqlite_conn *c = &export_of(x)->conn;
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPORT_COUNTS);
+    int rc;
+    while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        int status = sqlite3_column_int(st, 0);
+        int64_t n = sqlite3_column_int64(st, 1);
+        if (status >= 0 && status < JOB_STATUS_COUNT)
+            out->status[status] += n;
+        out->total += n;
+    }
+    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "export: counts");
+    sqlite3_reset(st);
+    if (r == STORE_OK)
+        r = one_int(c, STMT_EXPORT_LAST_ID, &out->last_id);
+    return r;
+}
+
+static enum store_result export_rows(struct store_export *x, int64_t after_id, size_t max_rows,
+                                     size_t max_bytes, struct store_row *out, size_t *n)
+{
+    struct sqlite_conn *c = &export_of(x)->conn;
+    *n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPORT_ROWS);
+    int rc = sqlite3_bind_int64(st, 1, after_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, (sqlite3_int64)max_rows);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "export: bind rows");
+        sqlite3_reset(st);
+        return r;
+    }
+    size_t got = 0, bytes = 0;
+    enum store_result r = STORE_OK;
+    while (got < max_rows && bytes < max_bytes && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        struct store_row *row = &out[got];
+        if (sqlite_row_job(st, 1, &row->job) != 0) {
+            r = STORE_ERROR;
+            break;
+        }
+        row->lease_seconds = col_nullable(st, SQL_EXPORT_LEASE_SECONDS);
+        row->deadline_at = col_nullable(st, SQL_EXPORT_DEADLINE_AT);
+        bytes += store_row_bytes(row);
+        got++;
+    }
+    /* The loop also stops on a bound with rc still SQLITE_ROW: that is no failure. */
+    if (r == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "export: rows");
+    sqlite3_reset(st);
+    if (r != STORE_OK) {
+        store_rows_clear(out, got);
+        return r;
+    }
+    *n = got;
+    return STORE_OK;
+}
+
+static void export_close(struct store_export *x)
+{
+    struct sqlite_export *e = export_of(x);
+    if (e->snapshot)
+        sqlite_conn_run(&e->conn, STMT_COMMIT); /* a read transaction: nothing to write */
+    sqlite_conn_close(&e->conn);
+    if (e->lock_fd >= 0)
+        close(e->lock_fd); /* releases the lock */
+    free(e);
+}
+
+static const struct store_export_ops export_ops = {
+    .counts = export_counts,
+    .rows = export_rows,
+    .close = export_close,
+};
+
+/* Take the lock file of path for the export. Returns 0 (with *fd the descriptor, or
+ * SQLITE_LOCKFILE_ABSENT), or -1 with err set. */
+static int lock_for_export(const char *path, int *fd, char *err, size_t n)
+{
+    *fd = sqlite_lock_take(path);
+    if (*fd == SQLITE_LOCKFILE_HELD) {
+        snprintf(err, n, "%s is in use by a running jobqd (it holds %s.lock): stop it first", path,
+                 path);
+        return -1;
+    }
+    if (*fd == -1) {
+        snprintf(err, n, "cannot lock %s (see the line above)", path);
+        return -1;
+    }
+    return 0;
+}
+
+struct store_export *sqlite_export_open(const char *path, char *err, size_t n)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(err, n, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(err, n, "%s is not a file", path);
+        return NULL;
+    }
+    struct sqlite_export *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(err, n, "out of memory");
+        return NULL;
+    }
+    e->base.ops = &export_ops;
+    e->lock_fd = SQLITE_LOCKFILE_ABSENT;
+    /* What the file is, before a lock file is made beside it; the lock before the snapshot. */
+    if (sqlite_conn_open(&e->conn, path, CONN_EXPORT, 0, 0) != 0) {
+        snprintf(err, n, "cannot open %s (see the line above)", path);
+        export_close(&e->base);
+        return NULL;
+    }
+    if (sqlite_schema_check(e->conn.db, path, err, n) != 0 ||
+        lock_for_export(path, &e->lock_fd, err, n) != 0) {
+        export_close(&e->base);
+        return NULL;
+    }
+    int rc = SQLITE_DONE;
+    if (sqlite_conn_prepare(&e->conn) != 0 ||
+        (rc = sqlite_conn_run(&e->conn, STMT_READ_BEGIN)) != SQLITE_DONE) {
+        if (rc != SQLITE_DONE)
+            sqlite_conn_fail(&e->conn, rc, "export: begin");
+        snprintf(err, n, "cannot read %s (see the line above)", path);
+        export_close(&e->base);
+        return NULL;
+    }
+    e->snapshot = 1;
+    return &e->base;
+}

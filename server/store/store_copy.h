@@ -1,0 +1,105 @@
+/* Copying every job from one database into another (jobqd migrate: a SQLite file into an
+ * empty PostgreSQL database). A backend that can be a source implements struct store_export,
+ * one that can be a target struct store_import, each in its own folder; store_migrate() (in
+ * store_migrate.c) drives them and knows neither. Like store.h, this header says what each
+ * call guarantees, never how. Single-threaded: one caller uses a source or a target at a
+ * time. */
+#ifndef JOBQ_STORE_COPY_H
+#define JOBQ_STORE_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "store.h"
+
+/* One job row as stored: every column, those the API never shows included. */
+struct store_row {
+    struct job job;        /* lease_token included; status as the source stores it */
+    int64_t lease_seconds; /* the claim's lease length (heartbeat's default); JOB_NONE */
+    int64_t deadline_at;   /* claimed_at + max_runtime_seconds of a running job; JOB_NONE */
+};
+
+/* How many jobs a database holds. */
+struct store_copy_counts {
+    int64_t status[JOB_STATUS_COUNT]; /* per stored status (enum job_status) */
+    int64_t total;                    /* every row, one with an unknown status included */
+    int64_t last_id; /* source: the highest id ever given, deleted jobs included (0: none) */
+};
+
+/* The bytes of the strings of r (what a batch of rows costs in memory). Can't fail. */
+size_t store_row_bytes(const struct store_row *r);
+
+/* Release the strings of rows[0..n). Accepts NULL. */
+void store_rows_clear(struct store_row *rows, size_t n);
+
+/* A database opened to be copied: read-only, one consistent snapshot from the first read to
+ * close, and no jobqd can open it meanwhile. */
+struct store_export;
+struct store_export_ops {
+    /* Count the jobs (see struct store_copy_counts). STORE_OK or an error result (logged). */
+    enum store_result (*counts)(struct store_export *x, struct store_copy_counts *out);
+    /* The jobs with id > after_id in id order: at most max_rows of them, and no more once
+     * their store_row_bytes() add up to max_bytes (always at least one when one is left),
+     * into out (which must hold max_rows); *n is how many (0: none left). On STORE_OK the
+     * caller owns the rows' strings (store_rows_clear); else nothing is left in out. */
+    enum store_result (*rows)(struct store_export *x, int64_t after_id, size_t max_rows,
+                              size_t max_bytes, struct store_row *out, size_t *n);
+    /* End the snapshot, release the database and free x. */
+    void (*close)(struct store_export *x);
+};
+struct store_export {
+    const struct store_export_ops *ops;
+};
+
+/* A database opened to receive a copy: its schema is up to date (the migrations of a normal
+ * start, under the same lock). Nothing it receives is visible to others, and no other writer
+ * can change it, until commit; closing it without commit leaves it as it was. */
+struct store_import;
+struct store_import_ops {
+    /* Start the copy. Returns STORE_OK; STORE_CONFLICT when the database already holds jobs
+     * (*held is then how many, or a lower bound), with nothing changed; or an error result
+     * (logged). New jobs enqueued after commit get ids above last_id. */
+    enum store_result (*begin)(struct store_import *t, int64_t last_id, int64_t *held);
+    /* Add rows[0..n) (borrowed) with their ids and every column as given. A job stored as
+     * scheduled by the source is stored as the backend stores such a job. STORE_OK or an
+     * error result (logged); after an error, only close is allowed. */
+    enum store_result (*write)(struct store_import *t, const struct store_row *rows, size_t n);
+    /* Count the jobs as the database now holds them, the copy included (per API status: a
+     * backend without a scheduled status counts such jobs as queued). last_id is 0. */
+    enum store_result (*counts)(struct store_import *t, struct store_copy_counts *out);
+    /* Make the copy durable and visible. STORE_OK or an error result (logged; nothing
+     * changed). */
+    enum store_result (*commit)(struct store_import *t);
+    /* Undo an uncommitted copy, release the database and free t. */
+    void (*close)(struct store_import *t);
+};
+struct store_import {
+    const struct store_import_ops *ops;
+};
+
+/* Rows per batch and bytes per batch at most: what one read from the source and one write
+ * into the target carry. */
+#define STORE_COPY_BATCH_ROWS 500
+#define STORE_COPY_BATCH_BYTES (8 * 1024 * 1024)
+
+/* What store_migrate() did. */
+struct store_migrate_report {
+    struct store_copy_counts source; /* as the source held them (stored statuses) */
+    struct store_copy_counts target; /* as the target holds them after the copy */
+    int64_t copied;                  /* rows written */
+};
+
+/* Copy every job (every column, ids kept) of the SQLite database file `from` into the
+ * PostgreSQL database `to` (a postgres:// or postgresql:// URL), which must hold no job; its
+ * schema is created or brought up to date first. The source is opened read-only and only
+ * while no jobqd has it open. The copy is written in batches of at most
+ * STORE_COPY_BATCH_ROWS rows and STORE_COPY_BATCH_BYTES bytes, all in one target transaction
+ * that commits only once the target's counts per status equal the source's: a failed or
+ * interrupted copy leaves the target without jobs. New ids continue after the highest id the
+ * source ever gave. Returns 0 with *rep filled, or -1 with one sentence in err (size n) that
+ * says why, never with a password (details may have been logged before). */
+int store_migrate(const char *from, const char *to, struct store_migrate_report *rep, char *err,
+                  size_t n);
+
+#endif

@@ -1,0 +1,205 @@
+/* store_migrate: copy every job of a SQLite file into an empty PostgreSQL database through
+ * the copy seam (store_copy.h), in bounded batches, verified before it commits. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pg_open.h"
+#include "sqlite_open.h"
+#include "store_copy.h"
+
+#define PROGRESS_EVERY 100000 /* jobs between two progress lines */
+
+static size_t len_of(const char *s)
+{
+    return s ? strlen(s) : 0;
+}
+
+size_t store_row_bytes(const struct store_row *r)
+{
+    const struct job *j = &r->job;
+    return sizeof *r + len_of(j->queue) + len_of(j->payload) + len_of(j->requires) +
+           len_of(j->idempotency_key) + len_of(j->worker_id) + len_of(j->result) +
+           len_of(j->progress) + len_of(j->error_code) + len_of(j->error_detail) +
+           len_of(j->lease_token);
+}
+
+void store_rows_clear(struct store_row *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        job_clear(&rows[i].job);
+}
+
+/* Jobs of c per API status (a scheduled job counts as queued) into api[]. */
+static void api_counts(const struct store_copy_counts *c, int64_t api[JOB_STATUS_COUNT])
+{
+    memcpy(api, c->status, sizeof c->status);
+    api[JOB_QUEUED] += api[JOB_SCHEDULED];
+    api[JOB_SCHEDULED] = 0;
+}
+
+/* The counts of c per API status, "queued 3, running 1, ..." into out. */
+static void describe(const struct store_copy_counts *c, char *out, size_t n)
+{
+    int64_t api[JOB_STATUS_COUNT];
+    api_counts(c, api);
+    size_t o = 0;
+    out[0] = '\0';
+    for (int s = JOB_QUEUED; s < JOB_STATUS_COUNT && o < n; s++) {
+        int w = snprintf(out + o, n - o, "%s%s %" PRId64, s > JOB_QUEUED ? ", " : "",
+                         job_status_name((enum job_status)s), api[s]);
+        o += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* 0 when source and target hold as many jobs of every API status (and in all), else -1 with
+ * err set. */
+static int verify(const struct store_copy_counts *src, const struct store_copy_counts *dst,
+                  char *err, size_t n)
+{
+    int64_t a[JOB_STATUS_COUNT], b[JOB_STATUS_COUNT];
+    api_counts(src, a);
+    api_counts(dst, b);
+    if (memcmp(a, b, sizeof a) == 0 && src->total == dst->total)
+        return 0;
+    char sa[256], sb[256];
+    describe(src, sa, sizeof sa);
+    describe(dst, sb, sizeof sb);
+    snprintf(err, n,
+             "the copy does not match the source (source: %s, %" PRId64
+             " in all; target: %s, %" PRId64 " in all): nothing was committed",
+             sa, src->total, sb, dst->total);
+    return -1;
+}
+
+/* Copy every row of x into t, batch after batch. Returns 0 with *copied set, or -1 with err
+ * set. */
+static int copy_rows(struct store_export *x, struct store_import *t, int64_t total, int64_t *copied,
+                     char *err, size_t n)
+{
+    struct store_row *rows = calloc(STORE_COPY_BATCH_ROWS, sizeof *rows);
+    if (!rows) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int64_t after = 0, next_report = PROGRESS_EVERY;
+    *copied = 0;
+    for (;;) {
+        size_t got = 0;
+        enum store_result r =
+            x->ops->rows(x, after, STORE_COPY_BATCH_ROWS, STORE_COPY_BATCH_BYTES, rows, &got);
+        if (r != STORE_OK) {
+            snprintf(err, n, "reading the source failed after %" PRId64 " jobs: %s", *copied,
+                     store_result_name(r));
+            break;
+        }
+        if (got == 0) {
+            free(rows);
+            return 0;
+        }
+        r = t->ops->write(t, rows, got);
+        after = rows[got - 1].job.id;
+        store_rows_clear(rows, got);
+        if (r != STORE_OK) {
+            snprintf(err, n, "writing to the target failed after %" PRId64 " jobs: %s", *copied,
+                     store_result_name(r));
+            break;
+        }
+        *copied += (int64_t)got;
+        if (*copied >= next_report) {
+            log_info("migrate: %" PRId64 " of %" PRId64 " jobs copied", *copied, total);
+            next_report += PROGRESS_EVERY;
+        }
+    }
+    free(rows);
+    return -1;
+}
+
+/* Start the copy into t. Returns 0, or -1 with err set. */
+static int begin(struct store_import *t, const struct store_copy_counts *src, const char *to,
+                 char *err, size_t n)
+{
+    int64_t held = 0;
+    enum store_result r = t->ops->begin(t, src->last_id, &held);
+    if (r == STORE_CONFLICT) {
+        snprintf(err, n,
+                 "the target %s already holds %" PRId64
+                 "%s jobs: migrate copies only into a database without jobs",
+                 to, held, held >= 1000 ? " or more" : "");
+        return -1;
+    }
+    if (r != STORE_OK) {
+        snprintf(err, n, "cannot start the copy into the target: %s", store_result_name(r));
+        return -1;
+    }
+    return 0;
+}
+
+/* Copy x into t and commit once the counts match. Returns 0, or -1 with err set. */
+static int run(struct store_export *x, struct store_import *t, const char *to,
+               struct store_migrate_report *rep, char *err, size_t n)
+{
+    enum store_result r = x->ops->counts(x, &rep->source);
+    if (r != STORE_OK) {
+        snprintf(err, n, "cannot count the source's jobs: %s", store_result_name(r));
+        return -1;
+    }
+    int64_t known = 0;
+    for (int s = 0; s < JOB_STATUS_COUNT; s++)
+        known += rep->source.status[s];
+    if (known != rep->source.total) {
+        snprintf(err, n, "the source holds %" PRId64 " jobs with an unknown status: not copied",
+                 rep->source.total - known);
+        return -1;
+    }
+    if (begin(t, &rep->source, to, err, n) != 0 ||
+        copy_rows(x, t, rep->source.total, &rep->copied, err, n) != 0)
+        return -1;
+    r = t->ops->counts(t, &rep->target);
+    if (r != STORE_OK) {
+        snprintf(err, n, "cannot count the target's jobs: %s", store_result_name(r));
+        return -1;
+    }
+    if (verify(&rep->source, &rep->target, err, n) != 0)
+        return -1;
+    r = t->ops->commit(t);
+    if (r != STORE_OK) {
+        snprintf(err, n, "the target did not commit the copy: %s", store_result_name(r));
+        return -1;
+    }
+    return 0;
+}
+
+int store_migrate(const char *from, const char *to, struct store_migrate_report *rep, char *err,
+                  size_t n)
+{
+    memset(rep, 0, sizeof *rep);
+    char shown[512];
+    store_url_redact(to ? to : "", shown, sizeof shown);
+    if (!from || !*from || store_url_is_pg(from)) {
+        snprintf(err, n, "the source must be a SQLite database file");
+        return -1;
+    }
+    if (!store_url_is_pg(to)) {
+        snprintf(err, n,
+                 "the target must be a PostgreSQL URL (postgres://... or postgresql://...), "
+                 "not \"%s\"",
+                 shown);
+        return -1;
+    }
+    struct store_export *x = sqlite_export_open(from, err, n);
+    if (!x)
+        return -1;
+    struct store_import *t = pg_import_open(to, err, n);
+    if (!t) {
+        x->ops->close(x);
+        return -1;
+    }
+    log_info("migrate: copying the jobs of %s into %s", from, shown);
+    int rc = run(x, t, shown, rep, err, n);
+    t->ops->close(t); /* rolls back unless committed */
+    x->ops->close(x);
+    return rc;
+}

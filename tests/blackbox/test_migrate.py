@@ -1,0 +1,463 @@
+"""jobqd migrate (README "Moving from SQLite to PostgreSQL"): every job of a SQLite database,
+in every status, is copied into an empty PostgreSQL database and reads back identical from a
+jobqd started on it; a running job's lease still works with its token; new ids continue after
+the highest id the SQLite database ever gave; a second migrate into the same database is
+refused; bad input gives one clear line and a non-zero exit, never the password.
+
+The copy needs a PostgreSQL database: under JOBQ_TEST_BACKEND=pg always (run_backend.py skips
+without a cluster); under SQLite only when the test cluster's variables are set (else those
+tests are skipped). The bad-input tests that need no server run everywhere."""
+
+import hashlib
+import itertools
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import unittest
+
+from harness import (START_TIMEOUT, WRAPPER, Client, Server, TestDatabase, jobqd_path,
+                     pg_missing, pg_url, psql, wait_until)
+
+SECRET = "s3cretpw"
+UNREACHABLE = "postgresql://jobq:%s@127.0.0.1:1/jobq" % SECRET
+_db_counter = itertools.count(1)
+
+
+def migrate(*args, timeout=START_TIMEOUT * 3):
+    """Run `jobqd migrate ARGS` without any JOBQ_* variable. Returns (code, stdout, stderr)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
+    p = subprocess.run(WRAPPER + [jobqd_path(), "migrate"] + list(args),
+                       stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=timeout)
+    return (p.returncode, p.stdout.decode("utf-8", "replace"),
+            p.stderr.decode("utf-8", "replace"))
+
+
+class PgDatabase(TestDatabase):
+    """A fresh database in the PostgreSQL test cluster, whatever backend the tests run on."""
+
+    def __init__(self):  # pylint: disable=super-init-not-called
+        self.name = "jobq_m_%d_%d" % (os.getpid(), next(_db_counter))
+        psql("postgres", 'CREATE DATABASE "%s"' % self.name)
+        self.url = pg_url(self.name)
+
+
+def needs_pg(f):
+    return unittest.skipIf(pg_missing() is not None,
+                           "needs the PostgreSQL test cluster: %s" % pg_missing())(f)
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def hidden_columns_sqlite(path):
+    """{id: (lease_token, lease_seconds, deadline_at)} read from a SQLite file, read-only."""
+    con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        rows = con.execute("SELECT id, lease_token, lease_seconds, deadline_at FROM jobs")
+        return {r[0]: tuple("" if v is None else str(v) for v in r[1:]) for r in rows}
+    finally:
+        con.close()
+
+
+def hidden_columns_pg(db):
+    out = {}
+    for line in db.sql("SELECT id, lease_token, lease_seconds, deadline_at FROM jobq_jobs"
+                       " ORDER BY id").splitlines():
+        f = line.split("|")
+        out[int(f[0])] = tuple(f[1:])
+    return out
+
+
+def list_every_job(c):
+    """GET /jobs page after page: every job, in id order."""
+    jobs, cursor = [], None
+    for _ in range(100):  # bounded: a few thousand jobs at most here
+        r = c.get("/jobs?limit=1000" + ("&cursor=" + cursor if cursor else ""))
+        assert r.status == 200, r
+        jobs.extend(r.json["jobs"])
+        cursor = r.json["next_cursor"]
+        if cursor is None:
+            return jobs
+    raise AssertionError("paging did not end")
+
+
+def queue_counts(c):
+    """GET /queues without the ages (they follow the clock)."""
+    r = c.get("/queues")
+    assert r.status == 200, r
+    return {q["name"]: {k: v for k, v in q.items() if k != "oldest_queued_age_seconds"}
+            for q in r.json["queues"]}
+
+
+class Source:
+    """A SQLite jobqd filled with jobs in every status, then stopped. `jobs` maps a label to
+    the job's id; `before` holds GET /jobs/{id} of every job as the SQLite jobqd answered."""
+
+    BULK = 1200  # more than two batches of the copy (STORE_COPY_BATCH_ROWS: 500)
+
+    def __init__(self, add_cleanup):
+        self.dir = tempfile.mkdtemp(prefix="jobq-migrate-")
+        add_cleanup(shutil.rmtree, self.dir, True)
+        self.path = os.path.join(self.dir, "jobq.db")
+        self.srv = Server(db=self.path)
+        add_cleanup(self.srv.cleanup)
+        self.srv.start()
+        self.c = self.srv.client()
+        add_cleanup(self.c.close)
+        self.jobs = {}
+        self.tokens = {}
+
+    def post(self, path, body=None, status=200):
+        r = self.c.post(path, body)
+        if r.status != status:
+            raise AssertionError("%s %r -> %r (expected %d)" % (path, body, r, status))
+        return r.json
+
+    def enqueue(self, label, **fields):
+        body = {"queue": "mig-" + label, "payload": {"label": label}}
+        body.update(fields)
+        j = self.post("/jobs", body, 201)
+        self.jobs[label] = j["id"]
+        return j["id"]
+
+    def claim(self, label, **fields):
+        body = {"worker_id": "worker-" + label, "queue": "mig-" + label, "lease_seconds": 900}
+        body.update(fields)
+        jobs = self.post("/claim", body)["jobs"]
+        if len(jobs) != 1:
+            raise AssertionError("claim %r -> %r" % (body, jobs))
+        self.tokens[label] = jobs[0]["lease_token"]
+        return jobs[0]["lease_token"]
+
+    def fill(self):
+        self.enqueue("queued", priority=3, idempotency_key="idem-1",
+                     payload={"s": "é \" \\ \n\t {a,b} NULL , ' ;", "n": [1, 2.5, None]})
+        self.enqueue("scheduled", priority=-2, delay_seconds=3600, requires=["gpu"])
+        self.enqueue("tags", priority=7, requires=["gpu", "ssd"], payload="tagged")
+        i = self.enqueue("running", priority=10, requires=["gpu"], max_runtime_seconds=3000)
+        t = self.claim("running", capabilities=["gpu"])
+        self.post("/jobs/%d/heartbeat" % i, {"lease_token": t, "progress": {"pct": 40}})
+        i = self.enqueue("succeeded")
+        t = self.claim("succeeded")
+        self.post("/jobs/%d/complete" % i, {"lease_token": t, "result": {"ok": True, "n": [1]}})
+        i = self.enqueue("failed", max_attempts=3)
+        t = self.claim("failed")
+        self.post("/jobs/%d/fail" % i, {"lease_token": t, "retry": False, "error_code": "boom",
+                                        "error_detail": {"line": 7, "msg": "a \"quote\""}})
+        i = self.enqueue("cancelled")
+        self.post("/jobs/%d/cancel" % i)
+        i = self.enqueue("cancelled_running")
+        self.claim("cancelled_running")
+        self.post("/jobs/%d/cancel" % i)
+        # Requeued twice by its worker: attempts 2, fencing_token 2, error and progress kept.
+        i = self.enqueue("requeued", max_attempts=5)
+        t = self.claim("requeued")
+        self.post("/jobs/%d/fail" % i, {"lease_token": t, "error_code": "flaky",
+                                        "retry_in_seconds": 0})
+        t = self.claim("requeued")
+        self.post("/jobs/%d/heartbeat" % i, {"lease_token": t, "progress": {"step": 2}})
+        self.post("/jobs/%d/fail" % i, {"lease_token": t, "error_code": "flaky-again",
+                                        "retry_in_seconds": 3600})
+        # Failed, then retried by hand: queued again with attempts 0.
+        i = self.enqueue("retried")
+        t = self.claim("retried")
+        self.post("/jobs/%d/fail" % i, {"lease_token": t, "retry": False, "error_code": "x"})
+        self.post("/jobs/%d/retry" % i)
+        for start in range(0, self.BULK, 1000):
+            n = min(1000, self.BULK - start)
+            self.post("/jobs/batch", {"jobs": [{"queue": "mig-bulk", "payload": {"i": start + k},
+                                                "priority": k % 5} for k in range(n)]}, 201)
+        # The highest id, deleted below as retention would: its id must never come back.
+        self.last = self.enqueue("deleted")
+
+    def snapshot(self):
+        """GET of every job, the whole list and the queue counts, as the SQLite jobqd sees."""
+        self.before = {label: self.c.get("/jobs/%d" % i).json for label, i in self.jobs.items()}
+        self.before_list = list_every_job(self.c)
+        self.before_queues = queue_counts(self.c)
+
+    def stop_and_delete_last(self):
+        self.srv.stop_checked()
+        con = sqlite3.connect(self.path)
+        con.execute("DELETE FROM jobs WHERE id = ?", (self.last,))
+        con.commit()
+        con.close()
+        del self.jobs["deleted"]
+        self.before.pop("deleted")
+        self.before_list = [j for j in self.before_list if j["id"] != self.last]
+        self.before_queues.pop("mig-deleted")
+
+
+@needs_pg
+class MigrateEverything(unittest.TestCase):
+    """One SQLite database with jobs in every status, copied once into PostgreSQL; a jobqd
+    on the copy is read (setUpClass) before any test changes it."""
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.src = Source(cls.addClassCleanup)
+        src = cls.src
+        src.fill()
+        src.snapshot()
+        src.stop_and_delete_last()
+        cls.src_hash = sha256(src.path)
+        cls.src_hidden = hidden_columns_sqlite(src.path)
+        cls.target = PgDatabase()
+        cls.addClassCleanup(cls.target.drop)
+        cls.code, cls.out, cls.err = migrate("--from", src.path, "--db", cls.target.url)
+        if cls.code != 0:
+            raise AssertionError("migrate failed (%d): %s%s" % (cls.code, cls.out, cls.err))
+        cls.pg_hidden = hidden_columns_pg(cls.target)
+        cls.srv = Server(db=cls.target.url)
+        cls.addClassCleanup(cls.srv.cleanup)
+        cls.srv.start()
+        c = cls.srv.client()
+        cls.after = {label: c.get("/jobs/%d" % i).json for label, i in src.jobs.items()}
+        cls.after_list = list_every_job(c)
+        cls.after_queues = queue_counts(c)
+        c.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop_checked()
+
+    def setUp(self):
+        self.c = self.srv.client()
+        self.addCleanup(self.c.close)
+
+    def test_every_job_reads_back_identical(self):
+        self.assertEqual(len(self.after), len(self.src.jobs))
+        for label in self.src.jobs:
+            self.assertEqual(self.after[label], self.src.before[label], label)
+        statuses = {j["status"] for j in self.after.values()}
+        self.assertEqual(statuses, {"queued", "running", "succeeded", "failed", "cancelled"})
+        self.assertEqual(self.after["requeued"]["attempts"], 2)
+        self.assertEqual(self.after["requeued"]["fencing_token"], 2)
+        self.assertEqual(self.after["requeued"]["progress"], {"step": 2})
+        self.assertEqual(self.after["retried"]["attempts"], 0)
+        self.assertEqual(self.after["running"]["progress"], {"pct": 40})
+        self.assertEqual(self.after["tags"]["requires"], ["gpu", "ssd"])
+
+    def test_the_whole_list_and_the_queue_counts_match(self):
+        self.assertEqual(len(self.after_list), len(self.src.before_list))
+        self.assertEqual(self.after_list, self.src.before_list)
+        self.assertEqual(self.after_queues, self.src.before_queues)
+        self.assertEqual(self.after_queues["mig-bulk"]["queued"], Source.BULK)
+
+    def test_columns_the_api_never_shows_are_copied(self):
+        """The lease token, the claim's lease length and the runtime deadline."""
+        pg = self.pg_hidden
+        self.assertEqual(pg, self.src_hidden)
+        running = self.src.jobs["running"]
+        self.assertEqual(pg[running][0], self.src.tokens["running"])
+        self.assertEqual(pg[running][1], "900")
+        self.assertNotEqual(pg[running][2], "")  # deadline_at: claimed_at + 3000
+
+    def test_the_source_is_only_read(self):
+        self.assertEqual(sha256(self.src.path), self.src_hash)
+        self.assertIn("copied %d jobs" % len(self.src_hidden), self.out)
+        self.assertIn("new ids start after %d" % self.src.last, self.out)
+
+    def test_the_running_lease_goes_on_with_its_token(self):
+        i, token = self.src.jobs["running"], self.src.tokens["running"]
+        r = self.c.post("/jobs/%d/heartbeat" % i, {"lease_token": "x" * 32})
+        self.assertEqual(r.status, 409, r)
+        self.assertEqual(r.json["error"]["code"], "lease_lost")
+        r = self.c.post("/jobs/%d/heartbeat" % i, {"lease_token": token,
+                                                   "progress": {"pct": 90}})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["progress"], {"pct": 90})
+        r = self.c.post("/jobs/%d/complete" % i, {"lease_token": token, "result": "done"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "succeeded")
+        self.assertEqual(r.json["fencing_token"], 1)
+
+    def test_new_ids_continue_after_the_highest_ever_given(self):
+        r = self.c.post("/jobs", {"queue": "after", "payload": 1})
+        self.assertEqual(r.status, 201, r)
+        self.assertGreater(r.json["id"], self.src.last)
+
+    def test_claims_keep_run_at_and_tags(self):
+        # The scheduled job (run_at in an hour) and the requeued one (retry in an hour).
+        for label in ("scheduled", "requeued"):
+            r = self.c.post("/claim", {"worker_id": "w", "queue": "mig-" + label,
+                                       "capabilities": ["gpu"]})
+            self.assertEqual(r.json["jobs"], [], label)
+        r = self.c.post("/claim", {"worker_id": "w", "queue": "mig-tags",
+                                   "capabilities": ["gpu"]})
+        self.assertEqual(r.json["jobs"], [])
+        r = self.c.post("/claim", {"worker_id": "w", "queue": "mig-tags",
+                                   "capabilities": ["ssd", "gpu"]})
+        self.assertEqual([j["id"] for j in r.json["jobs"]], [self.src.jobs["tags"]])
+        r = self.c.post("/claim", {"worker_id": "w", "queue": "mig-bulk", "max_jobs": 3})
+        self.assertEqual([j["priority"] for j in r.json["jobs"]], [4, 4, 4])
+
+    def test_a_second_migrate_into_the_same_database_is_refused(self):
+        held = self.target.sql("SELECT count(*) FROM jobq_jobs")
+        code, out, err = migrate("--from", self.src.path, "--db", self.target.url)
+        self.assertEqual(code, 1, out + err)
+        last = err.strip().splitlines()[-1]
+        self.assertTrue(last.startswith("jobqd migrate: "), err)
+        self.assertIn("already holds", last)
+        self.assertIn("without jobs", last)
+        self.assertEqual(self.target.sql("SELECT count(*) FROM jobq_jobs"), held)
+
+
+class BadInput(unittest.TestCase):
+    """Each mistake: exit 1, and one line on stderr saying what is wrong."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="jobq-migrate-bad-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def refused(self, args, says, lines=1):
+        code, out, err = migrate(*args)
+        self.assertEqual(code, 1, out + err)
+        self.assertEqual(out, "")
+        got = err.strip().splitlines()
+        self.assertLessEqual(len(got), lines, err)
+        self.assertTrue(got[-1].startswith("jobqd migrate: "), err)
+        self.assertIn(says, got[-1])
+        self.assertNotIn(SECRET, err)
+        return got[-1]
+
+    def jobq_file(self):
+        """A jobq SQLite database with one job, no jobqd on it."""
+        srv = Server(db=self.path("jobq.db"))
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        c = srv.client()
+        self.assertEqual(c.post("/jobs", {"payload": 1}).status, 201)
+        c.close()
+        srv.stop_checked()
+        return srv.db
+
+    def test_missing_from(self):
+        self.refused(["--db", UNREACHABLE], "--from PATH is required")
+
+    def test_missing_db(self):
+        self.refused(["--from", self.path("x.db")], "--db URL is required")
+
+    def test_db_that_is_not_postgresql(self):
+        self.refused(["--from", self.path("x.db"), "--db", self.path("y.db")],
+                     "--db must be a PostgreSQL URL")
+
+    def test_unknown_argument(self):
+        self.refused(["--from", "x.db", "--fast"], 'unknown argument "--fast"')
+
+    def test_from_that_does_not_exist_is_not_created(self):
+        self.refused(["--from", self.path("none.db"), "--db", UNREACHABLE],
+                     "No such file or directory")
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_from_that_is_not_sqlite(self):
+        with open(self.path("notes.txt"), "w") as f:
+            f.write("hello\n" * 100)
+        self.refused(["--from", self.path("notes.txt"), "--db", UNREACHABLE],
+                     "is not a SQLite database")
+        self.assertEqual(os.listdir(self.dir), ["notes.txt"])  # no lock file beside it
+
+    def test_from_that_is_not_a_jobq_database(self):
+        con = sqlite3.connect(self.path("other.db"))
+        con.execute("CREATE TABLE jobs_of_someone_else (x)")
+        con.commit()
+        con.close()
+        self.refused(["--from", self.path("other.db"), "--db", UNREACHABLE],
+                     "is not a jobq database")
+
+    def test_unreachable_postgresql_never_shows_the_password(self):
+        line = self.refused(["--from", self.jobq_file(), "--db", UNREACHABLE],
+                            "cannot connect to postgresql://jobq:***@127.0.0.1:1/jobq", lines=2)
+        self.assertNotIn(SECRET, line)
+
+    def test_from_in_use_by_a_running_jobqd(self):
+        srv = Server(db=self.path("busy.db"))
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        self.refused(["--from", srv.db, "--db", UNREACHABLE], "is in use by a running jobqd")
+        c = srv.client()  # unharmed
+        self.assertEqual(c.post("/jobs", {"payload": 1}).status, 201)
+        c.close()
+        srv.stop_checked()
+
+    def test_help(self):
+        code, out, err = migrate("--help")
+        self.assertEqual(code, 0, err)
+        self.assertIn("--from PATH", out)
+        self.assertIn("--db URL", out)
+
+
+@needs_pg
+class AllOrNothing(unittest.TestCase):
+    def test_a_copy_that_fails_midway_leaves_the_target_without_jobs(self):
+        d = tempfile.mkdtemp(prefix="jobq-migrate-fail-")
+        self.addCleanup(shutil.rmtree, d, True)
+        src = Server(db=os.path.join(d, "jobq.db"))
+        self.addCleanup(src.cleanup)
+        src.start()
+        c = src.client()
+        r = c.post("/jobs/batch", {"jobs": [{"payload": i} for i in range(800)]})
+        self.assertEqual(r.status, 201, r)
+        c.close()
+        src.stop_checked()
+        # Job 700, in the second batch, holds bytes PostgreSQL refuses (not UTF-8).
+        con = sqlite3.connect(src.db)
+        con.execute("UPDATE jobs SET payload = CAST(x'22ff22' AS TEXT) WHERE id = 700")
+        con.commit()
+        con.close()
+        target = PgDatabase()
+        self.addCleanup(target.drop)
+        code, out, err = migrate("--from", src.db, "--db", target.url)
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("writing to the target failed after 500 jobs", err.splitlines()[-1])
+        self.assertEqual(target.sql("SELECT count(*) FROM jobq_jobs"), "0")
+        # Mended, it goes through at once: nothing of the failed copy is in the way.
+        con = sqlite3.connect(src.db)
+        con.execute("UPDATE jobs SET payload = '700' WHERE id = 700")
+        con.commit()
+        con.close()
+        code, out, err = migrate("--from", src.db, "--db", target.url)
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(target.sql("SELECT count(*) FROM jobq_jobs"), "800")
+
+
+@needs_pg
+class EmptyAndEnvironment(unittest.TestCase):
+    def test_an_empty_database_migrates_and_ids_start_at_one(self):
+        d = tempfile.mkdtemp(prefix="jobq-migrate-empty-")
+        self.addCleanup(shutil.rmtree, d, True)
+        src = Server(db=os.path.join(d, "jobq.db"))
+        self.addCleanup(src.cleanup)
+        src.start()
+        src.stop_checked()
+        target = PgDatabase()
+        self.addCleanup(target.drop)
+        # --db from JOBQ_DB, as in a container that runs jobqd on PostgreSQL.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
+        env["JOBQ_DB"] = target.url
+        p = subprocess.run(WRAPPER + [jobqd_path(), "migrate", "--from", src.db],
+                           stdin=subprocess.DEVNULL, capture_output=True, env=env,
+                           timeout=START_TIMEOUT * 3)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"copied 0 jobs", p.stdout)
+        srv = Server(db=target.url)
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        c = Client(srv.port)
+        self.addCleanup(c.close)
+        self.assertEqual(c.post("/jobs", {"payload": 1}).json["id"], 1)
+        wait_until(lambda: c.get("/readyz").status == 200, 10, what="ready")
+        srv.stop_checked()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,178 @@
+/* The SQLite export of jobqd migrate (sqlite_export_open, store_copy.h): refused while a
+ * store has the file open, counts per stored status and the highest id ever given, rows in
+ * id order bounded by rows and by bytes with every column, and clear refusals of files that
+ * are not jobq databases. */
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "sqlite_open.h"
+#include "store_copy.h"
+#include "test_store_util.h"
+
+static struct store_export *open_export(char *err, size_t n)
+{
+    err[0] = '\0';
+    return sqlite_export_open(DB_PATH, err, n);
+}
+
+TEST(refused_while_a_store_has_the_file)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    CHECK(enqueue(s, "q", 0, T0, T0) == 1);
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    int refused = x == NULL && strstr(err, "is in use by a running jobqd") != NULL;
+    if (x)
+        x->ops->close(x);
+    store_close(s);
+    CHECK(refused);
+    x = open_export(err, sizeof err);
+    CHECK(x);
+    /* ...and while the export has it, no store opens it. */
+    s = open_store();
+    x->ops->close(x);
+    int second = s == NULL;
+    store_close(s);
+    CHECK(second);
+}
+
+TEST(counts_per_stored_status_and_the_highest_id_ever_given)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    CHECK(enqueue(s, "q", 0, T0, T0) == 1);
+    CHECK(enqueue(s, "q", 0, T0 + 3600, T0) == 2); /* scheduled */
+    CHECK(enqueue(s, "q", 0, T0, T0) == 3);
+    struct job j;
+    CHECK(claim_one(s, "q", T0, &j) == 1);
+    job_clear(&j);
+    CHECK(claim_one(s, "q", T0, &j) == 3);
+    struct job done;
+    enum store_result completed = store_complete(s, 3, j.lease_token, NULL, T0, &done);
+    job_clear(&j);
+    CHECK_INT(completed, STORE_OK);
+    job_clear(&done);
+    /* Retention deletes job 3, the highest id: it is still "given". */
+    struct sweep_result res;
+    CHECK(store_sweep(s, T0 + 20, 10, 100, &res) == STORE_OK); /* the lease lives on */
+    CHECK_INT(res.deleted, 1);
+    store_close(s);
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    struct store_copy_counts c;
+    enum store_result r = x->ops->counts(x, &c);
+    x->ops->close(x);
+    CHECK_INT(r, STORE_OK);
+    CHECK_INT(c.total, 2);
+    CHECK_INT(c.status[JOB_SCHEDULED], 1);
+    CHECK_INT(c.status[JOB_RUNNING], 1);
+    CHECK_INT(c.status[JOB_SUCCEEDED], 0);
+    CHECK_INT(c.last_id, 3);
+}
+
+/* Read every row of x in calls of at most max_rows / max_bytes: ids into ids[], how many
+ * calls returned rows into *calls. Returns how many rows, or -1. */
+static int read_all(struct store_export *x, size_t max_rows, size_t max_bytes, int64_t *ids,
+                    int *calls)
+{
+    struct store_row rows[8];
+    int64_t after = 0;
+    int got = 0;
+    for (*calls = 0; *calls < 100; (*calls)++) {
+        size_t n = 0;
+        if (x->ops->rows(x, after, max_rows, max_bytes, rows, &n) != STORE_OK || n > max_rows)
+            return -1;
+        if (n == 0)
+            return got;
+        for (size_t i = 0; i < n; i++)
+            ids[got++] = rows[i].job.id;
+        after = rows[n - 1].job.id;
+        store_rows_clear(rows, n);
+    }
+    return -1;
+}
+
+TEST(rows_in_id_order_bounded_by_rows_and_bytes)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    for (int i = 0; i < 7; i++)
+        CHECK(enqueue(s, "q", i, T0, T0) == i + 1);
+    store_close(s);
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    int64_t ids[16];
+    int calls = 0;
+    int n = read_all(x, 3, STORE_COPY_BATCH_BYTES, ids, &calls);
+    int by_rows = n == 7 && calls == 3 && ids[0] == 1 && ids[6] == 7;
+    n = read_all(x, 8, 1, ids, &calls); /* one row is over the bytes: one row per call */
+    int by_bytes = n == 7 && calls == 7 && ids[3] == 4;
+    x->ops->close(x);
+    CHECK(by_rows);
+    CHECK(by_bytes);
+}
+
+TEST(a_running_job_keeps_every_column)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    struct job_spec sp = spec_of("q", 4, T0);
+    sp.max_runtime_seconds = 600;
+    sp.requires = "[\"gpu\"]";
+    CHECK(enqueue_spec(s, &sp, T0) == 1);
+    struct job j;
+    size_t got = 0;
+    CHECK(claim_caps(s, "q", "[\"gpu\"]", 1, 45, T0, &j, &got) == STORE_OK && got == 1);
+    char token[JOB_TOKEN_LEN + 1];
+    snprintf(token, sizeof token, "%s", j.lease_token);
+    job_clear(&j);
+    store_close(s);
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    struct store_row row;
+    size_t n = 0;
+    enum store_result r = x->ops->rows(x, 0, 1, STORE_COPY_BATCH_BYTES, &row, &n);
+    x->ops->close(x);
+    CHECK_INT(r, STORE_OK);
+    CHECK_INT(n, 1);
+    int ok = row.job.status == JOB_RUNNING && row.job.lease_token &&
+             strcmp(row.job.lease_token, token) == 0 && row.lease_seconds == 45 &&
+             row.deadline_at == T0 + 600 && row.job.lease_expires_at == T0 + 45 &&
+             row.job.priority == 4 && strcmp(row.job.requires, "[\"gpu\"]") == 0 &&
+             row.job.attempts == 1 && row.job.fencing_token == 1;
+    store_rows_clear(&row, 1);
+    CHECK(ok);
+}
+
+TEST(files_that_are_not_jobq_databases_are_refused)
+{
+    char err[512];
+    CHECK(sqlite_export_open("missing.db", err, sizeof err) == NULL);
+    CHECK(strstr(err, "No such file") != NULL);
+    struct stat sb;
+    CHECK(stat("missing.db", &sb) != 0);
+    FILE *f = fopen("notes.txt", "w");
+    CHECK(f);
+    for (int i = 0; i < 200; i++)
+        fputs("not a database\n", f);
+    fclose(f);
+    CHECK(sqlite_export_open("notes.txt", err, sizeof err) == NULL);
+    CHECK(strstr(err, "is not a SQLite database") != NULL);
+    CHECK(stat("notes.txt.lock", &sb) != 0);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open("other.db", &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "CREATE TABLE t (x)", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    CHECK(sqlite_export_open("other.db", err, sizeof err) == NULL);
+    CHECK(strstr(err, "is not a jobq database") != NULL);
+}
+
+TEST_MAIN(TEST_ENTRY(refused_while_a_store_has_the_file),
+          TEST_ENTRY(counts_per_stored_status_and_the_highest_id_ever_given),
+          TEST_ENTRY(rows_in_id_order_bounded_by_rows_and_bytes),
+          TEST_ENTRY(a_running_job_keeps_every_column),
+          TEST_ENTRY(files_that_are_not_jobq_databases_are_refused))
