@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "auth.h"
@@ -23,6 +24,9 @@
 
 /* How long a graceful stop waits for requests in flight. */
 #define STOP_TIMEOUT_MS 10000
+/* After store_abandon(): how long the calls in progress may take to end. Cancelled PostgreSQL
+ * statements end at once; a SQLite call stuck on the disk may not end at all. */
+#define ABANDON_WAIT_MS 5000
 
 /* The store's hooks run on request and sweeper threads. The store is opened before the parts
  * they reach exist, so they go through this struct, filled as the parts start and emptied
@@ -209,7 +213,15 @@ int main(int argc, char **argv)
 
     http_quiesce(http);
     waitq_shutdown(waitq); /* parked long polls answer {"jobs": []} */
-    http_stop(http, STOP_TIMEOUT_MS);
+    if (http_drain(http, STOP_TIMEOUT_MS) > 0)
+        store_abandon(store); /* store calls that outlive the timeout end now, as 503s */
+    if (http_stop(http, ABANDON_WAIT_MS) != 0) {
+        /* A call is stuck in the database (a disk that does not answer): its connection is
+         * suspended, so neither the server nor the store can be freed. Nothing it did was
+         * acknowledged; its client sees the connection close and retries. */
+        log_error("exiting without closing the database");
+        _exit(1);
+    }
     atomic_store(&hooks.sweeper, NULL);
     sweeper_stop(sweeper);
     atomic_store(&hooks.waitq, NULL);
