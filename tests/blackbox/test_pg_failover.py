@@ -316,10 +316,10 @@ class PgFailoverTest(unittest.TestCase):
         self.assertEqual(self.standby.psql(
             "SELECT count(*) FROM pg_database WHERE datname = '%s'" % DB), "1")
 
-    def start_jobqd(self):
+    def start_jobqd(self, args=()):
         url = ("postgresql://jobq@127.0.0.1:%d,127.0.0.1:%d/%s?target_session_attrs=read-write"
                % (self.primary.port, self.standby.port, DB))
-        srv = harness.Server([], db=url)
+        srv = harness.Server(list(args), db=url)
         self.addCleanup(srv.cleanup)
         srv.start()
         return srv
@@ -332,6 +332,37 @@ class PgFailoverTest(unittest.TestCase):
                 raise AssertionError("%s: %s" % (phase, load.problems))
             return load.count(what) >= n
         harness.wait_until(enough, PHASE_TIMEOUT, 0.05, "%s (%d %s)" % (phase, n, what))
+
+    def test_standby_down_answers_503_not_a_hang(self):
+        """The synchronous standby is gone and the primary is up: a commit waits for a
+        confirmation that does not come (statement_timeout does not cover that wait). jobqd
+        gives up after --pg-statement-timeout and answers 503 `unavailable`: the write may be
+        on the primary alone, so it is not acknowledged; a retry with the same
+        idempotency_key finds it once the standby is back."""
+        srv = self.start_jobqd(["--pg-statement-timeout", "2000"])
+        c = srv.client(timeout=CLIENT_TIMEOUT)
+        self.addCleanup(c.close)
+        self.assertEqual(c.post("/jobs", {"queue": "sb", "payload": 0}).status, 201)
+        self.standby.pg_ctl("stop", "-m", "immediate")
+        t0 = time.monotonic()
+        r = c.post("/jobs", {"queue": "sb", "payload": 1, "idempotency_key": "k1"})
+        took = time.monotonic() - t0
+        self.assertEqual(r.status, 503, r)
+        self.assertEqual(r.json["error"]["code"], "unavailable", r)
+        self.assertGreater(took, 1.5)
+        self.assertLess(took, 8.0)
+        self.assertIn("no answer to COMMIT", srv.log_tail(50))
+        # Back with its standby, the same request is answered and the job exists once.
+        self.standby.pg_ctl("start", "-l", os.path.join(self.standby.path, "postgres.log"))
+        harness.wait_until(lambda: self.primary.psql(
+            "SELECT sync_state FROM pg_stat_replication") == "sync", PHASE_TIMEOUT, 0.2,
+            "the standby to be synchronous again")
+        r = c.post("/jobs", {"queue": "sb", "payload": 1, "idempotency_key": "k1"})
+        self.assertIn(r.status, (200, 201), r)
+        r = c.get("/jobs?queue=sb")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(len(r.json["jobs"]), 2, r.json)
+        srv.stop_checked(self)
 
     def test_failover_to_the_synchronous_standby(self):
         srv = self.start_jobqd()

@@ -1,6 +1,8 @@
 /* One PostgreSQL connection of the store: connect with bounded timeouts and keepalives, run
  * statements from the table (prepared on first use), turn failures into store results. */
+#include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,10 +26,20 @@ static void one_line(const char *msg, char *out, size_t n)
 {
     size_t o = 0;
     for (const char *p = msg ? msg : ""; *p && o + 1 < n; p++)
-        out[o++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+        out[o++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
     while (o > 0 && out[o - 1] == ' ')
         o--;
     out[o] = '\0';
+}
+
+/* What the server says outside an answer (a warning, the reason it is closing the
+ * connection), in the log's format rather than on stderr. */
+static void on_notice(void *arg, const char *message)
+{
+    (void)arg;
+    char msg[512];
+    one_line(message, msg, sizeof msg);
+    log_warn("postgresql: %s", msg);
 }
 
 enum store_result pg_conn_open(struct pg_store *st, struct pg_conn *c)
@@ -59,6 +71,7 @@ enum store_result pg_conn_open(struct pg_store *st, struct pg_conn *c)
         pg_conn_close(c);
         return STORE_UNAVAILABLE;
     }
+    PQsetNoticeProcessor(c->db, on_notice, NULL);
     if (c->cancel_mu) {
         PGcancel *k = PQgetCancel(c->db); /* NULL (out of memory): not cancellable */
         pthread_mutex_lock(c->cancel_mu);
@@ -173,5 +186,60 @@ enum store_result pg_command(struct pg_conn *c, const char *sql, const char *wha
     PGresult *res = PQexec(c->db, sql);
     enum store_result r = ok_status(res) ? STORE_OK : pg_fail(c, res, what);
     PQclear(res);
+    return r;
+}
+
+/* Wait until c's answer is in or until deadline (clock_mono_ms). Returns 0, or -1 on timeout
+ * or a connection failure. */
+static int await_answer(struct pg_conn *c, int64_t deadline)
+{
+    while (PQisBusy(c->db)) {
+        int64_t left = deadline - clock_mono_ms();
+        if (left <= 0)
+            return -1;
+        struct pollfd pfd = {.fd = PQsocket(c->db), .events = POLLIN};
+        if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
+            return -1;
+        if (!PQconsumeInput(c->db))
+            return -1;
+    }
+    return 0;
+}
+
+enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *what)
+{
+    if (!c->db || !PQsendQuery(c->db, "COMMIT"))
+        return pg_fail(c, NULL, what);
+    int late = await_answer(c, clock_mono_ms() + timeout_ms) != 0;
+    if (late && PQstatus(c->db) == CONNECTION_OK) {
+        /* Waiting for a synchronous standby (statement_timeout does not cover it): cancel
+         * the wait. The commit may then be on this server only: not acknowledged. */
+        PGcancel *k = PQgetCancel(c->db);
+        char err[256];
+        if (k) {
+            PQcancel(k, err, sizeof err);
+            PQfreeCancel(k);
+        }
+        if (await_answer(c, clock_mono_ms() + PG_CANCEL_WAIT_MS) != 0)
+            c->bad = 1; /* no answer even to the cancel: drop the connection */
+    }
+    enum store_result r = STORE_OK;
+    if (c->bad || PQstatus(c->db) != CONNECTION_OK) {
+        c->bad = 1;
+        r = pg_fail(c, NULL, what);
+    } else {
+        PGresult *res;
+        while ((res = PQgetResult(c->db)) != NULL) {
+            if (r == STORE_OK && !ok_status(res))
+                r = pg_fail(c, res, what);
+            PQclear(res);
+        }
+    }
+    if (late) {
+        log_warn("postgresql: %s: no answer to COMMIT within %lld ms (a synchronous standby "
+                 "that does not confirm?): answered as unavailable",
+                 what, (long long)timeout_ms);
+        return STORE_UNAVAILABLE;
+    }
     return r;
 }

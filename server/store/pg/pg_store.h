@@ -26,6 +26,7 @@
 #include "store.h"
 
 #define PG_TX_TRIES 3 /* a transaction run again after contention or a dead connection */
+#define PG_CANCEL_WAIT_MS 5000 /* for the answer to a cancel request */
 
 /* One connection and the statements prepared on it. */
 struct pg_conn {
@@ -96,6 +97,12 @@ PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *cons
 /* Run a plain SQL command without parameters (BEGIN, COMMIT, ROLLBACK). Returns STORE_OK or
  * the failure, as pg_exec. */
 enum store_result pg_command(struct pg_conn *c, const char *sql, const char *what);
+
+/* COMMIT the transaction open on c, waiting at most timeout_ms for the answer
+ * (statement_timeout does not bound the wait for a synchronous standby). Past it the wait is
+ * cancelled and STORE_UNAVAILABLE returned: the commit may have happened on this server
+ * alone, so it must not be acknowledged. Else STORE_OK or the failure, as pg_command. */
+enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *what);
 
 /* The failure of a result or of the connection as a store result, logged as `what`; marks c
  * bad on connection-level failures. res may be NULL (libpq returned none). */

@@ -124,7 +124,7 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
         if (r == STORE_OK || r == STORE_EXISTS) {
             /* A COMMIT that fails on a lost connection may have committed: 503, and the
              * client retries (at least once, as documented). */
-            enum store_result cr = pg_command(c, "COMMIT", tx->name);
+            enum store_result cr = pg_commit(c, st->statement_ms, tx->name);
             if (cr == STORE_OK)
                 committed = 1;
             else
