@@ -25,12 +25,12 @@
 #include "pg_stmt.h"
 #include "store.h"
 
-#define PG_TX_TRIES 3 /* a transaction run again after contention or a dead connection */
+#define PG_TX_TRIES 3          /* a transaction run again after contention or a dead connection */
 #define PG_CANCEL_WAIT_MS 5000 /* for the answer to a cancel request */
 
 /* One connection and the statements prepared on it. */
 struct pg_conn {
-    PGconn *db;                                   /* NULL when not connected */
+    PGconn *db; /* NULL when not connected */
     /* Pooled connections: what cancels db's running statement (store_abandon), and the
      * mutex that guards it (the pool's); NULL for the others. */
     PGcancel *cancel;
@@ -43,7 +43,7 @@ struct pg_conn {
 struct pg_pool {
     pthread_mutex_t mu;
     pthread_mutex_t cancel_mu; /* every conns[i].cancel */
-    pthread_cond_t cv; /* a connection was returned */
+    pthread_cond_t cv;         /* a connection was returned */
     struct pg_conn *conns;
     int *free_list; /* indexes of the free conns */
     int nfree, n;
