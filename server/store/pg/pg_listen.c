@@ -1,24 +1,83 @@
 /* The PostgreSQL store's listener: one dedicated connection per process (never pooled) that
  * LISTENs on the ready channel and turns other processes' notifications into on_ready hooks.
  * After a lost connection it connects again (backing off up to 2 s), LISTENs again and calls
- * on_lost, since notifications sent meanwhile are gone. */
+ * on_lost, since notifications sent meanwhile are gone.
+ *
+ * It also sends this process's notifications: committed transactions hand it the queues they
+ * made claimable (pg_listen_announce) and it sends them with one pg_notify statement per
+ * NOTIFY_GAP_MS at most, on its own connection and outside any write transaction. A NOTIFY
+ * inside a write transaction takes a database-wide lock from before that transaction's WAL
+ * flush until its end, which serializes every notifying commit in the cluster; a NOTIFY
+ * alone writes no WAL and holds it for an instant. A notification lost here (a crash after
+ * the commit, a lost connection) only delays the other processes' parked claims until they
+ * look again by themselves (waitq recheck). */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pg_store.h"
 
 #define LISTEN_POLL_MS 200 /* how often the thread looks at its stop flag */
 #define LISTEN_BACKOFF_MAX_MS 2000
+#define NOTIFY_GAP_MS 20 /* between two pg_notify statements of this process, at least */
 
 struct pg_listener {
     pthread_t thread;
     atomic_int stop;
     struct pg_conn conn;
+    pthread_mutex_t mu;
+    struct pg_notes pending; /* under mu: queues to announce */
+    int wake[2];             /* a pipe: a byte wakes the thread to announce */
+    int64_t last_notify_ms;
 };
+
+void pg_listen_announce(struct pg_store *st, const struct pg_notes *n)
+{
+    struct pg_listener *l = st->listener;
+    if (!l || (n->n == 0 && !n->all))
+        return;
+    pthread_mutex_lock(&l->mu);
+    if (n->all)
+        l->pending.all = 1;
+    for (size_t i = 0; i < n->n; i++)
+        pg_notes_ready(&l->pending, n->queues[i]);
+    pthread_mutex_unlock(&l->mu);
+    char b = 1;
+    if (write(l->wake[1], &b, 1) < 0 && errno != EAGAIN)
+        log_warn("postgresql: cannot wake the listener: %s", strerror(errno));
+}
+
+/* Send what is pending (the thread's own connection is up). Returns 0, or -1 when the
+ * connection failed. */
+static int announce_pending(struct pg_store *st, struct pg_listener *l)
+{
+    struct pg_notes n;
+    pthread_mutex_lock(&l->mu);
+    n = l->pending;
+    memset(&l->pending, 0, sizeof l->pending);
+    pthread_mutex_unlock(&l->mu);
+    if (n.n == 0 && !n.all)
+        return 0;
+    char list[JOB_QUEUES_MAX * (JOB_QUEUE_MAX + 4) + 8];
+    const char *all[1] = {"*"};
+    int rc = 0;
+    if (pg_text_array(list, sizeof list, n.all ? all : (const char *const *)n.queues,
+                      n.all ? 1 : n.n) == 0) {
+        const char *params[2] = {st->proc, list};
+        enum store_result r;
+        PGresult *res = pg_exec(&l->conn, PG_NOTIFY, 2, params, "notify", &r);
+        PQclear(res);
+        rc = r == STORE_UNAVAILABLE ? -1 : 0;
+    }
+    pg_notes_clear(&n);
+    l->last_notify_ms = clock_mono_ms();
+    return rc;
+}
 
 /* One notification: "PROC QUEUE". Ours were announced by the committing thread already. */
 static void deliver(struct pg_store *st, const char *payload)
@@ -79,11 +138,25 @@ static void *listen_main(void *arg)
             if (st->hooks.on_lost)
                 st->hooks.on_lost(st->hooks.ctx); /* what was sent while we were away */
         }
-        struct pollfd pfd = {.fd = PQsocket(l->conn.db), .events = POLLIN};
-        int rc = poll(&pfd, 1, LISTEN_POLL_MS);
+        pthread_mutex_lock(&l->mu);
+        int pending = l->pending.n > 0 || l->pending.all;
+        pthread_mutex_unlock(&l->mu);
+        int timeout = LISTEN_POLL_MS;
+        if (pending) {
+            int64_t gap = l->last_notify_ms + NOTIFY_GAP_MS - clock_mono_ms();
+            timeout = gap > 0 ? (int)gap : 0;
+        }
+        struct pollfd pfd[2] = {{.fd = PQsocket(l->conn.db), .events = POLLIN},
+                                {.fd = l->wake[0], .events = POLLIN}};
+        int rc = poll(pfd, 2, timeout);
         if (rc < 0 && errno != EINTR)
             break;
-        if (rc > 0 && !PQconsumeInput(l->conn.db)) {
+        if (rc > 0 && (pfd[1].revents & POLLIN)) {
+            char buf[64];
+            while (read(l->wake[0], buf, sizeof buf) > 0) {
+            }
+        }
+        if (rc > 0 && (pfd[0].revents & POLLIN) && !PQconsumeInput(l->conn.db)) {
             log_warn("postgresql: the listening connection was lost; reconnecting");
             pg_conn_close(&l->conn);
             continue;
@@ -93,13 +166,24 @@ static void *listen_main(void *arg)
             deliver(st, n->extra);
             PQfreemem(n);
         }
-        if (PQstatus(l->conn.db) != CONNECTION_OK) {
+        if (clock_mono_ms() >= l->last_notify_ms + NOTIFY_GAP_MS && announce_pending(st, l) != 0)
+            pg_conn_close(&l->conn); /* the connection failed: connect again */
+        if (l->conn.db && PQstatus(l->conn.db) != CONNECTION_OK) {
             log_warn("postgresql: the listening connection was lost; reconnecting");
             pg_conn_close(&l->conn);
         }
     }
     pg_conn_close(&l->conn);
     return NULL;
+}
+
+static void listener_free(struct pg_listener *l)
+{
+    pg_notes_clear(&l->pending);
+    pthread_mutex_destroy(&l->mu);
+    close(l->wake[0]);
+    close(l->wake[1]);
+    free(l);
 }
 
 int pg_listen_start(struct pg_store *st)
@@ -109,11 +193,17 @@ int pg_listen_start(struct pg_store *st)
         log_error("out of memory for the listener");
         return -1;
     }
+    if (pipe2(l->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
+        log_error("cannot make the listener's pipe: %s", strerror(errno));
+        free(l);
+        return -1;
+    }
+    pthread_mutex_init(&l->mu, NULL);
     st->listener = l;
     int rc = pthread_create(&l->thread, NULL, listen_main, st);
     if (rc != 0) {
         log_error("cannot start the listener thread: %s", strerror(rc));
-        free(l);
+        listener_free(l);
         st->listener = NULL;
         return -1;
     }
@@ -127,6 +217,6 @@ void pg_listen_stop(struct pg_store *st)
         return;
     atomic_store(&l->stop, 1);
     pthread_join(l->thread, NULL);
-    free(l);
     st->listener = NULL;
+    listener_free(l);
 }

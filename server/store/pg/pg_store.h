@@ -139,6 +139,9 @@ struct pg_notes {
  * -1 when buf is too small. */
 int pg_text_array(char *buf, size_t size, const char *const *items, size_t n);
 
+/* Free what n holds and empty it. */
+void pg_notes_clear(struct pg_notes *n);
+
 /* Record that a job of queue became claimable. This function can't fail (past
  * JOB_QUEUES_MAX queues, or out of memory, it falls back to waking everyone). */
 void pg_notes_ready(struct pg_notes *n, const char *queue);
@@ -147,8 +150,8 @@ void pg_notes_ready(struct pg_notes *n, const char *queue);
  * STORE_EXISTS to commit, anything else to roll back (that is the result). fn may run again
  * (after contention or a dead connection found at BEGIN) and must start from scratch; before
  * a re-run or after a rollback, discard(arg) (when not NULL) releases what fn put in its
- * outputs. Jobs noted in notes are announced with NOTIFY inside the transaction and to the
- * hooks after the commit. */
+ * outputs. Jobs noted in notes are announced after the commit: to this process's hooks at
+ * once, to the other processes by the listener (pg_listen_announce). */
 struct pg_tx {
     const char *name;
     size_t ops; /* calls it does (0 counts as 1), for store_stats */
@@ -217,5 +220,9 @@ enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struc
 /* Start the listening thread on its own connection (not pooled). Returns 0, or -1 (logged). */
 int pg_listen_start(struct pg_store *st);
 void pg_listen_stop(struct pg_store *st);
+
+/* Hand the queues of n (committed) to the listener, which NOTIFYs the other processes soon,
+ * coalescing (see pg_listen.c). n stays the caller's. No-op without a listener. */
+void pg_listen_announce(struct pg_store *st, const struct pg_notes *n);
 
 #endif

@@ -24,7 +24,7 @@ void pg_notes_ready(struct pg_notes *n, const char *queue)
     n->jobs[n->n++] = 1;
 }
 
-static void notes_clear(struct pg_notes *n)
+void pg_notes_clear(struct pg_notes *n)
 {
     for (size_t i = 0; i < n->n; i++)
         free(n->queues[i]);
@@ -56,23 +56,6 @@ int pg_text_array(char *buf, size_t size, const char *const *items, size_t n)
 #undef PUT
     buf[u] = '\0';
     return 0;
-}
-
-/* NOTIFY every noted queue, inside the transaction: delivered at commit, once per queue. */
-static enum store_result announce(struct pg_store *st, struct pg_conn *c, struct pg_notes *n)
-{
-    if (n->n == 0 && !n->all)
-        return STORE_OK;
-    char list[JOB_QUEUES_MAX * (JOB_QUEUE_MAX + 4) + 8];
-    const char *all[1] = {"*"};
-    if (pg_text_array(list, sizeof list, n->all ? all : (const char *const *)n->queues,
-                      n->all ? 1 : n->n) != 0)
-        return STORE_ERROR;
-    const char *params[2] = {st->proc, list};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_NOTIFY, 2, params, "notify", &r);
-    PQclear(res);
-    return r;
 }
 
 /* After a commit, from this thread: the local hooks. */
@@ -115,11 +98,6 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
         }
         struct pg_notes notes = {0};
         r = tx->fn(c, tx->arg, &notes);
-        if (r == STORE_OK || r == STORE_EXISTS) {
-            enum store_result a = announce(st, c, &notes);
-            if (a != STORE_OK)
-                r = a;
-        }
         int committed = 0;
         if (r == STORE_OK || r == STORE_EXISTS) {
             /* A COMMIT that fails on a lost connection may have committed: 503, and the
@@ -137,10 +115,11 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
             atomic_fetch_add(&st->commits, 1);
             atomic_fetch_add(&st->ops, tx->ops ? tx->ops : 1);
             fire_hooks(st, &notes);
-            notes_clear(&notes);
+            pg_listen_announce(st, &notes);
+            pg_notes_clear(&notes);
             return r;
         }
-        notes_clear(&notes);
+        pg_notes_clear(&notes);
         if (tx->discard)
             tx->discard(tx->arg);
         if (r != STORE_BUSY)
