@@ -4,6 +4,9 @@
 #   jobq-entrypoint [JOBQD FLAGS...]   set up authentication, then exec jobqd: jobqd replaces
 #                                      this shell as PID 1 and gets SIGTERM directly
 #   jobq-entrypoint jobqd [FLAGS...]   the same
+#   jobq-entrypoint [jobqd] migrate ARGS...
+#                                      exec `jobqd migrate ARGS` (no token set-up: it serves
+#                                      nothing); its --db defaults to JOBQ_DB
 #   jobq-entrypoint healthcheck        GET /healthz on $JOBQ_LISTEN; exit 0 on a 200
 #   jobq-entrypoint COMMAND [ARGS...]  exec any other command (e.g. bash)
 #
@@ -146,6 +149,11 @@ if [ "${1:-}" = healthcheck ]; then
 fi
 if [ "${1:-}" = jobqd ]; then
     shift
+    if [ "${1:-}" = migrate ]; then
+        exec /usr/local/bin/jobqd "$@"
+    fi
+elif [ "${1:-}" = migrate ]; then
+    exec /usr/local/bin/jobqd "$@"
 elif [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
     exec "$@"
 fi

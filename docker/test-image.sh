@@ -14,11 +14,18 @@
 # a few seconds; starts a new container on the same volume and finds the job and the token
 # still there (and the token not printed again); then a mounted JOBQ_AUTH_TOKEN_FILE (with a
 # read-only root and no capabilities, as docker/compose.yaml runs it), a podman secret, a token
-# file the image's user cannot read, JOBQ_AUTH_TOKEN and JOBQ_INSECURE_LISTEN_ANY=1; checks
-# docker/compose.yaml statically (tests/docker/check_compose.py); and the image's size (at
-# most $JOBQ_IMAGE_MAX_MB, default 120).
+# file the image's user cannot read, JOBQ_AUTH_TOKEN and JOBQ_INSECURE_LISTEN_ANY=1; then
+# docker/compose.pg.yaml's setup: `jobqd migrate` in the image copies the SQLite volume
+# (mounted read-only) into PostgreSQL, and two replicas of the image share that database (a
+# job migrated, a job enqueued on one and claimed from a long poll parked on the other, and
+# a second migrate refused); checks docker/compose.yaml and docker/compose.pg.yaml statically
+# (tests/docker/check_compose.py); and the image's size (at most $JOBQ_IMAGE_MAX_MB, default
+# 120). Compose itself cannot run here (no Docker engine, no registry for the postgres
+# image): the containers run as the compose files run them, and compose.pg.yaml's PostgreSQL
+# service is a throwaway cluster on this host (scripts/pg_cluster.sh) with a password login.
 #
-# Needs root, curl, and podman, runc and debootstrap (installed with apt-get when missing).
+# Needs root, curl, and podman, runc and debootstrap (installed with apt-get when missing),
+# and PostgreSQL's server (scripts/deps.sh installs it).
 # When podman cannot be installed or cannot run here, prints "skipped: podman not available"
 # and exits 0, unless JOBQ_REQUIRE_PODMAN=1 (then exits 1). Ends with "N passed, N failed";
 # exits non-zero when a check failed.
@@ -209,6 +216,7 @@ tag=jobq-test-$$
 vol=$tag-data
 containers=()
 secrets=()
+pg_dir=""
 cleanup() {
     local c
     for c in "${containers[@]}"; do
@@ -218,6 +226,9 @@ cleanup() {
         podman secret rm "$c" >/dev/null 2>&1 || true
     done
     podman volume rm -f "$vol" >/dev/null 2>&1 || true
+    if [ -n "$pg_dir" ]; then
+        bash "$repo/scripts/pg_cluster.sh" stop "$pg_dir" >/dev/null 2>&1 || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -245,6 +256,13 @@ free_port() {
 }
 port=$(free_port)
 url=http://127.0.0.1:$port
+
+# at_port PORT COMMAND...: run one of the helpers below against a jobqd on PORT, not $port.
+at_port() {
+    local port=$1 url=http://127.0.0.1:$1
+    shift
+    "$@"
+}
 
 # start NAME [podman run options...]: run the image detached on $port and the test volume.
 start() {
@@ -428,12 +446,116 @@ check "insecure: no token needed" test "$(api "" GET /queues)" = 200
 check "insecure: no token file created" podman exec "$tag-five" test ! -e /var/lib/jobq/auth-tokens
 stop five
 check "insecure: exit code 0" test "$(exit_code five)" = 0
+
+# --- docker/compose.pg.yaml: migrate, then two replicas on one PostgreSQL ----------------
+# migrate_image NAME [podman run options...]: `jobqd migrate` in the image, from the test
+# volume (read-only) into $pg_url. Its output is in $work/migrate.out; returns its status.
+migrate_image() {
+    local name=$tag-$1
+    shift
+    containers+=("$name")
+    podman run --rm --name "$name" --network host --pull=never -v "$vol:/var/lib/jobq:ro" \
+        "${pgpass[@]}" -e JOBQ_DB="$pg_url" "$@" "$image" \
+        migrate --from /var/lib/jobq/jobq.db >"$work/migrate.out" 2>&1
+}
+migrate_says() { grep -c -- "$1" "$work/migrate.out" >/dev/null; }
+# parked PORT: a long poll is parked on the jobqd at PORT (its metrics say so).
+parked() {
+    curl -sS -m 5 -H "Authorization: Bearer $admin" "http://127.0.0.1:$1/metrics" 2>/dev/null |
+        grep -c '^jobq_waiting_claims 1$' >/dev/null
+}
+wait_parked() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        parked "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+poll_got() { grep -c -- "\"id\":$1," "$work/poll" >/dev/null; }
+
+note "docker/compose.pg.yaml: migrate the volume into PostgreSQL, then two replicas on it"
+pg_dir=$(mktemp -u /tmp/jobq-image-pg.XXXXXX)
+pg_ok=0
+if bash "$repo/scripts/pg_cluster.sh" start "$pg_dir" >"$work/pg.log" 2>&1; then
+    pg_ok=1
+else
+    tail -5 "$work/pg.log"
+fi
+check "postgresql: a throwaway cluster starts (scripts/pg_cluster.sh)" test "$pg_ok" = 1
+if [ "$pg_ok" = 1 ]; then
+    pg_port=$(sed -n 's/^export JOBQ_TEST_PG_PORT=//p' "$pg_dir/env")
+    pg_bin=$(sed -n 's/^export JOBQ_TEST_PG_BIN=//p' "$pg_dir/env")
+    pg_pw=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+    # The role jobq_image logs in with its password (scram) over TCP, as the replicas of
+    # compose.pg.yaml do, from a libpq password file mounted as its secret.
+    hba=$pg_dir/data/pg_hba.conf
+    { echo "host jobq_image jobq_image 127.0.0.1/32 scram-sha-256"; cat "$hba"; } >"$work/hba"
+    cat "$work/hba" >"$hba" # (keeps the file's owner)
+    "$pg_bin/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$pg_dir" -p "$pg_port" -U jobq -d postgres \
+        -c "CREATE ROLE jobq_image LOGIN PASSWORD '$pg_pw'" \
+        -c "CREATE DATABASE jobq_image OWNER jobq_image" -c "SELECT pg_reload_conf()" >/dev/null
+    printf '127.0.0.1:%s:jobq_image:jobq_image:%s\n' "$pg_port" "$pg_pw" >"$work/pgpass"
+    chown 10001:10001 "$work/pgpass"
+    chmod 600 "$work/pgpass"
+    pgpass=(-v "$work/pgpass:/run/secrets/jobq-pgpass:ro")
+    pg_url="postgresql://jobq_image@127.0.0.1:$pg_port/jobq_image"
+    pg_url+="?passfile=/run/secrets/jobq-pgpass&connect_timeout=5"
+    admin=admin-token-0123456789abc
+
+    migrate_image migrate && migrated=0 || migrated=$?
+    sed 's/^/     /' "$work/migrate.out" | tail -2
+    check "migrate: exit code 0" test "$migrated" = 0
+    check "migrate: the volume's jobs copied" migrate_says "copied [1-9][0-9]* jobs"
+    check "migrate: the password is not shown" test "$(grep -c -- "$pg_pw" "$work/migrate.out")" = 0
+
+    port2=$(free_port)
+    replica=("${hardened[@]}" -v "$work/tokens:/run/secrets/jobq-tokens:ro" "${pgpass[@]}"
+        -e JOBQ_AUTH_TOKEN_FILE=/run/secrets/jobq-tokens -e JOBQ_DB="$pg_url")
+    start pg1 "${replica[@]}"
+    at_port "$port2" start pg2 "${replica[@]}"
+    check "replica 1: /healthz answers" wait_healthy pg1
+    check "replica 2: /healthz answers" at_port "$port2" wait_healthy pg2
+    check "replica 2: the migrated job is there" \
+        test "$(at_port "$port2" api "$admin" GET "/jobs/$job")" = 200
+    check "replica 2: still succeeded, its result kept" body_has '"result":{"ok":true}'
+    check "replicas: both ready (GET /readyz)" test "$(api "$admin" GET /readyz)" = 200 -a \
+        "$(at_port "$port2" api "$admin" GET /readyz)" = 200
+    # A long poll parked on replica 2 is woken by an enqueue on replica 1 (LISTEN/NOTIFY).
+    curl -sS -m 30 -o "$work/poll" -H "Authorization: Bearer $admin" \
+        -H 'Content-Type: application/json' \
+        -d '{"worker_id":"w2","queue":"pg","wait_seconds":20}' \
+        "http://127.0.0.1:$port2/claim" 2>/dev/null &
+    poll=$!
+    check "replica 2: a long poll parks" wait_parked "$port2"
+    t_poll=$(date +%s%N)
+    check "replica 1: enqueue: 201" test "$(api "$admin" POST /jobs '{"queue":"pg","payload":3}')" = 201
+    pg_job=$(json_num id)
+    wait "$poll" || true
+    poll_ms=$((($(date +%s%N) - t_poll) / 1000000))
+    echo "     the long poll on replica 2 answered after $poll_ms ms"
+    check "replica 2: the long poll got the job from replica 1" poll_got "$pg_job"
+    check "replica 2: within 5 s" test "$poll_ms" -lt 5000
+    check "new ids continue after the migrated ones" test "$pg_job" -gt "$job"
+    cp "$work/poll" "$work/body"
+    lease=$(json_str lease_token)
+    check "replica 1: complete the job claimed on replica 2" test "$(api "$admin" POST \
+        "/jobs/$pg_job/complete" "{\"lease_token\":\"$lease\"}")" = 200
+    stop pg1
+    at_port "$port2" stop pg2
+    check "replicas: exit code 0" test "$(exit_code pg1)$(exit_code pg2)" = 00
+    migrate_image migrate-again && migrated=0 || migrated=$?
+    check "migrate again: refused (exit code 1)" test "$migrated" = 1
+    check "migrate again: the target already holds jobs" migrate_says "already holds"
+fi
 t_run=$((SECONDS - t0))
 
-note "docker/compose.yaml (static checks: no Docker here to run it)"
+note "docker/compose.yaml and compose.pg.yaml (static checks: no Docker here to run them)"
 if python3 -c 'import yaml' 2>/dev/null; then
     check "compose.yaml: parses, builds docker/Dockerfile, volume, secret, SIGTERM" \
         python3 "$repo/tests/docker/check_compose.py" "$repo/docker/compose.yaml"
+    check "compose.pg.yaml: two stateless replicas, postgres healthy first, passfile secret" \
+        python3 "$repo/tests/docker/check_compose.py" "$repo/docker/compose.pg.yaml"
 else
     echo "     not checked: python3 with PyYAML (python3-yaml) is missing"
 fi

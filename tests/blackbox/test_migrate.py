@@ -430,6 +430,49 @@ class AllOrNothing(unittest.TestCase):
         self.assertEqual(target.sql("SELECT count(*) FROM jobq_jobs"), "800")
 
 
+def read_only_mounts():
+    """None when this process can bind-mount a directory read-only in a mount namespace of
+    its own (root, unshare), else why not."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return "needs root and unshare"
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"],
+                       capture_output=True, timeout=30)
+    return None if p.returncode == 0 else "unshare --mount failed"
+
+
+@needs_pg
+class ReadOnlySource(unittest.TestCase):
+    def test_a_source_on_a_read_only_mount(self):
+        """As `docker run -v VOLUME:/var/lib/jobq:ro` gives it: SQLite cannot make the -shm
+        file it needs to read a WAL database there, so migrate opens it immutable."""
+        why = read_only_mounts()
+        if why:
+            self.skipTest(why)
+        d = tempfile.mkdtemp(prefix="jobq-migrate-ro-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.mkdir(os.path.join(d, "data"))
+        os.mkdir(os.path.join(d, "ro"))
+        src = Server(db=os.path.join(d, "data", "jobq.db"))
+        self.addCleanup(src.cleanup)
+        src.start()
+        c = src.client()
+        self.assertEqual(c.post("/jobs", {"payload": "ro"}).status, 201)
+        c.close()
+        src.stop_checked()
+        target = PgDatabase()
+        self.addCleanup(target.drop)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
+        script = ('mount --bind "$1/data" "$1/ro" && mount -o remount,ro,bind "$1/ro" && '
+                  'exec "$2" migrate --from "$1/ro/jobq.db" --db "$3"')
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            script, "sh", d, jobqd_path(), target.url],
+                           stdin=subprocess.DEVNULL, capture_output=True, env=env,
+                           timeout=START_TIMEOUT * 3)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"copied 1 jobs", p.stdout)
+        self.assertEqual(sorted(os.listdir(os.path.join(d, "data"))), ["jobq.db", "jobq.db.lock"])
+
+
 @needs_pg
 class EmptyAndEnvironment(unittest.TestCase):
     def test_an_empty_database_migrates_and_ids_start_at_one(self):

@@ -116,7 +116,8 @@ int sqlite_conn_open(struct sqlite_conn *c, const char *path, enum conn_role rol
     if (role == CONN_WRITER)
         restore_wal_modes(path);
     int flags =
-        (role == CONN_EXPORT ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
+        (role == CONN_EXPORT ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE) |
+        SQLITE_OPEN_NOMUTEX;
     if (role == CONN_WRITER && create)
         flags |= SQLITE_OPEN_CREATE;
     int rc = sqlite3_open_v2(path, &c->db, flags, NULL);

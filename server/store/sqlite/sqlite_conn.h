@@ -21,7 +21,8 @@ struct sqlite_conn {
 
 /* Open path with the pragmas of role: the writer sets WAL and synchronous = FULL (sync_full)
  * or NORMAL, and creates the file when create is set; a reader sets query_only; an export
- * connection opens the file read-only (never creating it) and sets query_only. All get
+ * connection opens the file read-only (never creating it; path may be a file: URI) and sets
+ * query_only. All get
  * extended result codes and a short busy timeout. A file this process may not write opens
  * read-only (every write then fails with SQLITE_READONLY; the writer logs a warning). Before
  * the writer opens, the database's -shm, and its -wal when the file is writable, get write

@@ -2,6 +2,7 @@
  * It is opened read-only while this process holds its lock file (no jobqd can have it open),
  * and read in one read transaction: the counts and every batch of rows see one snapshot. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,42 @@ static const struct store_export_ops export_ops = {
     .close = export_close,
 };
 
+/* 1 when path must be opened immutable: its directory cannot be written (a read-only mount),
+ * so SQLite cannot make the -shm file it needs to read a database in WAL mode; nothing can
+ * write the database there either. Not when a -wal file holds writes not yet checkpointed
+ * (immutable would not read them): the plain open then says what is wrong. */
+static int needs_immutable(const char *path)
+{
+    char dir[PATH_MAX], wal[PATH_MAX];
+    struct stat sb;
+    if (snprintf(wal, sizeof wal, "%s-wal", path) >= (int)sizeof wal)
+        return 0;
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir ? 1 : 0] = '\0';
+    return access(dir, W_OK) != 0 && (stat(wal, &sb) != 0 || sb.st_size == 0);
+}
+
+/* path as a SQLite URI with immutable=1 into out (size n); "" when it does not fit. */
+static void immutable_uri(const char *path, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, "file:");
+    for (const char *p = path; *p && o + 4 < n; p++) {
+        if (*p == '?' || *p == '#' || *p == '%')
+            o += (size_t)snprintf(out + o, n - o, "%%%02X", (unsigned char)*p);
+        else
+            out[o++] = *p;
+    }
+    if (o + 13 > n) {
+        out[0] = '\0';
+        return;
+    }
+    snprintf(out + o, n - o, "?immutable=1");
+}
+
 /* Take the lock file of path for the export. Returns 0 (with *fd the descriptor, or
  * SQLITE_LOCKFILE_ABSENT), or -1 with err set. */
 static int lock_for_export(const char *path, int *fd, char *err, size_t n)
@@ -157,7 +194,13 @@ struct store_export *sqlite_export_open(const char *path, char *err, size_t n)
     e->base.ops = &export_ops;
     e->lock_fd = SQLITE_LOCKFILE_ABSENT;
     /* What the file is, before a lock file is made beside it; the lock before the snapshot. */
-    if (sqlite_conn_open(&e->conn, path, CONN_EXPORT, 0, 0) != 0) {
+    char uri[3 * PATH_MAX + 16];
+    const char *name = path;
+    if (needs_immutable(path)) {
+        immutable_uri(path, uri, sizeof uri);
+        name = uri[0] ? uri : path;
+    }
+    if (sqlite_conn_open(&e->conn, name, CONN_EXPORT, 0, 0) != 0) {
         snprintf(err, n, "cannot open %s (see the line above)", path);
         export_close(&e->base);
         return NULL;
