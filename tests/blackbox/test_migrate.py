@@ -48,6 +48,26 @@ def needs_pg(f):
                            "needs the PostgreSQL test cluster: %s" % pg_missing())(f)
 
 
+def sqlite_jobq(tc, jobs=0, subdir=""):
+    """A jobq SQLite database in a temporary directory (in `subdir` of it), made by a jobqd
+    that is stopped again, holding `jobs` jobs (payloads 0, 1, ...). Returns its path."""
+    d = tempfile.mkdtemp(prefix="jobq-migrate-")
+    tc.addCleanup(shutil.rmtree, d, True)
+    if subdir:
+        os.mkdir(os.path.join(d, subdir))
+    srv = Server(db=os.path.join(d, subdir, "jobq.db"))
+    tc.addCleanup(srv.cleanup)
+    srv.start()
+    c = srv.client()
+    for start in range(0, jobs, 1000):
+        r = c.post("/jobs/batch", {"jobs": [{"payload": i}
+                                            for i in range(start, min(jobs, start + 1000))]})
+        tc.assertEqual(r.status, 201, r)
+    c.close()
+    srv.stop_checked()
+    return srv.db
+
+
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -330,17 +350,6 @@ class BadInput(unittest.TestCase):
         self.assertNotIn(SECRET, err)
         return got[-1]
 
-    def jobq_file(self):
-        """A jobq SQLite database with one job, no jobqd on it."""
-        srv = Server(db=self.path("jobq.db"))
-        self.addCleanup(srv.cleanup)
-        srv.start()
-        c = srv.client()
-        self.assertEqual(c.post("/jobs", {"payload": 1}).status, 201)
-        c.close()
-        srv.stop_checked()
-        return srv.db
-
     def test_missing_from(self):
         self.refused(["--db", UNREACHABLE], "--from PATH is required")
 
@@ -375,7 +384,7 @@ class BadInput(unittest.TestCase):
                      "is not a jobq database")
 
     def test_unreachable_postgresql_never_shows_the_password(self):
-        line = self.refused(["--from", self.jobq_file(), "--db", UNREACHABLE],
+        line = self.refused(["--from", sqlite_jobq(self, 1), "--db", UNREACHABLE],
                             "cannot connect to postgresql://jobq:***@127.0.0.1:1/jobq", lines=2)
         self.assertNotIn(SECRET, line)
 
@@ -399,33 +408,24 @@ class BadInput(unittest.TestCase):
 @needs_pg
 class AllOrNothing(unittest.TestCase):
     def test_a_copy_that_fails_midway_leaves_the_target_without_jobs(self):
-        d = tempfile.mkdtemp(prefix="jobq-migrate-fail-")
-        self.addCleanup(shutil.rmtree, d, True)
-        src = Server(db=os.path.join(d, "jobq.db"))
-        self.addCleanup(src.cleanup)
-        src.start()
-        c = src.client()
-        r = c.post("/jobs/batch", {"jobs": [{"payload": i} for i in range(800)]})
-        self.assertEqual(r.status, 201, r)
-        c.close()
-        src.stop_checked()
+        db = sqlite_jobq(self, 800)
         # Job 700, in the second batch, holds bytes PostgreSQL refuses (not UTF-8).
-        con = sqlite3.connect(src.db)
+        con = sqlite3.connect(db)
         con.execute("UPDATE jobs SET payload = CAST(x'22ff22' AS TEXT) WHERE id = 700")
         con.commit()
         con.close()
         target = PgDatabase()
         self.addCleanup(target.drop)
-        code, out, err = migrate("--from", src.db, "--db", target.url)
+        code, out, err = migrate("--from", db, "--db", target.url)
         self.assertEqual(code, 1, out + err)
         self.assertIn("writing to the target failed after 500 jobs", err.splitlines()[-1])
         self.assertEqual(target.sql("SELECT count(*) FROM jobq_jobs"), "0")
         # Mended, it goes through at once: nothing of the failed copy is in the way.
-        con = sqlite3.connect(src.db)
+        con = sqlite3.connect(db)
         con.execute("UPDATE jobs SET payload = '700' WHERE id = 700")
         con.commit()
         con.close()
-        code, out, err = migrate("--from", src.db, "--db", target.url)
+        code, out, err = migrate("--from", db, "--db", target.url)
         self.assertEqual(code, 0, out + err)
         self.assertEqual(target.sql("SELECT count(*) FROM jobq_jobs"), "800")
 
@@ -448,17 +448,8 @@ class ReadOnlySource(unittest.TestCase):
         why = read_only_mounts()
         if why:
             self.skipTest(why)
-        d = tempfile.mkdtemp(prefix="jobq-migrate-ro-")
-        self.addCleanup(shutil.rmtree, d, True)
-        os.mkdir(os.path.join(d, "data"))
+        d = os.path.dirname(os.path.dirname(sqlite_jobq(self, 1, "data")))
         os.mkdir(os.path.join(d, "ro"))
-        src = Server(db=os.path.join(d, "data", "jobq.db"))
-        self.addCleanup(src.cleanup)
-        src.start()
-        c = src.client()
-        self.assertEqual(c.post("/jobs", {"payload": "ro"}).status, 201)
-        c.close()
-        src.stop_checked()
         target = PgDatabase()
         self.addCleanup(target.drop)
         env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
@@ -476,18 +467,13 @@ class ReadOnlySource(unittest.TestCase):
 @needs_pg
 class EmptyAndEnvironment(unittest.TestCase):
     def test_an_empty_database_migrates_and_ids_start_at_one(self):
-        d = tempfile.mkdtemp(prefix="jobq-migrate-empty-")
-        self.addCleanup(shutil.rmtree, d, True)
-        src = Server(db=os.path.join(d, "jobq.db"))
-        self.addCleanup(src.cleanup)
-        src.start()
-        src.stop_checked()
+        db = sqlite_jobq(self)
         target = PgDatabase()
         self.addCleanup(target.drop)
         # --db from JOBQ_DB, as in a container that runs jobqd on PostgreSQL.
         env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQ_")}
         env["JOBQ_DB"] = target.url
-        p = subprocess.run(WRAPPER + [jobqd_path(), "migrate", "--from", src.db],
+        p = subprocess.run(WRAPPER + [jobqd_path(), "migrate", "--from", db],
                            stdin=subprocess.DEVNULL, capture_output=True, env=env,
                            timeout=START_TIMEOUT * 3)
         self.assertEqual(p.returncode, 0, p.stderr)
