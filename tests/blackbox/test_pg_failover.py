@@ -351,7 +351,7 @@ class PgFailoverTest(unittest.TestCase):
         self.assertEqual(r.json["error"]["code"], "unavailable", r)
         self.assertGreater(took, 1.5)
         self.assertLess(took, 8.0)
-        self.assertIn("no answer to COMMIT", srv.log_tail(50))
+        self.assertIn("a synchronous standby that does not confirm", srv.log_tail(50))
         # Back with its standby, the same request is answered and the job exists once.
         self.standby.pg_ctl("start", "-l", os.path.join(self.standby.path, "postgres.log"))
         harness.wait_until(lambda: self.primary.psql(

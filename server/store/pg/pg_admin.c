@@ -4,35 +4,36 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-static enum store_result admin_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+static int admin_bind(struct pg_call *a, struct pg_bind *b)
 {
-    struct pg_call *a = p;
-    struct store_call *call = a->call;
-    int cancel = call->kind == STORE_CALL_CANCEL;
-    char id[24], now[24];
-    const char *params[2] = {pg_int_param(id, call->id), pg_int_param(now, a->now)};
-    enum store_result r;
-    PGresult *res =
-        pg_exec(c, cancel ? PG_CANCEL : PG_RETRY, 2, params, cancel ? "cancel" : "retry", &r);
-    if (!res)
-        return r;
-    if (PQntuples(res) == 1) {
-        r = pg_row_job(res, 0, 0, call->out) == 0 ? STORE_OK : STORE_ERROR;
-        PQclear(res);
-        if (r == STORE_OK && !cancel)
-            pg_notes_ready(notes, call->out->queue);
-        return r;
-    }
-    PQclear(res);
-    /* Missed: no such job, or its state does not allow the transition. */
-    struct job j;
-    r = pg_get_on(c, call->id, 0, &j);
-    if (r == STORE_OK) {
-        job_clear(&j);
-        return STORE_CONFLICT;
-    }
-    return r;
+    int cancel = a->call->kind == STORE_CALL_CANCEL;
+    *b = (struct pg_bind){
+        .id = cancel ? PG_CANCEL : PG_RETRY, .what = cancel ? "cancel" : "retry", .n = 2};
+    b->params[0] = pg_int_param(b->ints[0], a->call->id);
+    b->params[1] = pg_int_param(b->ints[1], a->now);
+    return 0;
 }
+
+static enum store_result admin_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+{
+    struct store_call *call = a->call;
+    if (PQntuples(res) != 1) {
+        a->follow = 1; /* no such job, or its state does not allow the transition */
+        return STORE_OK;
+    }
+    if (pg_row_job(res, 0, 0, call->out) != 0)
+        return STORE_ERROR;
+    if (call->kind == STORE_CALL_RETRY)
+        pg_notes_ready(notes, call->out->queue);
+    return STORE_OK;
+}
+
+static enum store_result admin_follow(struct pg_conn *c, struct pg_call *a)
+{
+    return pg_miss(c, a->call->id, STORE_CONFLICT);
+}
+
+static const struct pg_one admin_one = {admin_bind, admin_recv, admin_follow};
 
 static void admin_discard(void *p)
 {
@@ -43,8 +44,9 @@ static void admin_discard(void *p)
 int pg_admin_prepare(struct pg_call *pc)
 {
     pc->tx = (struct pg_tx){.name = pc->call->kind == STORE_CALL_CANCEL ? "cancel" : "retry",
-                            .fn = admin_tx,
+                            .fn = pg_one_tx,
                             .discard = admin_discard};
+    pc->one = &admin_one;
     memset(pc->call->out, 0, sizeof *pc->call->out);
     return 1;
 }

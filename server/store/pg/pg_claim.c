@@ -16,52 +16,48 @@ static int job_cmp(const void *pa, const void *pb)
     return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
 }
 
-static enum store_result claim_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+static int claim_bind(struct pg_call *a, struct pg_bind *b)
 {
-    (void)notes;
-    struct pg_call *a = p;
-    struct store_call *call = a->call;
-    const struct claim_req *req = call->claim;
-    call->n = 0;
-    char queues[JOB_QUEUES_MAX * (JOB_QUEUE_MAX + 4) + 8];
-    char tokens[JOB_CLAIM_MAX * (JOB_TOKEN_LEN + 4) + 8];
+    const struct claim_req *req = a->call->claim;
+    *b = (struct pg_bind){.id = PG_CLAIM, .what = "claim", .n = 7};
     char toks[JOB_CLAIM_MAX][JOB_TOKEN_LEN + 1];
     const char *tokp[JOB_CLAIM_MAX];
     for (int i = 0; i < a->max_jobs; i++) {
         if (rand_token(toks[i]) != 0)
-            return STORE_ERROR;
+            return -1;
         tokp[i] = toks[i];
     }
-    if (pg_text_array(queues, sizeof queues, req->queues, a->nqueues) != 0 ||
-        pg_text_array(tokens, sizeof tokens, tokp, (size_t)a->max_jobs) != 0) {
+    if (pg_text_array(b->text[0], sizeof b->text[0], req->queues, a->nqueues) != 0 ||
+        pg_text_array(b->text[1], sizeof b->text[1], tokp, (size_t)a->max_jobs) != 0) {
         log_error("claim: parameters too long");
-        return STORE_ERROR;
+        return -1;
     }
-    char now[24], max[24], lease[24];
-    const char *params[7] = {queues,
-                             pg_int_param(now, a->now),
-                             req->capabilities,
-                             pg_int_param(max, a->max_jobs),
-                             tokens,
-                             pg_int_param(lease, req->lease_seconds),
-                             req->worker_id};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_CLAIM, 7, params, "claim", &r);
-    if (!res)
-        return r;
+    b->params[0] = b->text[0];
+    b->params[1] = pg_int_param(b->ints[1], a->now);
+    b->params[2] = req->capabilities;
+    b->params[3] = pg_int_param(b->ints[3], a->max_jobs);
+    b->params[4] = b->text[1];
+    b->params[5] = pg_int_param(b->ints[5], req->lease_seconds);
+    b->params[6] = req->worker_id;
+    return 0;
+}
+
+static enum store_result claim_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+{
+    (void)notes;
+    struct store_call *call = a->call;
+    call->n = 0;
     int rows = PQntuples(res);
     for (int i = 0; i < rows && i < a->max_jobs; i++) {
-        if (pg_row_job(res, i, 1, &call->out[call->n]) != 0) {
-            r = STORE_ERROR;
-            break;
-        }
+        if (pg_row_job(res, i, 1, &call->out[call->n]) != 0)
+            return STORE_ERROR;
         call->n++;
     }
-    PQclear(res);
-    if (r == STORE_OK)
-        qsort(call->out, call->n, sizeof call->out[0], job_cmp);
-    return r;
+    qsort(call->out, call->n, sizeof call->out[0], job_cmp);
+    return STORE_OK;
 }
+
+static const struct pg_one claim_one = {claim_bind, claim_recv, NULL};
 
 static void claim_discard(void *p)
 {
@@ -81,6 +77,7 @@ int pg_claim_prepare(struct pg_call *pc)
     }
     pc->max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
     pc->nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
-    pc->tx = (struct pg_tx){.name = "claim", .fn = claim_tx, .discard = claim_discard};
+    pc->tx = (struct pg_tx){.name = "claim", .fn = pg_one_tx, .discard = claim_discard};
+    pc->one = &claim_one;
     return 1;
 }

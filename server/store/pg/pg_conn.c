@@ -147,27 +147,31 @@ static int ok_status(const PGresult *res)
     return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
+enum store_result pg_prepare(struct pg_conn *c, enum pg_stmt_id id, const char *what)
+{
+    uint64_t bit = 1ULL << (id % 64);
+    if (!c->db) {
+        c->bad = 1;
+        return STORE_UNAVAILABLE;
+    }
+    if (c->prepared[id / 64] & bit)
+        return STORE_OK;
+    const struct pg_stmt_def *d = pg_stmt_def(id);
+    PGresult *p = PQprepare(c->db, d->name, d->sql, 0, NULL);
+    enum store_result r = ok_status(p) ? STORE_OK : pg_fail(c, p, what);
+    PQclear(p);
+    if (r == STORE_OK)
+        c->prepared[id / 64] |= bit;
+    return r;
+}
+
 PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
                   const char *what, enum store_result *r)
 {
-    const struct pg_stmt_def *d = pg_stmt_def(id);
-    uint64_t bit = 1ULL << (id % 64);
-    if (!c->db) {
-        *r = STORE_UNAVAILABLE;
-        c->bad = 1;
+    *r = pg_prepare(c, id, what);
+    if (*r != STORE_OK)
         return NULL;
-    }
-    if (!(c->prepared[id / 64] & bit)) {
-        PGresult *p = PQprepare(c->db, d->name, d->sql, 0, NULL);
-        if (!ok_status(p)) {
-            *r = pg_fail(c, p, what);
-            PQclear(p);
-            return NULL;
-        }
-        PQclear(p);
-        c->prepared[id / 64] |= bit;
-    }
-    PGresult *res = PQexecPrepared(c->db, d->name, n, params, NULL, NULL, 0);
+    PGresult *res = PQexecPrepared(c->db, pg_stmt_def(id)->name, n, params, NULL, NULL, 0);
     if (!ok_status(res)) {
         *r = pg_fail(c, res, what);
         PQclear(res);
@@ -175,6 +179,16 @@ PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *cons
     }
     *r = STORE_OK;
     return res;
+}
+
+int pg_send(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params)
+{
+    return PQsendQueryPrepared(c->db, pg_stmt_def(id)->name, n, params, NULL, NULL, 0) ? 0 : -1;
+}
+
+int pg_result_ok(const PGresult *res)
+{
+    return ok_status(res);
 }
 
 enum store_result pg_command(struct pg_conn *c, const char *sql, const char *what)
@@ -189,9 +203,7 @@ enum store_result pg_command(struct pg_conn *c, const char *sql, const char *wha
     return r;
 }
 
-/* Wait until c's answer is in or until deadline (clock_mono_ms). Returns 0, or -1 on timeout
- * or a connection failure. */
-static int await_answer(struct pg_conn *c, int64_t deadline)
+int pg_await(struct pg_conn *c, int64_t deadline)
 {
     while (PQisBusy(c->db)) {
         int64_t left = deadline - clock_mono_ms();
@@ -210,7 +222,7 @@ enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *w
 {
     if (!c->db || !PQsendQuery(c->db, "COMMIT"))
         return pg_fail(c, NULL, what);
-    int late = await_answer(c, clock_mono_ms() + timeout_ms) != 0;
+    int late = pg_await(c, clock_mono_ms() + timeout_ms) != 0;
     if (late && PQstatus(c->db) == CONNECTION_OK) {
         /* Waiting for a synchronous standby (statement_timeout does not cover it): cancel
          * the wait. The commit may then be on this server only: not acknowledged. */
@@ -220,7 +232,7 @@ enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *w
             PQcancel(k, err, sizeof err);
             PQfreeCancel(k);
         }
-        if (await_answer(c, clock_mono_ms() + PG_CANCEL_WAIT_MS) != 0)
+        if (pg_await(c, clock_mono_ms() + PG_CANCEL_WAIT_MS) != 0)
             c->bad = 1; /* no answer even to the cancel: drop the connection */
     }
     enum store_result r = STORE_OK;

@@ -5,35 +5,41 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-static enum store_result insert_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
-                                    struct job *out, int *created, struct pg_notes *notes)
+static void insert_bind(const struct job_spec *sp, int64_t now, struct pg_bind *b)
 {
-    char prio[24], run_at[24], max_att[24], runtime[24], created_at[24];
-    const char *requires = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL;
-    const char *params[9] = {sp->queue,
-                             sp->payload,
-                             pg_int_param(prio, sp->priority),
-                             pg_int_param(run_at, sp->run_at),
-                             pg_int_param(max_att, sp->max_attempts),
-                             pg_int_param(runtime, sp->max_runtime_seconds),
-                             requires,
-                             sp->idempotency_key,
-                             pg_int_param(created_at, now)};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_JOB_INSERT, 9, params, "enqueue", &r);
-    if (!res)
-        return r;
+    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 9};
+    b->params[0] = sp->queue;
+    b->params[1] = sp->payload;
+    b->params[2] = pg_int_param(b->ints[2], sp->priority);
+    b->params[3] = pg_int_param(b->ints[3], sp->run_at);
+    b->params[4] = pg_int_param(b->ints[4], sp->max_attempts);
+    b->params[5] = pg_int_param(b->ints[5], sp->max_runtime_seconds);
+    b->params[6] = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL;
+    b->params[7] = sp->idempotency_key;
+    b->params[8] = pg_int_param(b->ints[8], now);
+}
+
+/* The insert's result: the new job (created), or nothing (an idempotency_key hit: *created
+ * 0, out untouched). */
+static enum store_result insert_recv(const PGresult *res, int64_t now, struct job *out,
+                                     int *created, struct pg_notes *notes)
+{
     *created = PQntuples(res) == 1;
-    if (*created) {
-        r = pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR;
-        PQclear(res);
-        if (r == STORE_OK && out->run_at <= now)
-            pg_notes_ready(notes, out->queue);
-        return r;
-    }
-    PQclear(res);
+    if (!*created)
+        return STORE_OK;
+    if (pg_row_job(res, 0, 0, out) != 0)
+        return STORE_ERROR;
+    if (out->run_at <= now)
+        pg_notes_ready(notes, out->queue);
+    return STORE_OK;
+}
+
+/* An idempotency_key hit: the existing job into out. */
+static enum store_result existing(struct pg_conn *c, const struct job_spec *sp, struct job *out)
+{
     const char *key[2] = {sp->queue, sp->idempotency_key};
-    res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
     if (!res)
         return r;
     r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
@@ -41,6 +47,45 @@ static enum store_result insert_one(struct pg_conn *c, const struct job_spec *sp
     PQclear(res);
     return r;
 }
+
+static enum store_result insert_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                    struct job *out, int *created, struct pg_notes *notes)
+{
+    struct pg_bind b;
+    insert_bind(sp, now, &b);
+    enum store_result r;
+    PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
+    if (!res)
+        return r;
+    r = insert_recv(res, now, out, created, notes);
+    PQclear(res);
+    return r == STORE_OK && !*created ? existing(c, sp, out) : r;
+}
+
+/* One job: a one-statement call. */
+static int one_bind(struct pg_call *a, struct pg_bind *b)
+{
+    insert_bind(&a->call->specs[0], a->now, b);
+    return 0;
+}
+
+static enum store_result one_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+{
+    struct store_call *call = a->call;
+    enum store_result r = insert_recv(res, a->now, &call->out[0], &call->created[0], notes);
+    a->done = r == STORE_OK && call->created[0];
+    a->follow = r == STORE_OK && !call->created[0];
+    return r;
+}
+
+static enum store_result one_follow(struct pg_conn *c, struct pg_call *a)
+{
+    enum store_result r = existing(c, &a->call->specs[0], &a->call->out[0]);
+    a->done = r == STORE_OK;
+    return r == STORE_OK ? STORE_EXISTS : r;
+}
+
+static const struct pg_one enqueue_one = {one_bind, one_recv, one_follow};
 
 static enum store_result enqueue_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
@@ -71,5 +116,9 @@ int pg_enqueue_prepare(struct pg_call *pc)
         return 0;
     }
     pc->tx = (struct pg_tx){.name = "enqueue", .fn = enqueue_tx, .discard = enqueue_discard};
+    if (pc->call->nspecs == 1) {
+        pc->tx.fn = pg_one_tx;
+        pc->one = &enqueue_one;
+    }
     return 1;
 }

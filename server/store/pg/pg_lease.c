@@ -31,37 +31,62 @@ enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struc
     return one_row(c, PG_JOB_GET, 1, params, with_token, "get", out);
 }
 
-/* The guard matched no row: STORE_NOT_FOUND, or STORE_LEASE_LOST when the job exists. */
-static enum store_result miss(struct pg_conn *c, int64_t id)
+enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exists_result)
 {
     struct job j;
     enum store_result r = pg_get_on(c, id, 0, &j);
     if (r == STORE_OK) {
         job_clear(&j);
-        return STORE_LEASE_LOST;
+        return exists_result;
     }
     return r;
 }
 
-static enum store_result heartbeat_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+/* heartbeat and complete: one guarded UPDATE returning the job. */
+static int heartbeat_bind(struct pg_call *a, struct pg_bind *b)
+{
+    const struct store_call *call = a->call;
+    *b = (struct pg_bind){.id = PG_HEARTBEAT, .what = "heartbeat", .n = 6};
+    b->params[0] = pg_int_param(b->ints[0], call->id);
+    b->params[1] = call->token;
+    b->params[2] = pg_int_param(b->ints[2], a->now);
+    b->params[3] = pg_int_param(b->ints[3], call->lease_seconds > 0 ? call->lease_seconds : 0);
+    b->params[4] = call->json ? "true" : "false";
+    b->params[5] = call->json;
+    return 0;
+}
+
+static int complete_bind(struct pg_call *a, struct pg_bind *b)
+{
+    const struct store_call *call = a->call;
+    *b = (struct pg_bind){.id = PG_COMPLETE, .what = "complete", .n = 4};
+    b->params[0] = pg_int_param(b->ints[0], call->id);
+    b->params[1] = call->token;
+    b->params[2] = pg_int_param(b->ints[2], a->now);
+    b->params[3] = call->json;
+    return 0;
+}
+
+/* The updated job, or a follow-up when the guard matched nothing. */
+static enum store_result lease_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
 {
     (void)notes;
-    struct pg_call *a = p;
-    struct store_call *call = a->call;
-    char id[24], now[24], secs[24];
-    const char *params[6] = {pg_int_param(id, call->id),
-                             call->token,
-                             pg_int_param(now, a->now),
-                             pg_int_param(secs, call->lease_seconds > 0 ? call->lease_seconds : 0),
-                             call->json ? "true" : "false",
-                             call->json};
-    enum store_result r = one_row(c, PG_HEARTBEAT, 6, params, 0, "heartbeat", call->out);
-    return r == STORE_NOT_FOUND ? miss(c, call->id) : r;
+    if (PQntuples(res) == 0) {
+        a->follow = 1;
+        return STORE_OK;
+    }
+    return pg_row_job(res, 0, 0, a->call->out) == 0 ? STORE_OK : STORE_ERROR;
+}
+
+static enum store_result heartbeat_follow(struct pg_conn *c, struct pg_call *a)
+{
+    return pg_miss(c, a->call->id, STORE_LEASE_LOST);
 }
 
 /* Complete missed: the same token on a job it already completed is an idempotent repeat. */
-static enum store_result complete_miss(struct pg_conn *c, const struct store_call *call)
+static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a)
 {
+    const struct store_call *call = a->call;
     struct job j;
     enum store_result r = pg_get_on(c, call->id, 1, &j);
     if (r != STORE_OK)
@@ -74,17 +99,8 @@ static enum store_result complete_miss(struct pg_conn *c, const struct store_cal
     return pg_get_on(c, call->id, 0, call->out);
 }
 
-static enum store_result complete_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
-{
-    (void)notes;
-    struct pg_call *a = p;
-    struct store_call *call = a->call;
-    char id[24], now[24];
-    const char *params[4] = {pg_int_param(id, call->id), call->token, pg_int_param(now, a->now),
-                             call->json};
-    enum store_result r = one_row(c, PG_COMPLETE, 4, params, 0, "complete", call->out);
-    return r == STORE_NOT_FOUND ? complete_miss(c, call) : r;
-}
+static const struct pg_one heartbeat_one = {heartbeat_bind, lease_recv, heartbeat_follow};
+static const struct pg_one complete_one = {complete_bind, lease_recv, complete_follow};
 
 static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
@@ -98,7 +114,7 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *no
         return r;
     if (PQntuples(res) == 0) {
         PQclear(res);
-        return miss(c, call->id);
+        return pg_miss(c, call->id, STORE_LEASE_LOST);
     }
     int64_t attempts = pg_row_int(res, 0, 0), max_attempts = pg_row_int(res, 0, 1);
     PQclear(res);
@@ -134,11 +150,13 @@ int pg_lease_prepare(struct pg_call *pc)
     switch (pc->call->kind) {
     case STORE_CALL_HEARTBEAT:
         tx.name = "heartbeat";
-        tx.fn = heartbeat_tx;
+        tx.fn = pg_one_tx;
+        pc->one = &heartbeat_one;
         break;
     case STORE_CALL_COMPLETE:
         tx.name = "complete";
-        tx.fn = complete_tx;
+        tx.fn = pg_one_tx;
+        pc->one = &complete_one;
         break;
     default:
         tx.name = "fail";

@@ -1,6 +1,7 @@
 /* The PostgreSQL store's bounded pool: n connections, each connected on first use and again
  * after a connection-level failure; a caller waits at most checkout_ms for a free one. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -67,6 +68,15 @@ enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out)
     }
     struct pg_conn *c = &p->conns[p->free_list[--p->nfree]];
     pthread_mutex_unlock(&p->mu);
+    /* Read what an idle connection may have been told (a server closing it: a restart,
+     * pg_terminate_backend): a dead one is found here, before anything is sent on it. */
+    for (int k = 0; k < 4 && c->db && !c->bad; k++) {
+        struct pollfd pfd = {.fd = PQsocket(c->db), .events = POLLIN};
+        if (poll(&pfd, 1, 0) <= 0)
+            break; /* nothing to read: alive as far as can be told */
+        if (!PQconsumeInput(c->db))
+            c->bad = 1; /* end of file: the server closed it */
+    }
     if (!c->db || c->bad || PQstatus(c->db) != CONNECTION_OK) {
         enum store_result r = pg_conn_open(st, c);
         if (r == STORE_OK)

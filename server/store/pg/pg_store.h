@@ -94,6 +94,21 @@ void pg_conn_close(struct pg_conn *c);
 PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
                   const char *what, enum store_result *r);
 
+/* Prepare statement id on c unless it is already. Returns STORE_OK or the failure, as
+ * pg_exec. */
+enum store_result pg_prepare(struct pg_conn *c, enum pg_stmt_id id, const char *what);
+
+/* Pipeline mode: send statement id (prepared) with n text parameters without waiting for
+ * its answer. Returns 0, or -1 when libpq refused it (the connection failed). */
+int pg_send(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params);
+
+/* 1 when res is a successful command or query result. */
+int pg_result_ok(const PGresult *res);
+
+/* Wait until c has an answer to read without blocking (PQisBusy false), or until deadline
+ * (clock_mono_ms). Returns 0, or -1 on timeout or a connection failure. */
+int pg_await(struct pg_conn *c, int64_t deadline);
+
 /* Run a plain SQL command without parameters (BEGIN, COMMIT, ROLLBACK). Returns STORE_OK or
  * the failure, as pg_exec. */
 enum store_result pg_command(struct pg_conn *c, const char *sql, const char *what);
@@ -171,17 +186,55 @@ void pg_exec_stop(struct pg_store *st);
 /* store_submit: queue the call for an executor thread. */
 void pg_submit(struct store *s, struct store_call *call);
 
+/* One statement's parameters, with room for their text. */
+#define PG_PARAMS_MAX 9
+#define PG_TEXT_PARAM_MAX (JOB_QUEUES_MAX * (JOB_QUEUE_MAX + 4) + 8) /* a text[] literal */
+struct pg_bind {
+    enum pg_stmt_id id;
+    const char *what; /* for logs */
+    int n;
+    const char *params[PG_PARAMS_MAX];
+    char ints[PG_PARAMS_MAX][24];
+    char text[2][PG_TEXT_PARAM_MAX];
+};
+
+struct pg_call;
+
+/* A call done by one statement, and by a read when that statement finds nothing (its guard
+ * missed, an idempotency hit). Such calls share a pipeline (pg_tx.c): their statements are
+ * sent together and commit at one Sync, and their reads follow the commit. */
+struct pg_one {
+    /* Fill b for pc. Returns 0, or -1 (logged: STORE_ERROR). */
+    int (*bind)(struct pg_call *pc, struct pg_bind *b);
+    /* The statement's successful result: set the outputs and note the queues made
+     * claimable, and return the call's result; or set pc->follow (then return STORE_OK) when
+     * the read must decide it. */
+    enum store_result (*recv)(struct pg_call *pc, const PGresult *res, struct pg_notes *notes);
+    /* That read: the call's result. */
+    enum store_result (*follow)(struct pg_conn *c, struct pg_call *pc);
+};
+
 /* One submitted write call on its way through the executor: the transaction that does it
  * (tx, whose arg is this struct) and what that transaction needs. */
 struct pg_call {
     struct pg_store *st;
     struct store_call *call;
-    int64_t now;     /* the call's now on the database's clock */
-    size_t done;     /* enqueue: jobs in call->out so far */
-    int max_jobs;    /* claim: bounded by JOB_CLAIM_MAX */
-    size_t nqueues;  /* claim: bounded by JOB_QUEUES_MAX */
-    struct pg_tx tx; /* tx.arg == this struct */
+    int64_t now;              /* the call's now on the database's clock */
+    size_t done;              /* enqueue: jobs in call->out so far */
+    int max_jobs;             /* claim: bounded by JOB_CLAIM_MAX */
+    size_t nqueues;           /* claim: bounded by JOB_QUEUES_MAX */
+    struct pg_tx tx;          /* tx.arg == this struct */
+    const struct pg_one *one; /* not NULL: a one-statement call (tx.fn is pg_one_tx) */
+    int follow;               /* set by one->recv */
 };
+
+/* The transaction of a one-statement call (pc->one): bind, run, recv, and follow when asked
+ * (struct pg_tx's fn, with arg a struct pg_call). */
+enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct pg_notes *notes);
+
+/* Job id read on c: STORE_NOT_FOUND when it is gone, else exists_result (after freeing the
+ * row), or the failure. For follow-ups: a guard missed an existing job. */
+enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exists_result);
 
 /* Each write call as a transaction (pg_enqueue.c, pg_claim.c, pg_lease.c, pg_admin.c): set
  * pc->tx up for pc->call (pc->st, pc->call and pc->now are set). Returns 1, or 0 when the

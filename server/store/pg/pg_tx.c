@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pg_store.h"
 
@@ -226,9 +227,215 @@ static void group_discard(void *p)
     g->ran = 0;
 }
 
-/* Run the n calls: alone when n is 1, else together (alone after a split). */
+static void run_group(struct pg_store *st, struct pg_call *calls, size_t n);
+
+enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct pg_notes *notes)
+{
+    struct pg_call *pc = arg;
+    struct pg_bind b;
+    if (pc->one->bind(pc, &b) != 0)
+        return STORE_ERROR;
+    enum store_result r;
+    PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
+    if (!res)
+        return r;
+    pc->follow = 0;
+    r = pc->one->recv(pc, res, notes);
+    PQclear(res);
+    if (r == STORE_OK && pc->follow)
+        r = pc->one->follow(c, pc);
+    return r;
+}
+
+/* The pipeline of one-statement calls (pg_one): every statement is sent, then one Sync; the
+ * server runs them in one implicit transaction that commits at the Sync, so there is one
+ * round trip and one WAL flush for all of them and no BEGIN or COMMIT. A statement that fails
+ * aborts the rest: nothing is committed and every call runs alone again. An answer that does
+ * not come in time (a synchronous standby that does not confirm, a connection lost under
+ * it) may follow a commit: those calls end STORE_UNAVAILABLE and are not run again. */
+enum pipe_outcome { PIPE_DONE, PIPE_AGAIN };
+
+/* Read the next result of c (waiting until deadline). NULL on timeout or a lost connection. */
+static PGresult *next_result(struct pg_conn *c, int64_t deadline, int *lost)
+{
+    if (pg_await(c, deadline) != 0) {
+        *lost = 1;
+        return NULL;
+    }
+    return PQgetResult(c->db);
+}
+
+/* Drop what pipe_run's calls put in their outputs. */
+static void pipe_discard(struct pg_call *calls, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].tx.discard)
+            calls[i].tx.discard(&calls[i]);
+    }
+}
+
+/* The answers of the n statements and of the Sync. Returns 0 when all succeeded and the
+ * transaction committed, 1 when a statement failed (rolled back; c still usable), -1 when
+ * the answer did not come (c marked bad, the outcome unknown), -2 when the connection was
+ * lost after a statement failed or before any answer (c marked bad; nothing committed). */
+static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *calls, size_t n,
+                     struct pg_notes *notes)
+{
+    int64_t deadline = clock_mono_ms() + st->statement_ms;
+    int failed = 0, lost = 0;
+    for (size_t i = 0; i < n && !lost; i++) {
+        PGresult *res = next_result(c, deadline, &lost);
+        if (!res && i == 0 && PQstatus(c->db) != CONNECTION_OK) {
+            /* Closed before it answered anything: a backend ended while the connection was
+             * idle (a restart, pg_terminate_backend) never read the pipeline. */
+            c->bad = 1;
+            return -2;
+        }
+        if (!res)
+            break;
+        if (!failed && pg_result_ok(res)) {
+            /* A result it cannot read (no memory) ends that call alone: its statement
+             * succeeded and commits with the others. */
+            calls[i].follow = 0;
+            calls[i].call->result = calls[i].one->recv(&calls[i], res, notes);
+        } else if (!failed) {
+            if (PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
+                pg_fail(c, res, calls[i].tx.name); /* logs it */
+            failed = 1;
+        }
+        PQclear(res);
+        res = next_result(c, deadline, &lost); /* the NULL that ends this statement's results */
+        PQclear(res);
+    }
+    /* The Sync's answer comes after the commit (and an error before it if the commit
+     * failed). */
+    for (int k = 0; k < 4 && !lost; k++) {
+        PGresult *res = next_result(c, deadline, &lost);
+        if (!res)
+            continue;
+        ExecStatusType t = PQresultStatus(res);
+        if (t != PGRES_PIPELINE_SYNC) {
+            if (!failed)
+                pg_fail(c, res, "pipeline: commit");
+            failed = 1;
+            PQclear(res);
+            continue;
+        }
+        PQclear(res);
+        return failed ? 1 : 0;
+    }
+    if (failed) {
+        /* A statement failed, so the transaction did not commit, whatever became of the
+         * connection after (a backend ended by a restart or pg_terminate_backend says so in
+         * its first answer). */
+        c->bad = 1;
+        return -2;
+    }
+    if (PQstatus(c->db) == CONNECTION_OK) { /* cancel the wait, then drop the connection */
+        PGcancel *k = PQgetCancel(c->db);
+        char err[256];
+        if (k) {
+            PQcancel(k, err, sizeof err);
+            PQfreeCancel(k);
+        }
+    }
+    log_warn("postgresql: no answer to a pipeline of %zu calls within %lld ms (a synchronous "
+             "standby that does not confirm, or the connection lost): answered as unavailable",
+             n, (long long)st->statement_ms);
+    c->bad = 1;
+    return -1;
+}
+
+static enum pipe_outcome pipe_run(struct pg_store *st, struct pg_call *calls, size_t n)
+{
+    struct pg_conn *c = NULL;
+    enum store_result r = pg_pool_take(st, &c);
+    if (r != STORE_OK) {
+        for (size_t i = 0; i < n; i++)
+            calls[i].call->result = r;
+        atomic_fetch_add(&st->errors, n);
+        return PIPE_DONE;
+    }
+    /* Statements are prepared outside the pipeline (a Parse skipped after an error in it
+     * would leave one thought prepared that is not). */
+    static const enum pg_stmt_id hot[] = {PG_JOB_INSERT, PG_CLAIM,  PG_HEARTBEAT,
+                                          PG_COMPLETE,   PG_CANCEL, PG_RETRY};
+    for (size_t i = 0; i < sizeof hot / sizeof hot[0] && r == STORE_OK; i++)
+        r = pg_prepare(c, hot[i], "prepare");
+    if (r != STORE_OK || !PQenterPipelineMode(c->db)) {
+        pg_pool_give(st, c);
+        return PIPE_AGAIN;
+    }
+    size_t sent = 0;
+    for (; sent < n; sent++) {
+        struct pg_bind b;
+        if (calls[sent].one->bind(&calls[sent], &b) != 0 || pg_send(c, b.id, b.n, b.params) != 0)
+            break;
+    }
+    if (sent < n || !PQpipelineSync(c->db)) {
+        /* Nothing was committed without a Sync: drop the connection, run them alone. */
+        c->bad = 1;
+        pg_pool_give(st, c);
+        return PIPE_AGAIN;
+    }
+    struct pg_notes notes = {0};
+    int rc = pipe_read(st, c, calls, n, &notes);
+    if (rc == 0 && !PQexitPipelineMode(c->db))
+        c->bad = 1; /* cannot happen: every result was read; the follow-ups then fail */
+    if (rc != 0) {
+        pipe_discard(calls, n);
+        pg_notes_clear(&notes);
+        if ((rc > 0 && PQexitPipelineMode(c->db)) || rc == -2) {
+            pg_pool_give(st, c);
+            return PIPE_AGAIN;
+        }
+        c->bad = 1; /* unknown outcome: not run again */
+        pg_pool_give(st, c);
+        for (size_t i = 0; i < n; i++)
+            calls[i].call->result = STORE_UNAVAILABLE;
+        atomic_fetch_add(&st->errors, n);
+        return PIPE_DONE;
+    }
+    atomic_fetch_add(&st->commits, 1);
+    atomic_fetch_add(&st->ops, n);
+    fire_hooks(st, &notes);
+    pg_listen_announce(st, &notes);
+    pg_notes_clear(&notes);
+    /* The reads that decide the calls whose statement found nothing. */
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].call->result == STORE_OK && calls[i].follow)
+            calls[i].call->result = calls[i].one->follow(c, &calls[i]);
+    }
+    pg_pool_give(st, c);
+    return PIPE_DONE;
+}
+
+/* Run the n calls: the one-statement ones in one pipeline, the others alone when there is
+ * one, else together in one transaction (alone after a split). */
 static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n)
 {
+    size_t k = 0; /* the one-statement calls first, in their order */
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].one) {
+            struct pg_call t = calls[i];
+            memmove(&calls[k + 1], &calls[k], (i - k) * sizeof *calls);
+            calls[k++] = t;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        calls[i].tx.arg = &calls[i]; /* they moved */
+    if (k > 0 && pipe_run(st, calls, k) == PIPE_DONE) {
+        calls += k;
+        n -= k;
+    }
+    run_group(st, calls, n);
+}
+
+/* Run the n calls alone when n is 1, else together (alone after a split). */
+static void run_group(struct pg_store *st, struct pg_call *calls, size_t n)
+{
+    if (n == 0)
+        return;
     if (n > 1) {
         struct pg_group g = {.calls = calls, .n = n};
         struct pg_tx tx = {
