@@ -6,6 +6,7 @@
 #define JOBQ_TEST_PG_UTIL_H
 
 #include <libpq-fe.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,10 @@
 static char db_name[64];  /* the current fresh database */
 static char db_url[1024]; /* its libpq URL */
 
-/* Run sql on url (NULL: the maintenance database). Returns 0 or -1 (printed). */
-static inline int pg_sql_on(const char *url, const char *sql)
+/* Run sql on url (NULL: the maintenance database) on a connection of its own. When v is not
+ * NULL, *v is the first column of the first row (a row must come back). Returns 0 or -1
+ * (printed). */
+static inline int pg_sql_value(const char *url, const char *sql, int64_t *v)
 {
     PGconn *c = PQconnectdb(url ? url : getenv("JOBQ_TEST_PG_URL"));
     int ok = PQstatus(c) == CONNECTION_OK;
@@ -31,12 +34,19 @@ static inline int pg_sql_on(const char *url, const char *sql)
         ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
         if (!ok)
             fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
+        else if (v && (ok = PQntuples(r) > 0 && PQnfields(r) > 0))
+            *v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
         PQclear(r);
     } else {
         fprintf(stderr, "cannot connect: %s", PQerrorMessage(c));
     }
     PQfinish(c);
     return ok ? 0 : -1;
+}
+
+static inline int pg_sql_on(const char *url, const char *sql)
+{
+    return pg_sql_value(url, sql, NULL);
 }
 
 static inline int admin_sql(const char *sql)

@@ -1,5 +1,6 @@
-/* The SQLite store's claim: order, max_jobs, capabilities, scheduled jobs and the query plan
- * (the delayed-job trap). Many claimers at once: test_store_threads.c. */
+/* The store's claim: order, max_jobs, capabilities, scheduled jobs, on SQLite and on
+ * PostgreSQL (test_store_util.h); and SQLite's query plans (the delayed-job trap). Many
+ * claimers at once: test_store_threads.c. */
 #include "sqlite_conn.h"
 #include "sqlite_stmt.h"
 #include "test_store_util.h"
@@ -25,8 +26,8 @@ TEST(claim_sets_lease_fields)
     CHECK_STR(j[0].worker_id, "worker-1");
     CHECK(j[0].lease_token != NULL);
     CHECK_INT(strlen(j[0].lease_token), JOB_TOKEN_LEN);
-    CHECK_INT(sql_int("SELECT deadline_at FROM jobs"), T0 + 105);
-    CHECK_INT(sql_int("SELECT lease_seconds FROM jobs"), 45);
+    CHECK_INT(jobs_int("deadline_at", NULL), T0 + 105);
+    CHECK_INT(jobs_int("lease_seconds", NULL), 45);
     job_clear(&j[0]);
 
     /* GET never shows the token. */
@@ -136,7 +137,7 @@ TEST(claim_max_jobs)
     for (size_t i = 0; i < n; i++)
         job_clear(&out[i]);
     free(out);
-    CHECK_INT(sql_int("SELECT count(*) FROM jobs WHERE status = 2"), 150);
+    CHECK_INT(jobs_int("count(*)", "status = 2"), 150);
     store_close(s);
 }
 
@@ -202,7 +203,7 @@ TEST(scheduled_claimable_at_run_at_without_sweep)
     struct job j;
     CHECK_INT(claim_one(s, "q", T0, &j), 0);
     CHECK_INT(claim_one(s, "q", T0 + 59, &j), 0);
-    CHECK_INT(status_of(s, id), JOB_SCHEDULED);
+    CHECK_INT(status_of(s, id), not_due_status(s));
     CHECK_INT(claim_one(s, "q", T0 + 60, &j), id);
     CHECK_INT(j.run_at, T0 + 60);
     job_clear(&j);
@@ -239,6 +240,7 @@ static int plan_uses(const char *sql, const char *name)
 
 TEST(claim_plan_uses_partial_indexes)
 {
+    SQLITE_ONLY("the query plans of its statements");
     struct store *s = open_store();
     CHECK(s != NULL);
     store_close(s);
@@ -255,6 +257,7 @@ TEST(claim_plan_uses_partial_indexes)
 
 TEST(delayed_jobs_stay_out_of_the_claim_index)
 {
+    SQLITE_ONLY("its claim index and query plans");
     struct store *s = open_store();
     CHECK(s != NULL);
     enum { FUTURE = 10000, BATCH = 1000 };
@@ -306,6 +309,7 @@ static int claim_steps(struct store *s, int64_t now, int64_t *id, struct job *ou
 
 TEST(claim_promotes_only_when_a_job_is_due)
 {
+    SQLITE_ONLY("counts SQLite steps of a claim");
     struct store *s = open_store();
     CHECK(s != NULL);
     struct job j, k;

@@ -1,5 +1,6 @@
-/* The SQLite store under many threads: claimers never share a job, and claims, lease calls,
- * reads and sweeps running at once leave every job done exactly once. */
+/* The store under many threads, on SQLite and on PostgreSQL (test_store_util.h): claimers
+ * never share a job, and claims, lease calls, reads and sweeps running at once leave every
+ * job done exactly once. */
 #include <pthread.h>
 #include <stdatomic.h>
 

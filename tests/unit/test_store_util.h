@@ -1,5 +1,13 @@
-/* Helpers shared by the store tests (test_store*.c): open a store in the test's temp dir,
- * enqueue and claim with defaults. Header-only: every function is static inline. */
+/* Helpers shared by the store tests (test_store*.c): open a store for the case, enqueue and
+ * claim with defaults, look at the database from the side. Header-only: every function is
+ * static inline.
+ *
+ * The backend under test is SQLite (a file in the case's temp dir), or PostgreSQL when
+ * JOBQ_TEST_BACKEND=pg: then the case gets a fresh database of the test cluster that
+ * JOBQ_TEST_PG_URL names (test_pg_util.h), dropped when the case ends. Without a cluster a pg
+ * case is skipped, unless JOBQ_REQUIRE_PG=1 (then its store does not open and it fails).
+ * ctest runs the contract modules both ways (tests/CMakeLists.txt); a case that tests the
+ * SQLite backend's own machinery starts with SQLITE_ONLY("why"). */
 #ifndef JOBQ_TEST_STORE_UTIL_H
 #define JOBQ_TEST_STORE_UTIL_H
 
@@ -15,16 +23,68 @@
 #define T0 1700000000LL /* "now" at the start of every test */
 #define DB_PATH "data/jobq.db"
 
+#include "test_pg_util.h"
+
+/* 1 when the store tests run on PostgreSQL (JOBQ_TEST_BACKEND=pg). */
+static inline int backend_pg(void)
+{
+    const char *b = getenv("JOBQ_TEST_BACKEND");
+    return b && strcmp(b, "pg") == 0;
+}
+
+/* Skip the running case on PostgreSQL: it tests the SQLite backend itself (why). Call it
+ * first in the case. */
+#define SQLITE_ONLY(why)                                                                           \
+    do {                                                                                           \
+        if (backend_pg())                                                                          \
+            test_skip("SQLite only: " why);                                                        \
+    } while (0)
+
+static int case_db; /* 1 while the running case has its PostgreSQL database */
+
+static inline void drop_case_db(void)
+{
+    drop_db();
+    case_db = 0;
+}
+
+/* The database of the running case: on PostgreSQL made at the first call of the case (and
+ * dropped when it ends; skips the case when there is no cluster), the same one when the case
+ * opens the store again. Returns its URL, or NULL when it cannot be made. */
+static inline const char *case_url(void)
+{
+    if (!backend_pg())
+        return DB_PATH;
+    if (!case_db) {
+        int made = fresh_db();
+        if (made == 0)
+            test_skip("no PostgreSQL test cluster (JOBQ_TEST_PG_URL)");
+        if (made < 0)
+            return NULL;
+        case_db = 1;
+        test_defer(drop_case_db);
+    }
+    return db_url;
+}
+
+/* Open the store of the running case (see the top of this file) with backoff base 10 s,
+ * max 3600 s. Returns NULL when it cannot. */
 static inline struct store *open_store_hooks(const struct store_hooks *hooks)
 {
     struct store_options o;
     memset(&o, 0, sizeof o);
     log_set_level(LOG_WARN);
-    o.url = DB_PATH;
-    o.sqlite.sync_full = 1;
+    o.url = case_url();
+    if (!o.url)
+        return NULL;
     o.backoff_base = 10;
     o.backoff_max = 3600;
+    o.sqlite.sync_full = 1;
     o.sqlite.readers = 2;
+    o.pg.pool_size = 4;
+    o.pg.checkout_ms = 5000;
+    o.pg.statement_ms = 5000;
+    o.pg.connect_timeout_s = 5;
     if (hooks)
         o.hooks = *hooks;
     return store_open(&o);
@@ -98,7 +158,7 @@ static inline int status_of(struct store *s, int64_t id)
     return st;
 }
 
-/* One integer from a SQL query on the test's own connection to the database, or -1. */
+/* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
 static inline int64_t sql_int(const char *sql)
 {
     sqlite3 *db = NULL;
@@ -110,6 +170,35 @@ static inline int64_t sql_int(const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(db);
     return v;
+}
+
+/* One integer from SELECT expr FROM the jobs table [WHERE where], on the test's own
+ * connection to the database under test (both backends' tables have these columns and the
+ * same status numbers), or -1. */
+static inline int64_t jobs_int(const char *expr, const char *where)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s%s%s", expr, backend_pg() ? "jobq_jobs" : "jobs",
+             where ? " WHERE " : "", where ? where : "");
+    if (!backend_pg())
+        return sql_int(sql);
+    int64_t v = -1;
+    return pg_sql_value(db_url, sql, &v) == 0 ? v : -1;
+}
+
+/* 1 when the store makes scheduled jobs claimable by promoting them (the sweep and the claim
+ * do), 0 when its claims see due jobs by themselves (store.h: store_next_due is then always
+ * JOB_NONE and a sweep promotes nothing). */
+static inline int promotes(struct store *s)
+{
+    return s->ops->next_due != NULL;
+}
+
+/* The status store_get shows for a queued job that is not due yet: JOB_SCHEDULED where the
+ * store promotes jobs, JOB_QUEUED where it does not (job.h: both are "queued" in the API). */
+static inline int not_due_status(struct store *s)
+{
+    return promotes(s) ? JOB_SCHEDULED : JOB_QUEUED;
 }
 
 /* The EXPLAIN QUERY PLAN of sql on the test's own connection, one detail per line, in buf. */

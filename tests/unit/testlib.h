@@ -1,8 +1,8 @@
 /* A tiny unit-test harness. A test file declares its cases with TEST(name) and ends with
  * TEST_MAIN(case, case, ...). Each case runs in a fresh temporary directory (the current
  * directory while it runs), alone when its name is given on the command line, and the run
- * ends with the line "N passed, N failed". CMake registers every TEST(name) as its own ctest
- * test by reading the file. */
+ * ends with the line "N passed, N failed, N skipped". CMake registers every TEST(name) as its
+ * own ctest test by reading the file. */
 #ifndef JOBQ_TESTLIB_H
 #define JOBQ_TESTLIB_H
 
@@ -52,8 +52,22 @@ extern int test_failed;
         }                                                                                          \
     } while (0)
 
+/* End the running case here as skipped, printing why; it counts as not failed. It does not
+ * return (it jumps back to the harness): call it only while the case holds nothing to free.
+ * A run whose cases were all skipped exits TEST_SKIPPED (ctest's SKIP_RETURN_CODE). */
+_Noreturn void test_skip(const char *why);
+
+#define TEST_SKIPPED 77
+
+/* Run fn once the running case ends (passed, failed or skipped), in its temp dir; deferred
+ * functions run in reverse order of deferral. At most TEST_DEFER_MAX per case: past that,
+ * fn runs at once and the case fails. */
+void test_defer(void (*fn)(void));
+
+#define TEST_DEFER_MAX 8
+
 /* Run the cases named in argv (all when none), each in its own temp dir. Returns the exit
- * status: 0 when every case ran and passed. */
+ * status: 0 when every case ran and none failed, TEST_SKIPPED when all were skipped. */
 int test_run(int argc, char **argv, const struct test_case *cases, size_t n);
 
 #define TEST_ENTRY(fn)                                                                             \
