@@ -178,3 +178,8 @@ const struct pg_stmt_def *pg_stmt_def(enum pg_stmt_id id)
     assert(stmts[id].id == id);
     return &stmts[id];
 }
+
+int pg_stmt_plan_each_run(enum pg_stmt_id id)
+{
+    return id == PG_CLAIM;
+}
