@@ -31,6 +31,8 @@ static enum store_result insert_recv(const PGresult *res, int64_t now, struct jo
         return STORE_ERROR;
     if (out->run_at <= now)
         pg_notes_ready(notes, out->queue);
+    else
+        pg_notes_later(notes, out->queue, out->run_at);
     return STORE_OK;
 }
 

@@ -135,6 +135,8 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *no
         return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
     if (r == STORE_OK && e.requeue && e.run_at <= a->now)
         pg_notes_ready(notes, call->out->queue);
+    else if (r == STORE_OK && e.requeue)
+        pg_notes_later(notes, call->out->queue, e.run_at);
     return r;
 }
 

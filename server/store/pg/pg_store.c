@@ -77,11 +77,14 @@ static int bootstrap(struct pg_store *st)
 struct store *pg_store_open(const struct store_options *opts)
 {
     struct pg_store *st = calloc(1, sizeof *st);
-    if (!st || !(st->url = strdup(opts->url))) {
+    if (!st || !(st->url = strdup(opts->url)) || !(st->due = calloc(PG_DUE_MAX, sizeof *st->due))) {
         log_error("out of memory opening the store");
+        if (st)
+            free(st->url);
         free(st);
         return NULL;
     }
+    pthread_mutex_init(&st->due_mu, NULL);
     st->base.ops = &pg_ops;
     st->base.shared = 1;
     st->backoff_base = opts->backoff_base;
@@ -99,6 +102,8 @@ struct store *pg_store_open(const struct store_options *opts)
     tag[8] = '\0'; /* 48 random bits tell this process's notifications from the others' */
     snprintf(st->proc, sizeof st->proc, "%d.%s", (int)getpid(), tag);
     if (bootstrap(st) != 0 || pg_pool_init(&st->pool, pool) != 0) {
+        pthread_mutex_destroy(&st->due_mu);
+        free(st->due);
         free(st->url);
         free(st);
         return NULL;
@@ -115,9 +120,11 @@ struct store *pg_store_open(const struct store_options *opts)
 static void pg_store_close(struct store *s)
 {
     struct pg_store *st = pg_store_of(s);
+    pg_exec_stop(st); /* first: its threads hand notifications to the listener */
     pg_listen_stop(st);
-    pg_exec_stop(st);
     pg_pool_destroy(&st->pool);
+    pthread_mutex_destroy(&st->due_mu);
+    free(st->due);
     free(st->url);
     free(st);
 }

@@ -49,6 +49,9 @@ struct pg_pool {
     int nfree, n;
 };
 
+#define PG_DUE_MAX 1024 /* (queue, run_at) pairs in the due list (pg_due.c) */
+struct pg_due;
+
 struct pg_store {
     struct store base; /* first: a struct store * is a struct pg_store * */
     char *url;         /* owned: the libpq URI */
@@ -66,6 +69,9 @@ struct pg_store {
     int nthreads;
     pthread_t *threads;
     struct pg_listener *listener;
+    pthread_mutex_t due_mu;
+    struct pg_due *due; /* under due_mu: [0, ndue) of PG_DUE_MAX */
+    size_t ndue;
     atomic_int abandoned; /* store_abandon(): calls end STORE_UNAVAILABLE */
     atomic_uint_fast64_t commits, retries, errors;
     atomic_uint_fast64_t ops; /* calls committed (several per commit when grouped) */
@@ -148,7 +154,38 @@ struct pg_notes {
     int jobs[JOB_QUEUES_MAX];
     size_t n;
     int all; /* too many queues to keep: wake everyone */
+    /* Queues that got jobs due later, with the earliest run_at of each (owned). */
+    char *later[JOB_QUEUES_MAX];
+    int64_t later_at[JOB_QUEUES_MAX];
+    size_t nlater;
 };
+
+/* Record that a job of queue becomes claimable at run_at (later than now). This function
+ * can't fail (past JOB_QUEUES_MAX queues, or out of memory, it is not recorded: parked
+ * claims find the job when they look again by themselves). */
+void pg_notes_later(struct pg_notes *n, const char *queue, int64_t run_at);
+
+/* After a commit: tell this process's hooks (on_ready, on_lost, on_scheduled with the
+ * earliest later run_at), the listener (NOTIFY to the others) and the due list. */
+void pg_notes_publish(struct pg_store *st, const struct pg_notes *n);
+
+/* --- pg_due.c: jobs this process scheduled for later ------------------------------------ */
+
+/* When the time of a job this process scheduled comes, its queue is announced as if the job
+ * had just been enqueued (on_ready here, NOTIFY to the others), so that a claim parked on any
+ * process is woken at run_at, not at its next look of its own. The sweeper, poked for that
+ * run_at (on_scheduled), calls pg_due_announce. Bounded to PG_DUE_MAX (queue, run_at) pairs;
+ * past that the parked claims' own looks cover it. */
+struct pg_due {
+    int64_t at;
+    char queue[JOB_QUEUE_MAX + 1];
+};
+
+/* Remember the later queues of n. This function can't fail (see above). */
+void pg_due_add(struct pg_store *st, const struct pg_notes *n);
+
+/* Announce the queues whose remembered time is at or before now, and forget them. */
+void pg_due_announce(struct pg_store *st, int64_t now);
 
 /* Write items[0..n) as a PostgreSQL text array literal ({"a","b"}) into buf. Returns 0, or
  * -1 when buf is too small. */

@@ -107,8 +107,11 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
         for (int i = 0; res && i < PQntuples(res); i++) {
             int requeued = pg_row_int(res, i, 1) == JOB_QUEUED;
             (*(requeued ? &a->res->requeued : &a->res->failed))++;
-            if (requeued && pg_row_int(res, i, 2) <= a->now)
+            int64_t run_at = pg_row_int(res, i, 2);
+            if (requeued && run_at <= a->now)
                 pg_notes_ready(notes, PQgetvalue(res, i, 0));
+            else if (requeued)
+                pg_notes_later(notes, PQgetvalue(res, i, 0), run_at);
         }
         PQclear(res);
     }
@@ -144,6 +147,7 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
     if (retention < 0)
         retention = 0;
     now = pg_now(st, now);
+    pg_due_announce(st, now); /* any process: the jobs it scheduled that are due now */
     struct sweep_arg a = {
         .st = st, .now = now, .cutoff = now - retention, .batch = batch, .res = res};
     struct pg_tx tx = {.name = "sweep leases", .fn = expire_tx, .arg = &a};

@@ -25,10 +25,28 @@ void pg_notes_ready(struct pg_notes *n, const char *queue)
     n->jobs[n->n++] = 1;
 }
 
+void pg_notes_later(struct pg_notes *n, const char *queue, int64_t run_at)
+{
+    for (size_t i = 0; i < n->nlater; i++) {
+        if (strcmp(n->later[i], queue) == 0) {
+            if (run_at < n->later_at[i])
+                n->later_at[i] = run_at;
+            return;
+        }
+    }
+    char *copy = n->nlater < JOB_QUEUES_MAX ? strdup(queue) : NULL;
+    if (!copy)
+        return;
+    n->later[n->nlater] = copy;
+    n->later_at[n->nlater++] = run_at;
+}
+
 void pg_notes_clear(struct pg_notes *n)
 {
     for (size_t i = 0; i < n->n; i++)
         free(n->queues[i]);
+    for (size_t i = 0; i < n->nlater; i++)
+        free(n->later[i]);
     memset(n, 0, sizeof *n);
 }
 
@@ -74,6 +92,20 @@ static void fire_hooks(struct pg_store *st, const struct pg_notes *n)
     }
 }
 
+void pg_notes_publish(struct pg_store *st, const struct pg_notes *n)
+{
+    fire_hooks(st, n);
+    pg_listen_announce(st, n);
+    if (n->nlater == 0)
+        return;
+    pg_due_add(st, n);
+    int64_t first = n->later_at[0];
+    for (size_t i = 1; i < n->nlater; i++)
+        first = n->later_at[i] < first ? n->later_at[i] : first;
+    if (st->hooks.on_scheduled)
+        st->hooks.on_scheduled(st->hooks.ctx, first);
+}
+
 enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
 {
     enum store_result r = STORE_ERROR;
@@ -115,8 +147,7 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
         if (committed) {
             atomic_fetch_add(&st->commits, 1);
             atomic_fetch_add(&st->ops, tx->ops ? tx->ops : 1);
-            fire_hooks(st, &notes);
-            pg_listen_announce(st, &notes);
+            pg_notes_publish(st, &notes);
             pg_notes_clear(&notes);
             return r;
         }
@@ -398,8 +429,7 @@ static enum pipe_outcome pipe_run(struct pg_store *st, struct pg_call *calls, si
     }
     atomic_fetch_add(&st->commits, 1);
     atomic_fetch_add(&st->ops, n);
-    fire_hooks(st, &notes);
-    pg_listen_announce(st, &notes);
+    pg_notes_publish(st, &notes);
     pg_notes_clear(&notes);
     /* The reads that decide the calls whose statement found nothing. */
     for (size_t i = 0; i < n; i++) {
