@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "sqlite_conn.h"
+#include "sqlite_pool.h"
 #include "sqlite_store.h"
 #include "test_faults_util.h"
 
@@ -150,8 +151,31 @@ TEST(lost_write_connection_is_reopened)
     CHECK(integrity_ok());
 }
 
+/* Every read connection taken: the next read waits SQLITE_POOL_WAIT_MS at most, then gives
+ * up (the read answers 503) instead of holding its HTTP thread for ever. */
+TEST(reader_pool_wait_is_bounded)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    store_close(s); /* the file now holds the schema */
+    struct sqlite_pool p;
+    CHECK_INT(sqlite_pool_open(&p, DB_PATH, 1), 0);
+    struct sqlite_conn *c = sqlite_pool_take(&p);
+    CHECK(c != NULL);
+    int64_t t0 = clock_mono_ms();
+    CHECK(sqlite_pool_take(&p) == NULL);
+    int64_t waited = clock_mono_ms() - t0;
+    CHECK(waited >= SQLITE_POOL_WAIT_MS - 50);
+    CHECK(waited < SQLITE_POOL_WAIT_MS + 2000);
+    sqlite_pool_give(&p, c);
+    c = sqlite_pool_take(&p); /* free again: at once */
+    CHECK(c != NULL);
+    sqlite_pool_give(&p, c);
+    sqlite_pool_close(&p);
+}
+
 TEST_MAIN(TEST_ENTRY(busy_database_answers_within_budget),
           TEST_ENTRY(ping_unavailable_until_a_write_gets_through),
           TEST_ENTRY(write_connection_reopens_after_repeated_faults),
           TEST_ENTRY(read_only_connection_heals_by_reopening),
-          TEST_ENTRY(lost_write_connection_is_reopened))
+          TEST_ENTRY(lost_write_connection_is_reopened), TEST_ENTRY(reader_pool_wait_is_bounded))

@@ -1,8 +1,11 @@
 #include "sqlite_pool.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 int sqlite_pool_open(struct sqlite_pool *p, const char *path, int n)
@@ -10,9 +13,13 @@ int sqlite_pool_open(struct sqlite_pool *p, const char *path, int n)
     memset(p, 0, sizeof *p);
     if (n < 1)
         n = 1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the clock of clock_mono_ms() */
     int err = pthread_mutex_init(&p->mu, NULL);
-    if (!err && (err = pthread_cond_init(&p->cv, NULL)) != 0)
+    if (!err && (err = pthread_cond_init(&p->cv, &ca)) != 0)
         pthread_mutex_destroy(&p->mu);
+    pthread_condattr_destroy(&ca);
     if (err) {
         log_error("cannot create the reader pool's mutex: error %d", err);
         return -1;
@@ -49,9 +56,17 @@ void sqlite_pool_close(struct sqlite_pool *p)
 
 struct sqlite_conn *sqlite_pool_take(struct sqlite_pool *p)
 {
+    int64_t deadline = clock_mono_ms() + SQLITE_POOL_WAIT_MS;
+    struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
     pthread_mutex_lock(&p->mu);
-    while (p->nidle == 0)
-        pthread_cond_wait(&p->cv, &p->mu);
+    while (p->nidle == 0) {
+        if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && p->nidle == 0) {
+            pthread_mutex_unlock(&p->mu);
+            log_warn("no free read connection within %d ms (--readers %d)", SQLITE_POOL_WAIT_MS,
+                     p->n);
+            return NULL;
+        }
+    }
     struct sqlite_conn *c = &p->conns[p->idle[--p->nidle]];
     pthread_mutex_unlock(&p->mu);
     return c;

@@ -23,7 +23,10 @@ int sqlite_pool_open(struct sqlite_pool *p, const char *path, int n);
 /* Close every connection of a pool that sqlite_pool_open() opened. None may be taken. */
 void sqlite_pool_close(struct sqlite_pool *p);
 
-/* Take a free read connection, waiting for one when all are taken. Never NULL. */
+#define SQLITE_POOL_WAIT_MS 5000 /* for a free read connection, at most */
+
+/* Take a free read connection, waiting up to SQLITE_POOL_WAIT_MS for one when all are taken.
+ * NULL (logged) when none came free in time: the read answers STORE_BUSY. */
 struct sqlite_conn *sqlite_pool_take(struct sqlite_pool *p);
 
 /* Give back a connection taken from p. */

@@ -12,6 +12,8 @@ enum store_result sqlite_read_get(struct store *s, int64_t id, struct job *out)
 {
     struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
     struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
     struct job j;
     enum store_result r = sqlite_row_get(c, id, 0, &j);
     sqlite_pool_give(pool, c);
@@ -95,6 +97,8 @@ enum store_result sqlite_read_list(struct store *s, const struct list_filter *f,
 {
     struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
     struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
     enum store_result r = list_on(c, f, out, n, more);
     sqlite_pool_give(pool, c);
     return r;
@@ -202,6 +206,8 @@ enum store_result sqlite_read_queues(struct store *s, int64_t now, struct queue_
     struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
     struct stats qs = {NULL, 0, 0};
     struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
     enum store_result r = queues_on(c, now, &qs);
     sqlite_pool_give(pool, c);
     if (r != STORE_OK) {
@@ -217,6 +223,8 @@ enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at)
 {
     struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
     struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_NEXT_DUE);
     enum store_result r = STORE_OK;
     int rc = sqlite_conn_step(c, st);
@@ -234,6 +242,8 @@ enum store_result sqlite_read_ping(struct store *s)
 {
     struct sqlite_store *ss = sqlite_store_of(s);
     struct sqlite_conn *c = sqlite_pool_take(&ss->readers);
+    if (!c)
+        return STORE_BUSY;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PING);
     enum store_result r = STORE_OK;
     int rc = sqlite_conn_step(c, st);
