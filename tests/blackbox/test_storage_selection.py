@@ -113,6 +113,43 @@ class TwoProcesses(unittest.TestCase):
         # NOTIFY, not the 1-2 s re-check, wakes it: the median is well under a second.
         self.assertLess(statistics.median(delays), 0.5, delays)
 
+    def test_delayed_job_on_one_wakes_a_long_poll_on_another_at_run_at(self):
+        """A job enqueued on a for later (run_at) wakes a claim parked on b when its time
+        comes: a's sweeper, poked for that run_at, announces the queue; b's own re-check
+        (every 1-2 s) would be late by up to 2 s."""
+        if backend() != "pg":
+            self.skipTest("several processes share only a PostgreSQL database")
+        b = Server(db=self.a.db)
+        self.addCleanup(b.cleanup)
+        b.start()
+        late = []
+        for i in range(3):
+            q = "later-%d" % i
+            out = {}
+
+            def park():
+                c = b.client(timeout=30)
+                out["r"] = c.post("/claim", {"worker_id": "w", "queue": q, "wait_seconds": 20})
+                out["t"] = time.time()
+                c.close()
+
+            t = threading.Thread(target=park)
+            t.start()
+            wait_until(lambda: parked(b), 10, what="the claim parked on b")
+            run_at = int(time.time()) + 3
+            ca = self.a.client()
+            r = ca.post("/jobs", {"queue": q, "payload": i, "run_at": run_at})
+            ca.close()
+            self.assertEqual(r.status, 201, r.body)
+            t.join(25)
+            self.assertFalse(t.is_alive())
+            self.assertEqual(len(out["r"].json["jobs"]), 1, out["r"].body)
+            late.append(out["t"] - run_at)
+        # Not before its time, and soon after it (a second of slack for the sweeper's
+        # whole-second clock), every time.
+        self.assertGreaterEqual(min(late), 0.0, late)
+        self.assertLess(max(late), 1.0, late)
+
 
 class TerminatedConnections(unittest.TestCase):
     def test_pg_terminate_backend_is_invisible_to_clients(self):
