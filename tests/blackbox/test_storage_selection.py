@@ -31,6 +31,23 @@ def parked(srv):
         c.close()
 
 
+def park_claim(srv, queue, clock):
+    """A claim on queue parked on srv by a thread (waiting up to 20 s). Returns the thread and
+    a dict that gets the answer ("r") and clock() when it came ("t")."""
+    out = {}
+
+    def park():
+        c = srv.client(timeout=30)
+        out["r"] = c.post("/claim", {"worker_id": "w", "queue": queue, "wait_seconds": 20})
+        out["t"] = clock()
+        c.close()
+
+    t = threading.Thread(target=park)
+    t.start()
+    wait_until(lambda: parked(srv), 10, what="the claim parked")
+    return t, out
+
+
 class TwoProcesses(unittest.TestCase):
     def setUp(self):
         self.a = Server()
@@ -91,17 +108,7 @@ class TwoProcesses(unittest.TestCase):
         delays = []
         for i in range(5):
             q = "wake-%d" % i
-            out = {}
-
-            def park():
-                c = b.client(timeout=30)
-                out["r"] = c.post("/claim", {"worker_id": "w", "queue": q, "wait_seconds": 20})
-                out["t"] = time.monotonic()
-                c.close()
-
-            t = threading.Thread(target=park)
-            t.start()
-            wait_until(lambda: parked(b), 10, what="the claim parked on b")
+            t, out = park_claim(b, q, time.monotonic)
             ca = self.a.client()
             t0 = time.monotonic()
             self.assertEqual(ca.post("/jobs", {"queue": q, "payload": i}).status, 201)
@@ -125,17 +132,7 @@ class TwoProcesses(unittest.TestCase):
         late = []
         for i in range(3):
             q = "later-%d" % i
-            out = {}
-
-            def park():
-                c = b.client(timeout=30)
-                out["r"] = c.post("/claim", {"worker_id": "w", "queue": q, "wait_seconds": 20})
-                out["t"] = time.time()
-                c.close()
-
-            t = threading.Thread(target=park)
-            t.start()
-            wait_until(lambda: parked(b), 10, what="the claim parked on b")
+            t, out = park_claim(b, q, time.time)
             run_at = int(time.time()) + 3
             ca = self.a.client()
             r = ca.post("/jobs", {"queue": q, "payload": i, "run_at": run_at})

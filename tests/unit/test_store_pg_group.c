@@ -136,14 +136,24 @@ static struct store *open_one_executor(void)
     return store_open(&o);
 }
 
-TEST(calls_queued_together_share_one_commit)
+/* A fresh database and a store on it with one executor: 1 with *s open, 0 when there is no
+ * cluster (skip), -1 on failure. */
+static int open_case(struct store **s)
 {
     int made = fresh_db();
+    if (made <= 0)
+        return made;
+    *s = open_one_executor();
+    return *s ? 1 : -1;
+}
+
+TEST(calls_queued_together_share_one_commit)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
     CHECK(made >= 0);
     if (made == 0)
         return;
-    struct store *s = open_one_executor();
-    CHECK(s != NULL);
     struct store_stats before, after;
     store_read_stats(s, &before);
     ready_calls = 0;
@@ -169,12 +179,11 @@ TEST(calls_queued_together_share_one_commit)
 
 TEST(a_call_that_fails_rolls_its_group_back_and_the_others_run_alone)
 {
-    int made = fresh_db();
+    struct store *s = NULL;
+    int made = open_case(&s);
     CHECK(made >= 0);
     if (made == 0)
         return;
-    struct store *s = open_one_executor();
-    CHECK(s != NULL);
     /* A statement that fails for one payload only. */
     CHECK_INT(pg_sql_on(db_url, "ALTER TABLE jobq_jobs ADD CONSTRAINT poison"
                                 " CHECK (payload <> '\"poison\"')"),

@@ -66,6 +66,43 @@ static int thread_count(void)
     return n;
 }
 
+/* n waiters on queues, each armed and parked with a wait of wait_ms(i): a calloc'ed array
+ * (the caller frees it), or NULL when one could not park. */
+static struct fake_req *park_many(struct waitq *q, int n, const char *const *queues,
+                                  int64_t (*wait_ms)(int i))
+{
+    struct fake_req *r = calloc((size_t)n, sizeof *r);
+    for (int i = 0; r && i < n; i++) {
+        fake_init(&r[i], queues, 1, wait_ms(i));
+        if (waitq_arm(q, &r[i].w) != 0 || waitq_park(q, &r[i].w, fake_suspend, &r[i]) != 0) {
+            free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+static int64_t wait_spread(int i)
+{
+    return 30000 + i; /* spread deadlines: the deadline thread keeps re-planning */
+}
+
+static int64_t wait_expiring(int i)
+{
+    return 50 + (i % 50) * 3;
+}
+
+static int64_t wait_long(int i)
+{
+    (void)i;
+    return 60000;
+}
+
+static int64_t wait_shuffled(int i)
+{
+    return 40 + (i * 37) % 400; /* deadlines out of arming order */
+}
+
 TEST(notify_wakes_only_matching_queues)
 {
     static const char *const qa[] = {"a"};
@@ -228,16 +265,10 @@ TEST(many_parked_use_no_thread)
     static const char *const qa[] = {"a"};
     struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
-    struct fake_req *r = calloc(N, sizeof *r);
-    CHECK(r != NULL);
     int before = thread_count();
     CHECK(before >= 2); /* main + the deadline thread */
-    for (int i = 0; i < N; i++) {
-        /* Spread deadlines so that the deadline thread keeps re-planning. */
-        fake_init(&r[i], qa, 1, 30000 + i);
-        CHECK_INT(waitq_arm(q, &r[i].w), 0);
-        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
-    }
+    struct fake_req *r = park_many(q, N, qa, wait_spread);
+    CHECK(r != NULL);
     CHECK_INT(waitq_parked(q), N);
     CHECK_INT(thread_count(), before);
     waitq_notify(q, "a");
@@ -256,13 +287,8 @@ TEST(expiry_of_many)
     static const char *const qa[] = {"a"};
     struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
-    struct fake_req *r = calloc(N, sizeof *r);
+    struct fake_req *r = park_many(q, N, qa, wait_expiring);
     CHECK(r != NULL);
-    for (int i = 0; i < N; i++) {
-        fake_init(&r[i], qa, 1, 50 + (i % 50) * 3);
-        CHECK_INT(waitq_arm(q, &r[i].w), 0);
-        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
-    }
     int64_t end = clock_mono_ms() + 3000;
     while (waitq_parked(q) > 0 && clock_mono_ms() < end)
         sleep_ms(5);
@@ -330,13 +356,8 @@ TEST(notify_visits_only_its_queue)
     static const char *const qa[] = {"a"};
     struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
-    struct fake_req *r = calloc(N, sizeof *r);
+    struct fake_req *r = park_many(q, N, qa, wait_long);
     CHECK(r != NULL);
-    for (int i = 0; i < N; i++) {
-        fake_init(&r[i], qa, 1, 60000);
-        CHECK_INT(waitq_arm(q, &r[i].w), 0);
-        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
-    }
     int64_t t0 = clock_mono_ms();
     for (int i = 0; i < N; i++)
         waitq_notify(q, "b");
@@ -395,13 +416,8 @@ TEST(disarm_keeps_deadline_order)
     static const char *const qa[] = {"a"};
     struct waitq *q = waitq_new(0);
     CHECK(q != NULL);
-    struct fake_req *r = calloc(N, sizeof *r);
+    struct fake_req *r = park_many(q, N, qa, wait_shuffled);
     CHECK(r != NULL);
-    for (int i = 0; i < N; i++) {
-        fake_init(&r[i], qa, 1, 40 + (i * 37) % 400); /* deadlines out of arming order */
-        CHECK_INT(waitq_arm(q, &r[i].w), 0);
-        CHECK_INT(waitq_park(q, &r[i].w, fake_suspend, &r[i]), 0);
-    }
     for (int i = 0; i < N; i += 3)
         waitq_disarm(q, &r[i].w);
     int64_t end = clock_mono_ms() + 3000;
