@@ -72,7 +72,8 @@ struct pg_store {
     pthread_mutex_t due_mu;
     struct pg_due *due; /* under due_mu: [0, ndue) of PG_DUE_MAX */
     size_t ndue;
-    atomic_int abandoned; /* store_abandon(): calls end STORE_UNAVAILABLE */
+    atomic_int abandoned;     /* store_abandon(): calls end STORE_UNAVAILABLE */
+    int64_t analyze_after_ms; /* the sweeper's thread only (pg_sweep.c) */
     atomic_uint_fast64_t commits, retries, errors;
     atomic_uint_fast64_t ops; /* calls committed (several per commit when grouped) */
 };
