@@ -121,6 +121,8 @@ int main(int argc, char **argv)
     enum log_level level = LOG_INFO;
     log_level_parse(cfg.log_level, &level); /* validated by config_load */
     log_set_level(level);
+    log_set_json(cfg.log_json);
+    log_set_access(cfg.access_log);
 
     /* Block the signals in every thread before any starts; main takes them with sigwait(). A
      * write to a closed socket then fails with EPIPE instead of killing the process. */

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics.h"
+#include "rand.h"
 #include "reply.h"
 #include "request.h"
 #include "router.h"
@@ -160,6 +161,28 @@ static int take_upload(struct request *rq, const char *data, size_t n, int64_t m
     return 0;
 }
 
+/* The request's X-Request-Id: the client's when it is 1-REQUEST_ID_MAX characters of
+ * A-Z a-z 0-9 - _ ., else a new random one (16 URL-safe characters). */
+static void set_request_id(struct request *rq)
+{
+    const char *given = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "X-Request-Id");
+    size_t n = given ? strlen(given) : 0;
+    int ok = n >= 1 && n <= REQUEST_ID_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        char ch = given[i];
+        ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+             ch == '-' || ch == '_' || ch == '.';
+    }
+    if (ok) {
+        memcpy(rq->request_id, given, n + 1);
+        return;
+    }
+    char token[JOB_TOKEN_LEN + 1];
+    if (rand_token(token) != 0)
+        snprintf(token, sizeof token, "%016llx", (unsigned long long)rq->started_us);
+    snprintf(rq->request_id, sizeof rq->request_id, "%.16s", token);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -180,6 +203,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq->method = method;
         rq->url = url;
         rq->started_us = clock_mono_us();
+        set_request_id(rq);
         *req_cls = rq;
         inflight_add(h, 1);
         watchdog_request_started(conn); /* the headers are in */
@@ -283,24 +307,23 @@ static const char *termination_name(enum MHD_RequestTerminationCode toe)
     case MHD_REQUEST_TERMINATED_COMPLETED_OK:
         return "";
     case MHD_REQUEST_TERMINATED_WITH_ERROR:
-        return " (connection error)";
+        return "connection error";
     case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED:
-        return " (timed out)";
+        return "timed out";
     case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN:
-        return " (server stopping)";
+        return "server stopping";
     case MHD_REQUEST_TERMINATED_READ_ERROR:
-        return " (client went away)";
+        return "client went away";
     case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
-        return " (client aborted)";
+        return "client aborted";
     default:
-        return " (terminated)";
+        return "terminated";
     }
 }
 
-/* The completion callback: one access-log line, the metrics, then the request's memory.
- * The access line is at debug level: under load (workers claiming and heartbeating) one info
- * line per request would dominate the log; /metrics carries the counts and latencies, and
- * --log-level debug shows every request. */
+/* The completion callback: one access-log line (at info level, or debug with
+ * --access-log=off: under load, workers claiming and heartbeating, one info line per request
+ * can dominate the log), the metrics, then the request's memory. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -312,12 +335,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     *req_cls = NULL;
     watchdog_request_done(conn);
     int64_t us = clock_mono_us() - rq->started_us;
-    if (log_enabled(LOG_DEBUG)) {
+    if (log_enabled(log_request_level())) {
         char method[16], path[LOG_PATH_MAX + 1];
         log_safe(method, sizeof method, rq->method);
         log_safe(path, sizeof path, rq->url);
-        log_debug("%s %s %d %lld.%03lld ms%s", method, path, rq->status, (long long)(us / 1000),
-                  (long long)(us % 1000), termination_name(toe));
+        struct log_request line = {method, path,           rq->status,           rq->bytes,
+                                   us,     rq->request_id, termination_name(toe)};
+        log_request(&line);
     }
     metrics_request_done((unsigned)rq->status, us);
     if (rq->state_free)

@@ -49,16 +49,21 @@ unsigned err_status(enum err e)
     return err_table[e].status;
 }
 
-/* Queue resp with status and the given extra header pairs; releases resp. */
+/* Queue resp (len bytes of body) with status, X-Request-Id and the given extra header pairs;
+ * releases resp. */
 static enum MHD_Result queue(struct request *rq, unsigned status, struct MHD_Response *resp,
-                             const char *content_type, const char *const *hdrs, size_t nhdrs)
+                             size_t len, const char *content_type, const char *const *hdrs,
+                             size_t nhdrs)
 {
     rq->status = (int)status;
+    rq->bytes = len;
     if (!resp) {
         log_error("cannot create a response for %s %s", rq->method, rq->url);
         return MHD_NO;
     }
     enum MHD_Result ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (ok == MHD_YES && rq->request_id[0])
+        ok = MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     for (size_t i = 0; ok == MHD_YES && i + 1 < nhdrs; i += 2)
         ok = MHD_add_response_header(resp, hdrs[i], hdrs[i + 1]);
     if (ok == MHD_YES)
@@ -76,7 +81,7 @@ static enum MHD_Result queue_oom(struct request *rq, const char *const *hdrs, si
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         sizeof oom_body - 1, (void *)oom_body, MHD_RESPMEM_PERSISTENT);
-    return queue(rq, 500, resp, JSON_TYPE, hdrs, nhdrs);
+    return queue(rq, 500, resp, sizeof oom_body - 1, JSON_TYPE, hdrs, nhdrs);
 }
 
 static enum MHD_Result queue_json(struct request *rq, unsigned status, cJSON *body,
@@ -92,11 +97,11 @@ static enum MHD_Result queue_json(struct request *rq, unsigned status, cJSON *bo
         log_error("out of memory printing a %u answer for %s %s", status, rq->method, rq->url);
         return queue_oom(rq, hdrs, nhdrs);
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    size_t len = strlen(text);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         free(text); /* MHD took ownership only on success */
-    return queue(rq, status, resp, JSON_TYPE, hdrs, nhdrs);
+    return queue(rq, status, resp, len, JSON_TYPE, hdrs, nhdrs);
 }
 
 /* Copy the (name, value) pairs of ap, ending with a NULL name, into hdrs (cap entries);
@@ -137,7 +142,7 @@ enum MHD_Result reply_jtext(struct request *rq, unsigned status, struct jtext *t
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         free(text); /* MHD took ownership only on success */
-    return queue(rq, status, resp, JSON_TYPE, hdrs, n);
+    return queue(rq, status, resp, len, JSON_TYPE, hdrs, n);
 }
 
 enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body)
@@ -222,7 +227,7 @@ enum MHD_Result reply_text(struct request *rq, unsigned status, const char *cont
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-    return queue(rq, status, resp, content_type, NULL, 0);
+    return queue(rq, status, resp, len, content_type, NULL, 0);
 }
 
 enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what)

@@ -10,6 +10,8 @@ struct MHD_Connection;
 struct app;
 struct route;
 
+#define REQUEST_ID_MAX 200
+
 struct request {
     struct MHD_Connection *conn;
     struct app *app;
@@ -20,12 +22,15 @@ struct request {
     char *body;                /* NUL-terminated, NULL when empty */
     size_t body_len;
     size_t body_cap;
-    int too_large;      /* body passed --max-body-bytes: answer 413 */
-    int role;           /* enum auth_role of the bearer token (server/auth.h), 0 when none */
-    int denied;         /* enum access_denial (access.h), decided from the headers: when not 0,
+    int too_large; /* body passed --max-body-bytes: answer 413 */
+    int role;      /* enum auth_role of the bearer token (server/auth.h), 0 when none */
+    int denied;    /* enum access_denial (access.h), decided from the headers: when not 0,
                          * the body is discarded and a 401 or 403 is the answer */
-    int answered;       /* a response was queued */
-    int status;         /* the status answered, for the access log */
+    int answered;  /* a response was queued */
+    int status;    /* the status answered, for the access log */
+    size_t bytes;  /* the body answered, for the access log */
+    /* X-Request-Id: the client's (1-200 of A-Z a-z 0-9 - _ .) or a new random one */
+    char request_id[REQUEST_ID_MAX + 1];
     int64_t started_us; /* clock_mono_us() at the first call */
     /* A handler that needs to keep state across calls (a parked claim) stores it here;
      * http.c calls state_free(state) in the completion callback. */

@@ -22,7 +22,8 @@ enum kind {
     K_INT64,  /* an int64_t field within [min, max] */
     K_SYNC,   /* full | normal into sync_full */
     K_LEVEL,  /* a log level name */
-    K_BOOL    /* a switch: an int field set to 0 or 1; the flag alone means 1 */
+    K_BOOL,   /* a switch: an int field set to 0 or 1; the flag alone means 1 */
+    K_FORMAT  /* text | json into log_json */
 };
 
 /* One setting. The flag is "--" followed by the name. */
@@ -94,7 +95,12 @@ static const struct setting settings[] = {
     {"pg-statement-timeout", "JOBQ_PG_STATEMENT_TIMEOUT", "5000", K_INT64, 10, 600000,
      FIELD(pg_statement_ms), "MS", "PostgreSQL: statement_timeout of every statement"},
     {"log-level", "JOBQ_LOG_LEVEL", "info", K_LEVEL, 0, 0, FIELD(log_level),
-     "debug|info|warn|error|off", "lowest level logged (access lines are debug)"},
+     "debug|info|warn|error|off", "lowest level logged"},
+    {"log-format", "JOBQ_LOG_FORMAT", "text", K_FORMAT, 0, 0, FIELD(log_json), "text|json",
+     "log lines as text, or as one JSON object each (for log shippers)"},
+    {"access-log", "JOBQ_ACCESS_LOG", "1", K_BOOL, 0, 1, FIELD(access_log), "",
+     "one line per request (method, path, status, bytes, duration, request id) at info level; "
+     "0: at debug level"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])
@@ -121,7 +127,10 @@ static void describe_range(const struct setting *s, char *out, size_t n)
         snprintf(out, n, "debug, info, warn, error or off");
         break;
     case K_BOOL:
-        snprintf(out, n, "1, 0, true, false, yes or no (the flag alone means 1)");
+        snprintf(out, n, "1, 0, true, false, yes, no, on or off (the flag alone means 1)");
+        break;
+    case K_FORMAT:
+        snprintf(out, n, "text or json");
         break;
     }
 }
@@ -129,8 +138,9 @@ static void describe_range(const struct setting *s, char *out, size_t n)
 /* Parse a switch's value. Returns 0 or 1, or -1. */
 static int parse_bool(const char *text)
 {
-    static const char *const yes[] = {"1", "true", "yes"}, *const no[] = {"0", "false", "no"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no",
+                                                                                "off"};
+    for (size_t i = 0; i < 4; i++) {
         if (strcmp(text, yes[i]) == 0)
             return 1;
         if (strcmp(text, no[i]) == 0)
@@ -252,6 +262,11 @@ static int set_value(struct config *cfg, const struct setting *s, const char *te
         *(int *)(void *)field = b;
         return 0;
     }
+    case K_FORMAT:
+        if (strcmp(text, "text") != 0 && strcmp(text, "json") != 0)
+            return -1;
+        *(int *)(void *)field = strcmp(text, "json") == 0;
+        return 0;
     }
     return -1;
 }

@@ -30,6 +30,8 @@ struct config {
     int64_t pg_checkout_ms;     /* --pg-checkout-timeout ms, JOBQ_PG_CHECKOUT_TIMEOUT; 5000 */
     int64_t pg_statement_ms;    /* --pg-statement-timeout ms, JOBQ_PG_STATEMENT_TIMEOUT; 5000 */
     char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */
+    int log_json;               /* --log-format json, JOBQ_LOG_FORMAT; default text (0) */
+    int access_log; /* --access-log, JOBQ_ACCESS_LOG; default 1: request lines at info */
 };
 
 enum config_parse { CONFIG_OK = 0, CONFIG_HELP, CONFIG_VERSION, CONFIG_INVALID };
