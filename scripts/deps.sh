@@ -22,9 +22,10 @@ installed() {
 # clang, libclang-rt-dev (libFuzzer's runtime): the fuzz targets (tests/fuzz/run.sh).
 # libpq-dev: the PostgreSQL backend's client library. postgresql: the server (initdb, pg_ctl)
 # and client (psql) programs of the throwaway test cluster (scripts/pg_cluster.sh); the
-# package's system cluster is never used.
+# package's system cluster is never used. jq (with curl): the shell client in examples/shell,
+# which tests/blackbox/test_examples.py runs, as it runs examples/node with the node below.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql)
+          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")
