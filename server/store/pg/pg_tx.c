@@ -313,7 +313,7 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
                      struct pg_notes *notes)
 {
     int64_t deadline = clock_mono_ms() + st->statement_ms;
-    int failed = 0, lost = 0;
+    int failed = 0, lost = 0, from_server = 0;
     for (size_t i = 0; i < n && !lost; i++) {
         PGresult *res = next_result(c, deadline, &lost);
         if (!res && i == 0 && PQstatus(c->db) != CONNECTION_OK) {
@@ -333,6 +333,11 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
             if (PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
                 pg_fail(c, res, calls[i].tx.name); /* logs it */
             failed = 1;
+            /* The server said why (an SQLSTATE outside class 08): the transaction is rolled
+             * back. libpq's own "connection lost" is not a word from the server: the commit
+             * may have happened before it. */
+            const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+            from_server = state && strncmp(state, "08", 2) != 0;
         }
         PQclear(res);
         res = next_result(c, deadline, &lost); /* the NULL that ends this statement's results */
@@ -355,10 +360,10 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
         PQclear(res);
         return failed ? 1 : 0;
     }
-    if (failed) {
+    if (failed && from_server) {
         /* A statement failed, so the transaction did not commit, whatever became of the
          * connection after (a backend ended by a restart or pg_terminate_backend says so in
-         * its first answer). */
+         * its first answer: 57P01). */
         c->bad = 1;
         return -2;
     }
