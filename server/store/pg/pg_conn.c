@@ -225,6 +225,18 @@ int pg_await(struct pg_conn *c, int64_t deadline)
     return 0;
 }
 
+void pg_cancel(struct pg_conn *c)
+{
+    if (!c->db || PQstatus(c->db) != CONNECTION_OK)
+        return;
+    PGcancel *k = PQgetCancel(c->db);
+    char err[256];
+    if (k) {
+        PQcancel(k, err, sizeof err);
+        PQfreeCancel(k);
+    }
+}
+
 enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *what)
 {
     if (!c->db || !PQsendQuery(c->db, "COMMIT"))
@@ -233,12 +245,7 @@ enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *w
     if (late && PQstatus(c->db) == CONNECTION_OK) {
         /* Waiting for a synchronous standby (statement_timeout does not cover it): cancel
          * the wait. The commit may then be on this server only: not acknowledged. */
-        PGcancel *k = PQgetCancel(c->db);
-        char err[256];
-        if (k) {
-            PQcancel(k, err, sizeof err);
-            PQfreeCancel(k);
-        }
+        pg_cancel(c);
         if (pg_await(c, clock_mono_ms() + PG_CANCEL_WAIT_MS) != 0)
             c->bad = 1; /* no answer even to the cancel: drop the connection */
     }

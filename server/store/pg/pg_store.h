@@ -120,6 +120,10 @@ int pg_await(struct pg_conn *c, int64_t deadline);
  * the failure, as pg_exec. */
 enum store_result pg_command(struct pg_conn *c, const char *sql, const char *what);
 
+/* Ask the server to cancel what c is running, from c's own thread (best effort: nothing
+ * when c is not connected). This function can't fail. */
+void pg_cancel(struct pg_conn *c);
+
 /* COMMIT the transaction open on c, waiting at most timeout_ms for the answer
  * (statement_timeout does not bound the wait for a synchronous standby). Past it the wait is
  * cancelled and STORE_UNAVAILABLE returned: the commit may have happened on this server

@@ -367,14 +367,7 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
         c->bad = 1;
         return -2;
     }
-    if (PQstatus(c->db) == CONNECTION_OK) { /* cancel the wait, then drop the connection */
-        PGcancel *k = PQgetCancel(c->db);
-        char err[256];
-        if (k) {
-            PQcancel(k, err, sizeof err);
-            PQfreeCancel(k);
-        }
-    }
+    pg_cancel(c); /* the wait, then the connection is dropped */
     log_warn("postgresql: no answer to a pipeline of %zu calls within %lld ms (a synchronous "
              "standby that does not confirm, or the connection lost): answered as unavailable",
              n, (long long)st->statement_ms);
