@@ -434,7 +434,12 @@ struct http_server *http_start(struct app *app)
      * MHD_OPTION_LISTENING_ADDRESS_REUSE, not SO_REUSEPORT: a second jobqd cannot share the
      * port). ALLOW_SUSPEND_RESUME brings the inter-thread channel that quiesce needs. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
+    /* epoll only with one thread: with a pool, MHD_quiesce_daemon() (0.9.75) takes the
+     * listening socket out of each worker's epoll set while the worker may be doing the same,
+     * and panics (abort) when it loses that race (ENOENT). poll quiesces through the
+     * inter-thread channel instead. */
+    int epoll = cfg->threads <= 1 && MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES;
+    flags |= epoll ? MHD_USE_EPOLL : MHD_USE_POLL;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (use_tls)
