@@ -20,5 +20,9 @@ enum MHD_Result handle_queues(struct request *rq);        /* GET /queues */
 enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
 enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
 enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
+/* GET /ui/ and each dashboard file (ui.h): the file with a strict Content-Security-Policy,
+ * nosniff, its ETag and Cache-Control: no-cache; 304 when If-None-Match matches. */
+enum MHD_Result handle_ui_asset(struct request *rq);
+enum MHD_Result handle_ui_redirect(struct request *rq); /* GET /ui: 308 to /ui/ */
 
 #endif

@@ -230,6 +230,20 @@ enum MHD_Result reply_text(struct request *rq, unsigned status, const char *cont
     return queue(rq, status, resp, len, content_type, NULL, 0);
 }
 
+enum MHD_Result reply_static(struct request *rq, unsigned status, const char *content_type,
+                             const void *data, size_t len, ...)
+{
+    const char *hdrs[2 * REPLY_MAX_HEADERS];
+    size_t n;
+    va_list ap;
+    va_start(ap, len);
+    n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap);
+    va_end(ap);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_PERSISTENT);
+    return queue(rq, status, resp, len, content_type, hdrs, n);
+}
+
 enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what)
 {
     if (!what)

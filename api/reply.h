@@ -59,6 +59,13 @@ enum MHD_Result reply_method_not_allowed(struct request *rq, const char *allow);
 enum MHD_Result reply_text(struct request *rq, unsigned status, const char *content_type,
                            const char *text, size_t len);
 
+/* Queue len bytes of data with `status`, `content_type` and extra headers (pairs of name,
+ * value, ending with NULL). Borrows data for as long as the daemon runs: it is never copied
+ * nor freed, so it must be static (the dashboard's assets). Returns and sets like
+ * reply_json(). */
+enum MHD_Result reply_static(struct request *rq, unsigned status, const char *content_type,
+                             const void *data, size_t len, ...) __attribute__((sentinel));
+
 /* Map a store failure (BUSY, UNAVAILABLE, ERROR, NOT_FOUND, LEASE_LOST, CONFLICT) to its
  * error answer; `what` names the job for the message ("job 42"). */
 enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what);

@@ -8,7 +8,7 @@
 #include "reply.h"
 
 /* The access column: producers enqueue, workers claim and report, everyone with a token
- * reads, admins do everything; the health checks are open (auth.h). */
+ * reads, admins do everything; the health checks and the dashboard's files are open (auth.h). */
 const struct route router_table[] = {
     {"POST", "/jobs", handle_enqueue, 1, AUTH_ACCESS_PRODUCE},
     {"GET", "/jobs", handle_list_jobs, 0, AUTH_ACCESS_READ},
@@ -23,6 +23,16 @@ const struct route router_table[] = {
     {"GET", "/queues", handle_queues, 0, AUTH_ACCESS_READ},
     {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
+    /* The dashboard's files hold no data (its API calls carry the token): open. One row per
+     * file of ui/ (ui_assets.h); unit.ui checks that they match. */
+    {"GET", "/ui", handle_ui_redirect, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/api.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/app.css", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/app.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/chart.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/dom.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/jobs.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},
 };
 

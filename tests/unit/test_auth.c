@@ -267,6 +267,14 @@ TEST(role_matrix)
         {"GET", "/healthz", OPEN},
         {"GET", "/readyz", OPEN},
         {"GET", "/metrics", P | W | A},
+        {"GET", "/ui", OPEN},
+        {"GET", "/ui/", OPEN},
+        {"GET", "/ui/api.js", OPEN},
+        {"GET", "/ui/app.css", OPEN},
+        {"GET", "/ui/app.js", OPEN},
+        {"GET", "/ui/chart.js", OPEN},
+        {"GET", "/ui/dom.js", OPEN},
+        {"GET", "/ui/jobs.js", OPEN},
     };
     static const enum auth_role roles[] = {AUTH_ROLE_NONE, AUTH_ROLE_PRODUCER, AUTH_ROLE_WORKER,
                                            AUTH_ROLE_ADMIN};

@@ -35,6 +35,14 @@ TEST(every_route_present)
         {"GET", "/healthz", handle_healthz, 0},
         {"GET", "/readyz", handle_readyz, 0},
         {"GET", "/metrics", handle_metrics, 0},
+        {"GET", "/ui", handle_ui_redirect, 0},
+        {"GET", "/ui/", handle_ui_asset, 0},
+        {"GET", "/ui/api.js", handle_ui_asset, 0},
+        {"GET", "/ui/app.css", handle_ui_asset, 0},
+        {"GET", "/ui/app.js", handle_ui_asset, 0},
+        {"GET", "/ui/chart.js", handle_ui_asset, 0},
+        {"GET", "/ui/dom.js", handle_ui_asset, 0},
+        {"GET", "/ui/jobs.js", handle_ui_asset, 0},
     };
     CHECK_INT(router_table_len, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

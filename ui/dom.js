@@ -1,0 +1,59 @@
+// Small DOM helpers. Text always goes in as text (textContent), never as HTML.
+
+export const $ = (id) => document.getElementById(id);
+
+// el('td', {class: 'num', data: {key: 'x'}, onclick: fn}, child, 'text', ...)
+export function el(tag, attrs, ...kids) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'data') Object.assign(node.dataset, v);
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : v);
+  }
+  for (const kid of kids) {
+    if (kid === undefined || kid === null || kid === false) continue;
+    node.append(kid instanceof Node ? kid : String(kid));
+  }
+  return node;
+}
+
+// Replace the children of parent with nodes, keeping the keyboard focus: when the focused
+// element had a data-key, the new element with the same key gets the focus back.
+export function replaceKeepFocus(parent, nodes) {
+  const active = document.activeElement;
+  const key = active && parent.contains(active) ? active.dataset.key : undefined;
+  parent.replaceChildren(...nodes);
+  if (key !== undefined) {
+    const again = parent.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+
+// Epoch seconds as local "YYYY-MM-DD HH:MM:SS"; '' for null.
+export function fmtTime(epoch) {
+  if (epoch === null || epoch === undefined) return '';
+  const d = new Date(epoch * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+// Seconds as "45s", "3m 20s", "2h 5m", "3d 4h".
+export function fmtAge(s) {
+  s = Math.max(0, Math.round(s || 0));
+  if (s < 60) return s + 's';
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+export function fmtJSON(v) {
+  return v === undefined || v === null ? '—' : JSON.stringify(v, null, 2);
+}
+
+export function badge(status) {
+  return el('span', { class: 'badge st-' + status }, status);
+}
