@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what jobq needs to build, run and test, on Debian 12 as root (or with sudo).
 # Only what is missing is installed; `apt-get update` runs only when something is.
-# Then the pinned OpenAPI linter (tests/openapi) is installed with `npm ci` if absent.
+# Then the pinned OpenAPI linter (tests/openapi) and the dashboard test's browser driver
+# (tests/ui) are installed with `npm ci` if absent.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,8 +25,10 @@ installed() {
 # and client (psql) programs of the throwaway test cluster (scripts/pg_cluster.sh); the
 # package's system cluster is never used. jq (with curl): the shell client in examples/shell,
 # which tests/blackbox/test_examples.py runs, as it runs examples/node with the node below.
+# chromium: the headless browser that tests/blackbox/test_ui.py drives the dashboard in
+# (through playwright-core, below).
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq)
+          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")
@@ -50,4 +53,10 @@ fi
 if [ ! -x tests/openapi/node_modules/.bin/redocly ]; then
     echo "deps: installing the pinned OpenAPI linter (npm ci in tests/openapi)"
     (cd tests/openapi && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi
+# The dashboard test's browser driver; --ignore-scripts: it never downloads a browser of its
+# own, the test runs Debian's chromium.
+if [ ! -f tests/ui/node_modules/playwright-core/package.json ]; then
+    echo "deps: installing the pinned browser driver (npm ci in tests/ui)"
+    (cd tests/ui && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi

@@ -5,7 +5,7 @@
 
 import { api, getToken, onUnauthorized, seg, setToken } from './api.js';
 import { drawChart } from './chart.js';
-import { $, badge, el, fmtAge, fmtTime, replaceKeepFocus } from './dom.js';
+import { $, badge, el, fillTable, fmtAge, fmtTime } from './dom.js';
 import { makeJobs } from './jobs.js';
 
 const REFRESH_MS = 3000;
@@ -111,7 +111,7 @@ async function loadQueues() {
     const text = JSON.stringify(queues);
     if (text === lastQueues) return;
     lastQueues = text;
-    replaceKeepFocus($('queue-table').tBodies[0], queues.map(queueRow));
+    fillTable($('queue-table'), queues.map(queueRow));
     $('queues-empty').hidden = queues.length > 0;
     $('queue-names').replaceChildren(...queues.map((q) => el('option', { value: q.name })));
   } catch (e) {
@@ -230,8 +230,14 @@ $('error-close').addEventListener('click', () => {
   renderErrors();
 });
 
+// A fragment typed in, or the back button: show that view.
+window.addEventListener('hashchange', () => {
+  loadView();
+  jobs.sync();
+  refresh();
+});
+
 loadView();
-jobs.showFilters();
 $('change-token').hidden = !getToken();
-if (view.job) jobs.open(view.job, false);
+jobs.sync();
 refresh().then(() => setTimeout(tick, REFRESH_MS));

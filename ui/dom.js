@@ -31,6 +31,14 @@ export function replaceKeepFocus(parent, nodes) {
   }
 }
 
+// Fill a table's body with rows (keeping the focus), each cell labelled with its column's
+// heading (data-label), which the phone layout shows beside the value.
+export function fillTable(table, rows) {
+  const heads = [...table.tHead.rows[0].cells].map((c) => c.textContent);
+  for (const tr of rows) [...tr.cells].forEach((c, i) => { c.dataset.label = heads[i] || ''; });
+  replaceKeepFocus(table.tBodies[0], rows);
+}
+
 const pad = (n) => String(n).padStart(2, '0');
 
 // Epoch seconds as local "YYYY-MM-DD HH:MM:SS"; '' for null.

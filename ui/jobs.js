@@ -2,7 +2,7 @@
 // progress, errors, dependencies, attempt history, retry and cancel).
 
 import { api, ApiError } from './api.js';
-import { $, badge, el, fmtJSON, fmtTime, replaceKeepFocus } from './dom.js';
+import { $, badge, el, fillTable, fmtJSON, fmtTime, replaceKeepFocus } from './dom.js';
 
 const RETRYABLE = ['failed', 'cancelled'];
 const CANCELLABLE = ['queued', 'running', 'blocked'];
@@ -42,7 +42,7 @@ export function makeJobs(view, ui) {
     const text = JSON.stringify([page, view.job]);
     if (text === lastList) return; // unchanged: leave the DOM (and the user's place) alone
     lastList = text;
-    replaceKeepFocus($('job-table').tBodies[0], page.jobs.map(jobRow));
+    fillTable($('job-table'), page.jobs.map(jobRow));
     $('jobs-empty').hidden = page.jobs.length > 0;
     view.next = page.next_cursor;
     $('p-next').disabled = !view.next;
@@ -81,7 +81,7 @@ export function makeJobs(view, ui) {
       el('td', {}, badge(a.outcome)),
       el('td', { class: 'wrap' },
         a.error_code ? a.error_code + (a.error_detail ? ': ' + a.error_detail : '') : '')));
-    $('d-attempts').tBodies[0].replaceChildren(...rows);
+    fillTable($('d-attempts'), rows);
     const msg = note || (attempts && attempts.length === 0 ? 'Never claimed yet.' : '');
     $('d-attempts-note').textContent = msg;
     $('d-attempts-note').hidden = !msg;
@@ -138,12 +138,16 @@ export function makeJobs(view, ui) {
     }
   }
 
+  function showPanel(shown) {
+    $('detail').hidden = !shown;
+    document.querySelector('main').classList.toggle('with-detail', shown);
+    lastList = '';
+    lastDetail = '';
+  }
+
   function open(id, focus) {
     view.job = id;
-    lastDetail = '';
-    lastList = '';
-    $('detail').hidden = false;
-    document.querySelector('main').classList.add('with-detail');
+    showPanel(true);
     ui.saveView();
     const done = Promise.all([loadDetail(), loadList()]);
     if (focus) {
@@ -156,10 +160,8 @@ export function makeJobs(view, ui) {
   function close() {
     const id = view.job;
     view.job = null;
-    $('detail').hidden = true;
-    document.querySelector('main').classList.remove('with-detail');
+    showPanel(false);
     ui.saveView();
-    lastList = '';
     loadList().then(() => {
       const back = document.querySelector(`[data-key="job-${id}"]`);
       (back || $('jobs-h')).focus();
@@ -212,8 +214,14 @@ export function makeJobs(view, ui) {
 
   return {
     refresh: () => Promise.all([loadList(), loadDetail()]),
-    open,
-    showFilters,
+    // Show the view as it now is (at start, or the fragment was edited): its filters, the
+    // first page, its job. The next refresh loads them.
+    sync() {
+      showFilters();
+      view.cursor = null;
+      view.back = [];
+      showPanel(Boolean(view.job));
+    },
     filterQueue(name) {
       view.queue = name;
       showFilters();

@@ -1,0 +1,260 @@
+// Drives the dashboard in headless Chromium (playwright-core, pinned in package.json) for
+// tests/blackbox/test_ui.py, which starts jobqd and prepares the jobs first.
+//
+//   node drive.mjs SCENARIO BASE_URL ARTIFACT_DIR JSON_ARGS
+//
+// SCENARIO is one of the functions in `scenarios` below; JSON_ARGS carries what it needs (job
+// ids, queue names, tokens). Screenshots go to ARTIFACT_DIR/<scenario>-<step>.png. Exits 0 when
+// every check held, 1 with the failed check on stderr otherwise. Every wait is bounded.
+// Chromium: $JOBQ_CHROMIUM, else /usr/bin/chromium (Debian's package, scripts/deps.sh).
+
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const WAIT = 15000; // ms for anything the page should show (a refresh is every 3 s)
+const [scenario, base, artifacts, argText] = process.argv.slice(2);
+const args = JSON.parse(argText || '{}');
+
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what);
+}
+
+// The browser, with one page whose console errors, page errors and CSP violations are kept.
+async function open(viewport) {
+  const exe = process.env.JOBQ_CHROMIUM || '/usr/bin/chromium';
+  check(existsSync(exe), `${exe} exists (install chromium: scripts/deps.sh)`);
+  // As root (containers, CI) Chromium's sandbox cannot start: --no-sandbox is then needed.
+  const root = process.getuid && process.getuid() === 0;
+  const browser = await chromium.launch({
+    executablePath: exe, headless: true,
+    args: [...(root ? ['--no-sandbox'] : []), '--disable-dev-shm-usage'],
+  });
+  const context = await browser.newContext({ viewport: viewport || { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.problems = [];
+  page.requests = [];
+  page.on('pageerror', (e) => page.problems.push('page error: ' + e.message));
+  page.on('console', (m) => {
+    const text = m.text();
+    // A refused API call (401, 403, 404, 503) is logged by Chromium as a failed resource
+    // load: that is the page's business, shown in its own error list.
+    if (m.type() === 'error' && !/Failed to load resource/.test(text))
+      page.problems.push('console error: ' + text);
+  });
+  page.on('request', (r) => page.requests.push(r));
+  return { browser, page };
+}
+
+async function shot(page, step) {
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: join(artifacts, `${scenario}-${step}.png`), fullPage: true });
+}
+
+const button = (page, name) => page.getByRole('button', { name, exact: true });
+
+async function visible(locator, what) {
+  try {
+    await locator.first().waitFor({ state: 'visible', timeout: WAIT });
+  } catch (e) {
+    throw new Error(`not visible within ${WAIT} ms: ${what}`);
+  }
+}
+
+async function text(page, selector, re, what) {
+  try {
+    await page.waitForFunction(([sel, src]) => {
+      const n = document.querySelector(sel);
+      return n && !n.closest('[hidden]') && new RegExp(src).test(n.textContent);
+    }, [selector, re.source], { timeout: WAIT });
+  } catch (e) {
+    const now = await page.locator(selector).first().textContent().catch(() => '(none)');
+    throw new Error(`${what}: ${selector} never matched ${re} (it says ${JSON.stringify(now)})`);
+  }
+}
+
+async function api(method, path, body, token) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (token) headers.Authorization = 'Bearer ' + token;
+  const r = await fetch(base + path, { method, headers, body: body && JSON.stringify(body) });
+  check(r.ok, `${method} ${path} answered ${r.status}`);
+  return r.json();
+}
+
+// No horizontal scrolling of the page itself (wide tables scroll in their own box).
+async function noOverflow(page, what) {
+  const [scroll, client] = await page.evaluate(() =>
+    [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  check(scroll <= client, `${what}: page ${scroll}px wide in a ${client}px viewport`);
+}
+
+// A focused job link keeps the focus while an automatic refresh redraws the list around it
+// (a job enqueued meanwhile shows up).
+async function focusSurvivesRefresh(page, locator) {
+  await locator.focus();
+  const key = await locator.getAttribute('data-key');
+  const more = await api('POST', '/jobs', { queue: args.queue, payload: { later: true } });
+  await visible(button(page, `Open job ${more.id}`), 'a job enqueued while a link has the focus');
+  const now = await page.evaluate(() => document.activeElement && document.activeElement.dataset.key);
+  check(now === key, `focus on ${key} after a refresh, found ${now}`);
+}
+
+const scenarios = {
+  // Jobs appear, the list filters and pages, a job opens, a failed job is retried and a queue
+  // paused from the page, purge asks for a status and a confirmation, the chart is drawn.
+  async main({ page }) {
+    await page.goto(base + '/ui/');
+    await visible(button(page, `Show the jobs of queue ${args.queue}`), 'the queue row');
+    for (const id of args.jobs) await visible(button(page, `Open job ${id}`), `job ${id} listed`);
+    // Enqueued while the page is open: the automatic refresh shows it.
+    const late = await api('POST', '/jobs', { queue: args.queue, payload: { late: true } });
+    await visible(button(page, `Open job ${late.id}`), 'a job enqueued after the page opened');
+    await focusSurvivesRefresh(page, button(page, `Open job ${late.id}`));
+    await page.waitForSelector('#chart polyline.enqueued', { timeout: WAIT });
+    await shot(page, 'overview');
+
+    // Filter by queue and status, then page through with the cursor.
+    await page.locator('#f-queue').fill(args.queue);
+    await page.locator('#f-status').selectOption('queued');
+    await page.locator('#f-limit').selectOption('25');
+    await button(page, 'Show').click();
+    await text(page, '#p-info', /^Page 1, 25 jobs$/, 'first page of queued jobs');
+    check(await button(page, 'Next page').isEnabled(), 'a next page');
+    await button(page, 'Next page').click();
+    await text(page, '#p-info', /^Page 2, \d+ jobs$/, 'second page');
+    await button(page, 'Previous page').click();
+    await text(page, '#p-info', /^Page 1, 25 jobs$/, 'back on the first page');
+    check(page.url().includes('status=queued'), 'the filter is kept in the fragment');
+
+    // The failed job: open it, read its error and attempts, retry it.
+    await page.locator('#f-status').selectOption('failed');
+    await button(page, 'Show').click();
+    await button(page, `Open job ${args.failed}`).click();
+    await text(page, '#detail-h', new RegExp(`^Job #${args.failed}$`), 'the detail heading');
+    await text(page, '#d-error', /boom/, 'the error code');
+    await text(page, '#d-payload', /"kind": "fails"/, 'the payload');
+    if (args.attempts) await text(page, '#d-attempts tbody', /failed/, 'the attempt history');
+    await shot(page, 'detail');
+    await button(page, 'Retry').click();
+    await text(page, '#notice', new RegExp(`Job ${args.failed} queued again`), 'retry notice');
+    await text(page, '#d-fields', /queued/, 'the job is queued again');
+
+    // Pause a queue from its row; then purge its succeeded jobs after choosing and confirming.
+    await button(page, `Pause queue ${args.pause}`).click();
+    await visible(button(page, `Resume queue ${args.pause}`), 'the queue is paused');
+    await text(page, '#queue-table tbody', /paused/, 'the paused badge');
+    await button(page, `Purge jobs of queue ${args.pause}`).click();
+    const dialog = page.getByRole('dialog', { name: 'Purge jobs' });
+    await visible(dialog, 'the purge dialog');
+    await page.locator('#purge-status').selectOption('succeeded');
+    await button(page, 'Purge').click(); // not confirmed yet: the form refuses
+    check(await dialog.isVisible(), 'purge waits for the confirmation');
+    await page.locator('#purge-confirm').check();
+    await shot(page, 'purge');
+    await button(page, 'Purge').click();
+    await text(page, '#notice', new RegExp(`Deleted ${args.succeeded} succeeded jobs`), 'purged');
+    await shot(page, 'after-actions');
+  },
+
+  // At phone width: no sideways scrolling, the job detail readable, screenshots of both.
+  async phone({ page }) {
+    await page.goto(base + '/ui/');
+    await visible(button(page, `Show the jobs of queue ${args.queue}`), 'the queue row');
+    await noOverflow(page, 'overview');
+    await shot(page, 'overview');
+    await button(page, `Open job ${args.job}`).click();
+    await text(page, '#detail-h', new RegExp(`^Job #${args.job}$`), 'the detail heading');
+    await noOverflow(page, 'job detail');
+    await page.locator('#detail').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(artifacts, 'phone-detail.png') });
+    // The keyboard reaches the buttons and shows where it is.
+    await page.keyboard.press('Tab');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    check(outline !== 'none', 'a visible focus outline');
+  },
+
+  // The server's own error messages: an injected 503 on /queues, shown and then cleared once
+  // the server answers again; a 404 for an unknown job shown with the server's message.
+  async errors({ page }) {
+    const busy = { error: { code: 'unavailable', message: 'the database is busy, try again' } };
+    await page.route(/\/queues$/, (r) => r.fulfill({
+      status: 503, contentType: 'application/json', body: JSON.stringify(busy),
+    }));
+    await page.goto(base + '/ui/');
+    await text(page, '#error-list', /Queues: the database is busy, try again \(unavailable, HTTP 503\)/,
+      'the 503 message');
+    await shot(page, 'unavailable');
+    await page.unroute(/\/queues$/);
+    await page.waitForSelector('#error', { state: 'hidden', timeout: WAIT });
+    await page.goto(base + '/ui/#job=999999');
+    await text(page, '#error-list', /Job 999999: job 999999 does not exist \(not_found, HTTP 404\)/,
+      'the 404 message');
+    await shot(page, 'not-found');
+  },
+
+  // With --auth-token-file: the page asks for a token, asks again after a 401, shows a 403,
+  // accepts another token, and never puts a token in a URL or in localStorage.
+  async auth({ page }) {
+    await page.goto(base + '/ui/');
+    const dialog = page.getByRole('dialog', { name: 'Sign in to jobq' });
+    await visible(dialog, 'the token prompt');
+    await shot(page, 'prompt');
+    await page.getByLabel('API token').fill('not-a-token-of-this-server');
+    await button(page, 'Sign in').click();
+    await text(page, '#token-why', /the bearer token is not valid/, 'asked again after a 401');
+    await page.getByLabel('API token').fill(args.producer);
+    await button(page, 'Sign in').click();
+    await visible(button(page, `Open job ${args.failed}`), 'the jobs, with a producer token');
+    await button(page, `Open job ${args.failed}`).click();
+    await button(page, 'Retry').click();
+    await text(page, '#error-list', /a producer token may not use POST \/jobs\/\{id\}\/retry/,
+      'the 403 message');
+    await shot(page, 'forbidden');
+    await button(page, 'Change token').click();
+    await page.getByLabel('API token').fill(args.admin);
+    await button(page, 'Sign in').click();
+    await button(page, 'Retry').click();
+    await text(page, '#notice', new RegExp(`Job ${args.failed} queued again`), 'retried as admin');
+    await page.reload();
+    await visible(button(page, `Open job ${args.failed}`), 'still signed in after a reload');
+    check(!(await dialog.isVisible()), 'no prompt after a reload');
+
+    const stored = await page.evaluate(() => [sessionStorage.getItem('jobq.token'),
+      JSON.stringify(localStorage), location.href, document.cookie]);
+    check(stored[0] === args.admin, 'the token is in sessionStorage');
+    for (const t of [args.admin, args.producer]) {
+      check(!stored[1].includes(t) && !stored[2].includes(t) && !stored[3].includes(t),
+        'no token in localStorage, the address or a cookie');
+      for (const r of page.requests) check(!r.url().includes(t), `no token in ${r.url()}`);
+    }
+    const seen = await Promise.all(page.requests.map(async (r) =>
+      [new URL(r.url()).pathname, (await r.allHeaders()).authorization]));
+    const calls = seen.filter(([path]) => !path.startsWith('/ui'));
+    check(calls.length > 0, 'API calls were made');
+    check(calls.some(([, auth]) => auth === 'Bearer ' + args.admin),
+      'API calls carry the admin token as a bearer header');
+    check(seen.filter(([path]) => path.startsWith('/ui')).every(([, auth]) => !auth),
+      'the page files are fetched without a token');
+  },
+};
+
+const run = scenarios[scenario];
+if (!run) {
+  console.error(`unknown scenario ${scenario}: one of ${Object.keys(scenarios).join(', ')}`);
+  process.exit(2);
+}
+const { browser, page } = await open(scenario === 'phone' ? { width: 390, height: 844 } : null);
+let failed = null;
+try {
+  await run({ page });
+  check(page.problems.length === 0, 'no console or page errors: ' + page.problems.join('; '));
+} catch (e) {
+  failed = e;
+  await shot(page, 'failure').catch(() => {});
+}
+await browser.close();
+if (failed) {
+  console.error(`${scenario}: ${failed.message}`);
+  process.exit(1);
+}
+console.log(`${scenario}: ok`);
