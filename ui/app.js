@@ -168,7 +168,8 @@ $('purge-form').addEventListener('submit', (ev) => {
   endPurge();
   act(`Purge ${status} jobs of queue ${name}`,
     () => api('DELETE', `/queues/${seg(name)}/jobs?status=${encodeURIComponent(status)}`),
-    (r) => `Deleted ${r.deleted} ${status} job${r.deleted === 1 ? '' : 's'} of queue ${name}.`);
+    (r) => `Deleted ${r.deleted} ${status} job${r.deleted === 1 ? '' : 's'} of queue ${name}.` +
+      (r.more ? ' More remain: purge again to go on.' : ''));
 });
 
 // ----- the token ----------------------------------------------------------------------------
@@ -212,7 +213,7 @@ function refresh() {
   again = null;
   running = Promise.all([loadQueues(), loadChart(), jobs.refresh()]).finally(() => {
     running = null;
-    $('status').textContent = `Updated ${fmtTime(Date.now() / 1000).slice(11)}` +
+    $('status').textContent = `Updated ${fmtTime(Date.now() / 1000)}` +
       ($('auto').checked ? ', refreshing every 3 s' : ', auto-refresh off');
   });
   return running;

@@ -41,12 +41,13 @@ export function fillTable(table, rows) {
 
 const pad = (n) => String(n).padStart(2, '0');
 
-// Epoch seconds as local "YYYY-MM-DD HH:MM:SS"; '' for null.
+// Epoch seconds as local "HH:MM:SS" today, "YYYY-MM-DD HH:MM:SS" on another day; '' for null.
 export function fmtTime(epoch) {
   if (epoch === null || epoch === undefined) return '';
   const d = new Date(epoch * 1000);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const day = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return d.toDateString() === new Date().toDateString() ? time : `${day} ${time}`;
 }
 
 // Seconds as "45s", "3m 20s", "2h 5m", "3d 4h".

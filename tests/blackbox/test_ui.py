@@ -173,8 +173,8 @@ class Browser:
 
 class UiBrowser(ServerTest, Browser):
     def test_jobs_detail_retry_pause_purge(self):
+        failed = self.failed_job(self.q)  # first: a claim takes the oldest job
         ids = [self.enqueue({"n": i})["id"] for i in range(30)]
-        failed = self.failed_job(self.q)
         paused = self.queue("paused")
         for _ in range(2):
             self.enqueue({"done": True}, queue=paused)
