@@ -122,14 +122,20 @@ static size_t collect_headers(const char **hdrs, size_t cap, va_list ap)
     return n;
 }
 
+/* In a variadic function: declare hdrs and n, the (name, value) pairs after argument `last`. */
+#define COLLECT_HEADERS(hdrs, n, last)                                                             \
+    const char *hdrs[2 * REPLY_MAX_HEADERS];                                                       \
+    size_t n;                                                                                      \
+    do {                                                                                           \
+        va_list ap_;                                                                               \
+        va_start(ap_, last);                                                                       \
+        n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap_);                              \
+        va_end(ap_);                                                                               \
+    } while (0)
+
 enum MHD_Result reply_jtext(struct request *rq, unsigned status, struct jtext *t, ...)
 {
-    const char *hdrs[2 * REPLY_MAX_HEADERS];
-    size_t n;
-    va_list ap;
-    va_start(ap, t);
-    n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap);
-    va_end(ap);
+    COLLECT_HEADERS(hdrs, n, t);
     char *text = t->p;
     size_t len = t->len;
     int oom = t->oom || !text;
@@ -152,12 +158,7 @@ enum MHD_Result reply_json(struct request *rq, unsigned status, cJSON *body)
 
 enum MHD_Result reply_json_headers(struct request *rq, unsigned status, cJSON *body, ...)
 {
-    const char *hdrs[2 * REPLY_MAX_HEADERS];
-    size_t n;
-    va_list ap;
-    va_start(ap, body);
-    n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap);
-    va_end(ap);
+    COLLECT_HEADERS(hdrs, n, body);
     return queue_json(rq, status, body, hdrs, n);
 }
 
@@ -233,12 +234,7 @@ enum MHD_Result reply_text(struct request *rq, unsigned status, const char *cont
 enum MHD_Result reply_static(struct request *rq, unsigned status, const char *content_type,
                              const void *data, size_t len, ...)
 {
-    const char *hdrs[2 * REPLY_MAX_HEADERS];
-    size_t n;
-    va_list ap;
-    va_start(ap, len);
-    n = collect_headers(hdrs, sizeof hdrs / sizeof hdrs[0], ap);
-    va_end(ap);
+    COLLECT_HEADERS(hdrs, n, len);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_PERSISTENT);
     return queue(rq, status, resp, len, content_type, hdrs, n);

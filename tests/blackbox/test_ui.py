@@ -97,26 +97,16 @@ class AuthServer(ServerTest):
 
     @classmethod
     def setUpClass(cls):
-        cls.tokdir = tempfile.mkdtemp(prefix="jobq-ui-tokens-")
+        tokdir = tempfile.mkdtemp(prefix="jobq-ui-tokens-")
+        cls.addClassCleanup(shutil.rmtree, tokdir, ignore_errors=True)  # also if start fails
         cls.admin = "admin-" + secrets.token_urlsafe(24)
         cls.producer = "producer-" + secrets.token_urlsafe(24)
-        path = os.path.join(cls.tokdir, "tokens")
+        path = os.path.join(tokdir, "tokens")
         with open(path, "w") as f:
             f.write("%s admin\n%s producer\n" % (cls.admin, cls.producer))
         os.chmod(path, 0o600)
         cls.server_args = ("--auth-token-file", path)
-        try:
-            super().setUpClass()
-        except Exception:
-            shutil.rmtree(cls.tokdir, ignore_errors=True)
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            shutil.rmtree(cls.tokdir, ignore_errors=True)
+        super().setUpClass()
 
 
 class UiAuthHeaders(AuthServer):
