@@ -24,6 +24,7 @@ function niceCeil(v) {
 }
 
 function fmtRate(r) {
+  if (r === 0) return '0';
   return r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(1) : r.toFixed(2);
 }
 
