@@ -1,7 +1,8 @@
 """Black-box test harness: starts the real jobqd on a free loopback port with a fresh
 database, talks HTTP to it, and stops it with SIGTERM, checking that it exits 0.
 
-Python standard library only. The daemon's path comes from $JOBQD (ctest sets it).
+Python standard library only. The daemon's path comes from $JOBQD (ctest sets it), the
+command-line client's from $JOBQ_CLI (`jobq_cli_path()`).
 
 A test class picks the server flags it needs in `server_args`; one server runs per class
 (started in setUpClass, stopped in tearDownClass with an exit-code check), and each test
@@ -84,6 +85,17 @@ def jobqd_path():
         path = os.path.join(here, "..", "..", "build", "jobqd")
     if not os.access(path, os.X_OK):
         raise RuntimeError("jobqd not found: set JOBQD to the daemon's path (tried %s)" % path)
+    return path
+
+
+def jobq_cli_path():
+    """The command-line client `jobq`: $JOBQ_CLI (ctest sets it), else build/jobq."""
+    path = os.environ.get("JOBQ_CLI")
+    if not path:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "..", "build", "jobq")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError("jobq not found: set JOBQ_CLI to the client's path (tried %s)" % path)
     return path
 
 
