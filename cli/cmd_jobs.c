@@ -242,7 +242,7 @@ static void show_list(const cJSON *json)
 {
     static const struct column cols[] = {
         {"ID", "id", 0, 0},
-        {"QUEUE", "queue", 0, 24},
+        {"QUEUE", "queue", 0, 40},
         {"STATUS", "status", 0, 0},
         {"PRIO", "priority", 0, 0},
         {"ATTEMPTS", "attempts", 0, 0},
