@@ -114,6 +114,15 @@ int args_parse(struct args *a, const struct opt *opts, int argc, char **argv,
     return 0;
 }
 
+void args_rest_positional(struct args *a)
+{
+    for (int i = 0; i < a->nrest; i++) { /* pos has room: one slot per argument */
+        a->pos[a->npos++] = a->rest[i];
+    }
+    a->rest = NULL;
+    a->nrest = 0;
+}
+
 const char *args_get(const struct args *a, const char *name)
 {
     const char *v = NULL;

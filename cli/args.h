@@ -37,6 +37,10 @@ struct args {
 int args_parse(struct args *a, const struct opt *opts, int argc, char **argv,
                int stop_at_positional, const char *who);
 
+/* Count what followed "--" as positional arguments too (for subcommands whose arguments
+ * may start with '-', e.g. a payload of -5). This function can't fail. */
+void args_rest_positional(struct args *a);
+
 /* The value of the last --name given, or NULL when it was not given. */
 const char *args_get(const struct args *a, const char *name);
 

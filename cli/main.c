@@ -50,7 +50,7 @@ static void usage(FILE *f)
 static void command_help(const struct command *cmd)
 {
     printf("usage: jobq %s %s\n\n%s.\n", cmd->name, cmd->usage, cmd->summary);
-    if (cmd->run == cmd_work.run) {
+    if (cmd == &cmd_work) {
         work_help(stdout);
     }
     args_help(stdout, cmd->opts);
@@ -91,6 +91,9 @@ static int run(int argc, char **argv, const struct args *global)
     if (args_parse(&a, cmd->opts, argc - 1, argv + 1, 0, who) != 0) {
         args_clear(&a);
         return CLI_USAGE;
+    }
+    if (cmd != &cmd_work) {
+        args_rest_positional(&a);
     }
     if (args_has(&a, "help")) {
         command_help(cmd);

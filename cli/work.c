@@ -16,10 +16,11 @@
 #include "commands.h"
 
 #define MAX_CAPABILITIES 32
-#define CLAIM_SLACK_S 10        /* a long poll's answer may come this much after wait */
-#define BACKOFF_FIRST_MS 500LL  /* after a failed claim: 0.5 s, doubling ... */
-#define BACKOFF_MAX_MS 10000LL  /* ... up to 10 s */
-#define MAIN_TICK_NS 100000000L /* the main thread looks at the slots every 0.1 s */
+#define CLAIM_SLACK_S 10          /* a long poll's answer may come this much after wait */
+#define BACKOFF_FIRST_MS 500LL    /* after a failed claim: 0.5 s, doubling ... */
+#define BACKOFF_MAX_MS 10000LL    /* ... up to 10 s */
+#define MAIN_TICK_NS 100000000L   /* the main thread looks at the slots every 0.1 s */
+#define EMPTY_CLAIM_MIN_MS 1000LL /* claims that come back empty: at most one a second */
 
 extern char **environ;
 
@@ -182,6 +183,7 @@ static void *slot_main(void *arg)
         work_stop(w, CLI_UNREACHABLE);
     }
     while (h != NULL && body != NULL && !atomic_load(&w->stopping) && take_budget(w)) {
+        long long started = work_now_ms();
         int rc = claim_and_run(w, h, body);
         if (rc <= 0) {
             atomic_fetch_add(&w->budget, 1); /* no job taken: give it back */
@@ -189,7 +191,9 @@ static void *slot_main(void *arg)
         if (rc == -2) {
             break;
         }
-        if (rc == -1) {
+        if (rc == 0) { /* --wait 0, or a server answering parked polls as it stops */
+            work_sleep(w, started + EMPTY_CLAIM_MIN_MS - work_now_ms());
+        } else if (rc == -1) {
             work_sleep(w, backoff);
             backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
         } else {

@@ -41,6 +41,13 @@ static long long int_field(const cJSON *job, const char *name)
     return cJSON_IsNumber(v) ? (long long)v->valuedouble : 0;
 }
 
+/* "NAME=value", malloc'ed, or NULL when out of memory. */
+static char *env_var(const char *name, long long value)
+{
+    char *var = NULL;
+    return asprintf(&var, "%s=%lld", name, value) < 0 ? NULL : var;
+}
+
 /* The command's environment: the worker's plus the job's variables. NULL when out of
  * memory; free with free_env(). */
 static char **job_env(const struct worker *w, const cJSON *job)
@@ -54,14 +61,13 @@ static char **job_env(const struct worker *w, const cJSON *job)
         return NULL;
     }
     memcpy(env, w->env, n * sizeof(char *));
-    int ok = asprintf(&env[n], "JOBQ_JOB_ID=%lld", int_field(job, "id")) >= 0;
-    ok = ok && asprintf(&env[n + 1], "JOBQ_ATTEMPT=%lld", int_field(job, "attempts")) >= 0;
-    ok = ok &&
-         asprintf(&env[n + 2], "JOBQ_FENCING_TOKEN=%lld", int_field(job, "fencing_token")) >= 0;
-    if (!ok) { /* asprintf leaves the pointer undefined on failure */
-        env[n + 2] = NULL;
-        free(env[n]);
-        free(env[n + 1]);
+    env[n] = env_var("JOBQ_JOB_ID", int_field(job, "id"));
+    env[n + 1] = env_var("JOBQ_ATTEMPT", int_field(job, "attempts"));
+    env[n + 2] = env_var("JOBQ_FENCING_TOKEN", int_field(job, "fencing_token"));
+    if (env[n] == NULL || env[n + 1] == NULL || env[n + 2] == NULL) {
+        for (size_t i = n; i < n + 3; i++) {
+            free(env[i]);
+        }
         free(env);
         return NULL;
     }

@@ -74,6 +74,8 @@ class TestJobCommands(CliTest):
         self.assertEqual((j["payload"], j["run_at"]), ({"from": "stdin"}, run_at))
         j = self.jobq_json("enqueue", "-q", self.q, "-", stdin="[true, null]")
         self.assertEqual(j["payload"], [True, None])
+        j = self.jobq_json("enqueue", "-q", self.q, "--", "-5")
+        self.assertEqual(j["payload"], -5)
         j = self.jobq_json("enqueue", stdin='"default queue"')
         self.assertEqual((j["queue"], j["payload"]), ("default", "default queue"))
 
