@@ -116,8 +116,8 @@ static int expire_tx(struct sqlite_conn *c, void *p)
             job_lease_end_plan(1, rows[i].attempts, rows[i].max_attempts, -1, a->now,
                                a->backoff_base, a->backoff_max, rand_unit());
         const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
-        r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL, a->notes,
-                             NULL);
+        r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL,
+                             rows[i].timed_out ? ATTEMPT_TIMEOUT : ATTEMPT_EXPIRED, a->notes, NULL);
         if (r == STORE_OK)
             (*(e.requeue ? &a->res->requeued : &a->res->failed))++;
         else if (r == STORE_NOT_FOUND)
