@@ -86,6 +86,9 @@ static void show_purged(const cJSON *json)
 {
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(json, "deleted");
     printf("deleted %.0f jobs\n", cJSON_IsNumber(n) ? n->valuedouble : 0.0);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(json, "more"))) {
+        printf("more remain (the server stopped after its time limit): run it again\n");
+    }
 }
 
 static int run_purge(struct cli *c, const struct args *a)
