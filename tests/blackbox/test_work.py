@@ -237,8 +237,9 @@ class TestWork(ServerTest):
         first = self.enqueue({"t": 4})["id"]
         w = Worker(self, sh('read -r p; t=$(echo "$p" | tr -dc 0-9); sleep "$t"; echo "$t"'),
                    "--lease", "6", "--max-jobs", "2", "--wait", "2")
-        wait_until(lambda: self.get_job(first)["status"] == "running", 10,
-                   what="the worker to claim the first job")
+        # The worker's own word that it runs the job: the claim's answer reached it (a job
+        # seen running in the database may still have its answer on the way).
+        w.wait_log("job %d: running" % first)
         self.c.close()
         self.server.kill9()
         time.sleep(1.5)
