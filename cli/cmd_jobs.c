@@ -58,36 +58,23 @@ static const struct opt enqueue_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-/* Read all of stdin, at most HTTP_MAX_ANSWER bytes. Returns a malloc'ed NUL-terminated
- * string and its length in *len, or NULL after printing why. */
-static char *read_stdin(size_t *len)
+/* Read all of stdin, at most HTTP_MAX_ANSWER bytes. Returns 0 and fills *b (the caller
+ * clears it), or -1 after printing why. */
+static int read_stdin(struct text_buf *b)
 {
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        if (n + 1 == cap) {
-            char *grown = cap < HTTP_MAX_ANSWER ? realloc(buf, cap * 2) : NULL;
-            if (grown == NULL) {
-                fprintf(stderr, "jobq enqueue: the payload on stdin is too large\n");
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, stdin);
-        n += got;
-        if (got == 0) {
-            if (ferror(stdin)) {
-                perror("jobq enqueue: reading stdin");
-                break;
-            }
-            buf[n] = '\0';
-            *len = n;
-            return buf;
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof(chunk), stdin)) > 0) {
+        if (got > HTTP_MAX_ANSWER - b->len || text_buf_add(b, chunk, got) != 0) {
+            fprintf(stderr, "jobq enqueue: the payload on stdin is too large\n");
+            return -1;
         }
     }
-    free(buf);
-    return NULL;
+    if (ferror(stdin)) {
+        perror("jobq enqueue: reading stdin");
+        return -1;
+    }
+    return text_buf_add(b, "", 0); /* NUL-terminated even when empty */
 }
 
 /* The enqueue body from the payload and the options, or NULL after printing why. */
@@ -106,17 +93,14 @@ static cJSON *enqueue_body(const struct args *a, const char *who)
         fprintf(stderr, "%s: give at most one payload (see %s --help)\n", who, who);
         return NULL;
     }
-    char *text = NULL;
-    size_t len = 0;
-    if (a->npos == 0 || strcmp(a->pos[0], "-") == 0) {
-        text = read_stdin(&len);
-        if (text == NULL) {
-            return NULL;
-        }
+    struct text_buf in = {0};
+    if ((a->npos == 0 || strcmp(a->pos[0], "-") == 0) && read_stdin(&in) != 0) {
+        text_buf_clear(&in);
+        return NULL;
     }
-    const char *src = text ? text : a->pos[0];
-    cJSON *payload = text_parse_json(src, text ? len : strlen(src));
-    free(text);
+    const char *src = in.data ? in.data : a->pos[0];
+    cJSON *payload = text_parse_json(src, in.data ? in.len : strlen(src));
+    text_buf_clear(&in);
     if (payload == NULL) {
         fprintf(stderr, "%s: the payload is not valid JSON\n", who);
         return NULL;

@@ -18,8 +18,7 @@ struct http {
 };
 
 struct sink {
-    char *buf;
-    size_t len, cap;
+    struct text_buf body;
     int too_big;
 };
 
@@ -86,26 +85,11 @@ static size_t sink_write(char *data, size_t size, size_t nmemb, void *arg)
 {
     struct sink *s = arg;
     size_t n = size * nmemb;
-    if (n > HTTP_MAX_ANSWER - s->len) {
+    if (n > HTTP_MAX_ANSWER - s->body.len) {
         s->too_big = 1;
         return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
     }
-    if (s->len + n + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->len + n + 1) {
-            cap *= 2;
-        }
-        char *b = realloc(s->buf, cap);
-        if (b == NULL) {
-            return 0;
-        }
-        s->buf = b;
-        s->cap = cap;
-    }
-    memcpy(s->buf + s->len, data, n);
-    s->len += n;
-    s->buf[s->len] = '\0';
-    return n;
+    return text_buf_add(&s->body, data, n) == 0 ? n : 0;
 }
 
 /* Set the request's method, URL and body on the easy handle. Returns 0, or -1 when out of
@@ -189,12 +173,12 @@ enum http_outcome http_call(struct http *h, const char *method, const char *path
     curl_easy_setopt(h->easy, CURLOPT_ERRORBUFFER, NULL);
     free(text);
     if (rc == -1) {
-        free(sink.buf);
+        text_buf_clear(&sink.body);
         snprintf(out->error, sizeof(out->error), "cancelled");
         return HTTP_CANCELLED;
     }
     if (rc != CURLE_OK) {
-        free(sink.buf);
+        text_buf_clear(&sink.body);
         if (sink.too_big) {
             snprintf(out->error, sizeof(out->error), "the answer is larger than %u bytes",
                      HTTP_MAX_ANSWER);
@@ -205,10 +189,10 @@ enum http_outcome http_call(struct http *h, const char *method, const char *path
         return HTTP_UNREACHABLE;
     }
     curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &out->status);
-    out->body = sink.buf;
-    out->len = sink.len;
-    if (sink.buf != NULL) {
-        out->json = text_parse_json(sink.buf, sink.len);
+    out->body = sink.body.data; /* the reply owns it now */
+    out->len = sink.body.len;
+    if (out->body != NULL) {
+        out->json = text_parse_json(out->body, out->len);
     }
     return HTTP_ANSWERED;
 }

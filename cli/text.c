@@ -92,6 +92,39 @@ char *text_utf8_clean(const char *buf, size_t len)
     return out;
 }
 
+int text_buf_add(struct text_buf *b, const char *data, size_t n)
+{
+    if (n >= ((size_t)-1) / 2 - b->len) {
+        return -1;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1) {
+            cap *= 2;
+        }
+        char *grown = realloc(b->data, cap);
+        if (grown == NULL) {
+            return -1;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+void text_buf_clear(struct text_buf *b)
+{
+    if (b == NULL) {
+        return;
+    }
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
 int text_tail_init(struct text_tail *t, size_t cap)
 {
     t->buf = malloc(cap);

@@ -22,6 +22,19 @@ cJSON *text_parse_json(const char *s, size_t len);
  * when out of memory. */
 char *text_utf8_clean(const char *buf, size_t len);
 
+/* A growable byte buffer, NUL-terminated once something was added. Starts all zero. */
+struct text_buf {
+    char *data; /* NULL while empty */
+    size_t len, cap;
+};
+
+/* Append data[0..n). Returns 0, or -1 when out of memory (the buffer is then unchanged).
+ * Callers bound the length themselves. */
+int text_buf_add(struct text_buf *b, const char *data, size_t n);
+
+/* Release the buffer and empty it. Accepts NULL. */
+void text_buf_clear(struct text_buf *b);
+
 /* The last `cap` bytes written to a stream (the stderr of a command). */
 struct text_tail {
     char *buf;    /* cap bytes, a ring */

@@ -29,9 +29,8 @@ struct run {
     const char *token;      /* the lease token, borrowed from the job */
     long long lease_end_ms; /* when the lease runs out, by our clock */
     struct child ch;
-    char *out; /* stdout, up to w->max_output bytes */
-    size_t out_len, out_cap;
-    int out_overflow;     /* stdout went past max_output */
+    struct text_buf out;  /* stdout, up to w->max_output bytes */
+    int out_overflow;     /* stdout went past max_output (or memory ran out) */
     struct text_tail err; /* the last WORK_STDERR_TAIL bytes of stderr */
 };
 
@@ -107,26 +106,13 @@ static void drain_one(struct run *r, int *fd, int is_out)
         return;
     }
     size_t take = (size_t)n;
-    if (take > r->w->max_output - r->out_len) {
-        take = r->w->max_output - r->out_len;
+    if (take > r->w->max_output - r->out.len) {
+        take = r->w->max_output - r->out.len;
         r->out_overflow = 1; /* the rest is read and dropped: the command never blocks */
     }
-    if (r->out_len + take + 1 > r->out_cap) {
-        size_t cap = r->out_cap ? r->out_cap : READ_CHUNK;
-        while (cap < r->out_len + take + 1) {
-            cap *= 2;
-        }
-        char *grown = realloc(r->out, cap);
-        if (grown == NULL) {
-            r->out_overflow = 1;
-            return;
-        }
-        r->out = grown;
-        r->out_cap = cap;
+    if (text_buf_add(&r->out, buf, take) != 0) {
+        r->out_overflow = 1;
     }
-    memcpy(r->out + r->out_len, buf, take);
-    r->out_len += take;
-    r->out[r->out_len] = '\0';
 }
 
 /* Read what the pipes hold now, without waiting (after the command exited). Bounded: the
@@ -298,14 +284,14 @@ static void fail_job(struct run *r, const char *code, const char *detail)
  * (invalid UTF-8 replaced by U+FFFD). */
 static cJSON *result_value(const struct run *r)
 {
-    size_t n = r->out_len;
-    while (n > 0 && strchr(" \t\r\n", r->out[n - 1]) != NULL) {
+    size_t n = r->out.len;
+    while (n > 0 && strchr(" \t\r\n", r->out.data[n - 1]) != NULL) {
         n--;
     }
     if (n == 0) {
         return cJSON_CreateNull();
     }
-    char *text = text_utf8_clean(r->out, r->out_len);
+    char *text = text_utf8_clean(r->out.data, r->out.len);
     if (text == NULL) {
         return NULL;
     }
@@ -427,6 +413,6 @@ void work_job(struct worker *w, struct http *h, const cJSON *job)
     if (end != END_LOST) {
         report(&r, end, wstatus);
     }
-    free(r.out);
+    text_buf_clear(&r.out);
     text_tail_clear(&r.err);
 }

@@ -4,13 +4,12 @@ terminal or with --json, tables on a terminal, the server's error on stderr with
 JOBQ_TOKEN sent as a bearer token to a server that requires one."""
 
 import json
-import os
 import re
-import secrets
 import shutil
 import tempfile
 import unittest
 
+import test_auth  # its token helpers (the module, not its classes: they run in test_auth)
 from cli_helpers import cli_env, run_jobq, run_jobq_tty
 from harness import HOST, ServerTest, free_port
 
@@ -222,36 +221,20 @@ class TestUsageAndReach(CliTest):
         self.assertEqual(code, 0, err)
 
 
-def make_token(role):
-    return "%s-%s" % (role, secrets.token_urlsafe(24))
-
-
 class TestToken(CliTest):
     """JOBQ_TOKEN is sent as "Authorization: Bearer" to a server with --auth-token-file."""
 
-    ADMIN = make_token("admin")
-    PRODUCER = make_token("producer")
+    ADMIN = test_auth.make_token("admin")
+    PRODUCER = test_auth.make_token("producer")
 
     @classmethod
     def setUpClass(cls):
-        cls.tokdir = tempfile.mkdtemp(prefix="jobq-cli-tokens-")
-        path = os.path.join(cls.tokdir, "tokens")
-        with open(path, "w") as f:
-            f.write("%s admin\n%s producer\n" % (cls.ADMIN, cls.PRODUCER))
-        os.chmod(path, 0o600)
+        tokdir = tempfile.mkdtemp(prefix="jobq-cli-tokens-")
+        cls.addClassCleanup(shutil.rmtree, tokdir, ignore_errors=True)  # even if start fails
+        path = test_auth.token_file(tokdir, "%s admin\n%s producer\n"
+                                    % (cls.ADMIN, cls.PRODUCER))
         cls.server_args = ("--auth-token-file", path)
-        try:
-            super().setUpClass()
-        except Exception:
-            shutil.rmtree(cls.tokdir, ignore_errors=True)
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            shutil.rmtree(cls.tokdir, ignore_errors=True)
+        super().setUpClass()
 
     def env(self, token):
         return cli_env(self.server.port, **({"JOBQ_TOKEN": token} if token else {}))
@@ -275,13 +258,6 @@ class TestToken(CliTest):
         self.assertEqual(json.loads(out)["status"], "cancelled")
         code, out, err = run_jobq(["stats"], self.env("bad token\r\nX-Evil: 1"))
         self.assertEqual(code, 2, err)
-
-    def req(self, method, path, body=None, **kw):
-        headers = dict(kw.pop("headers", None) or {}, Authorization="Bearer " + self.ADMIN)
-        return self.c.request(method, path, body=body, headers=headers, **kw)
-
-    def enqueue(self, payload=None, status=201, **fields):
-        raise AssertionError("not used here")
 
 
 class TestOperating(CliTest):
