@@ -27,8 +27,10 @@ installed() {
 # which tests/blackbox/test_examples.py runs, as it runs examples/node with the node below.
 # chromium: the headless browser that tests/blackbox/test_ui.py drives the dashboard in
 # (through playwright-core, below).
+# libcurl4-openssl-dev: the HTTP client library of the `jobq` command-line client (cli/).
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium)
+          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
+          libcurl4-openssl-dev)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")
