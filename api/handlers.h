@@ -17,6 +17,7 @@ enum MHD_Result handle_retry(struct request *rq);         /* POST /jobs/{id}/ret
 enum MHD_Result handle_get_job(struct request *rq);       /* GET /jobs/{id} */
 enum MHD_Result handle_list_jobs(struct request *rq);     /* GET /jobs */
 enum MHD_Result handle_queues(struct request *rq);        /* GET /queues */
+enum MHD_Result handle_throughput(struct request *rq);    /* GET /stats/throughput */
 enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
 enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
 enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */

@@ -21,6 +21,7 @@ const struct route router_table[] = {
     {"POST", "/jobs/{id}/retry", handle_retry, 0, AUTH_ACCESS_ADMIN},
     {"POST", "/claim", handle_claim, 1, AUTH_ACCESS_WORK},
     {"GET", "/queues", handle_queues, 0, AUTH_ACCESS_READ},
+    {"GET", "/stats/throughput", handle_throughput, 0, AUTH_ACCESS_READ},
     {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},

@@ -24,8 +24,10 @@ installed() {
 # and client (psql) programs of the throwaway test cluster (scripts/pg_cluster.sh); the
 # package's system cluster is never used. jq (with curl): the shell client in examples/shell,
 # which tests/blackbox/test_examples.py runs, as it runs examples/node with the node below.
+# prometheus: for its promtool, which checks /metrics (tests/blackbox/test_metrics.py) and
+# the example alert rules (docs/alerts.yml, ctest static.alerts); its service is never used.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq)
+          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq prometheus)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

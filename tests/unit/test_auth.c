@@ -264,6 +264,7 @@ TEST(role_matrix)
         {"POST", "/jobs/{id}/retry", A},
         {"POST", "/claim", W | A},
         {"GET", "/queues", P | W | A},
+        {"GET", "/stats/throughput", P | W | A},
         {"GET", "/healthz", OPEN},
         {"GET", "/readyz", OPEN},
         {"GET", "/metrics", P | W | A},

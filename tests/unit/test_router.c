@@ -32,6 +32,7 @@ TEST(every_route_present)
         {"GET", "/jobs/7", handle_get_job, 0},
         {"GET", "/jobs", handle_list_jobs, 0},
         {"GET", "/queues", handle_queues, 0},
+        {"GET", "/stats/throughput", handle_throughput, 0},
         {"GET", "/healthz", handle_healthz, 0},
         {"GET", "/readyz", handle_readyz, 0},
         {"GET", "/metrics", handle_metrics, 0},
