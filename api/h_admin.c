@@ -1,4 +1,4 @@
-/* Operator endpoints: cancel, retry, GET /queues, GET /stats/throughput, /healthz, /readyz. */
+/* Operator endpoints: cancel, retry, GET /stats/throughput, /healthz, /readyz. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,57 +60,6 @@ enum MHD_Result handle_cancel(struct request *rq)
 enum MHD_Result handle_retry(struct request *rq)
 {
     return admin_call(rq, STORE_CALL_RETRY);
-}
-
-static int add_count(cJSON *obj, const char *name, int64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    return cJSON_AddRawToObject(obj, name, buf) != NULL;
-}
-
-static cJSON *queues_body(const struct queue_stats *rows, size_t n)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(root, "queues");
-    if (!arr) {
-        cJSON_Delete(root);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const struct queue_stats *q = &rows[i];
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !cJSON_AddItemToArray(arr, o)) {
-            cJSON_Delete(o);
-            cJSON_Delete(root);
-            return NULL;
-        }
-        int ok = cJSON_AddStringToObject(o, "name", q->name) &&
-                 add_count(o, "queued", q->count[JOB_QUEUED] + q->count[JOB_SCHEDULED]) &&
-                 add_count(o, "running", q->count[JOB_RUNNING]) &&
-                 add_count(o, "succeeded", q->count[JOB_SUCCEEDED]) &&
-                 add_count(o, "failed", q->count[JOB_FAILED]) &&
-                 add_count(o, "cancelled", q->count[JOB_CANCELLED]) &&
-                 add_count(o, "oldest_queued_age_seconds", q->oldest_queued_age);
-        if (!ok) {
-            cJSON_Delete(root);
-            return NULL;
-        }
-    }
-    return root;
-}
-
-enum MHD_Result handle_queues(struct request *rq)
-{
-    int64_t now = clock_now();
-    struct queue_stats *rows = NULL;
-    size_t n = 0;
-    enum store_result r = store_queues(rq->app->store, now, &rows, &n);
-    if (r != STORE_OK)
-        return reply_store_error(rq, r, "the queue list");
-    cJSON *body = queues_body(rows, n);
-    queue_stats_free(rows, n);
-    return reply_json(rq, MHD_HTTP_OK, body);
 }
 
 enum MHD_Result handle_throughput(struct request *rq)

@@ -208,6 +208,21 @@ enum MHD_Result handle_get_job(struct request *rq)
     return reply_job(rq, MHD_HTTP_OK, &job);
 }
 
+enum MHD_Result handle_attempts(struct request *rq)
+{
+    char what[40];
+    snprintf(what, sizeof what, "job %" PRId64, rq->id);
+    struct job_attempt *a = NULL;
+    size_t n = 0;
+    enum store_result r = store_attempts(rq->app->store, rq->id, &a, &n);
+    if (r != STORE_OK)
+        return reply_store_error(rq, r, what);
+    struct jtext t = {0};
+    jtext_attempts(&t, a, n);
+    job_attempts_free(a, n);
+    return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
+}
+
 static const char *query(struct request *rq, const char *key)
 {
     return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);

@@ -193,3 +193,28 @@ void jtext_jobs(struct jtext *t, const struct job *jobs, size_t n, int with_toke
     jtext_job_array(t, jobs, n, with_token);
     PUT_LIT(t, "}");
 }
+
+void jtext_attempts(struct jtext *t, const struct job_attempt *a, size_t n)
+{
+    PUT_LIT(t, "{\"attempts\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            PUT_LIT(t, ",");
+        PUT_LIT(t, "{\"attempt\":");
+        put_int(t, a[i].attempt);
+        PUT_LIT(t, ",\"worker_id\":");
+        put_string(t, a[i].worker_id);
+        PUT_LIT(t, ",\"claimed_at\":");
+        put_int(t, a[i].claimed_at);
+        PUT_LIT(t, ",\"ended_at\":");
+        put_opt_int(t, a[i].ended_at);
+        PUT_LIT(t, ",\"outcome\":");
+        put_string(t, attempt_outcome_name(a[i].outcome));
+        PUT_LIT(t, ",\"error_code\":");
+        put_string(t, a[i].error_code);
+        PUT_LIT(t, ",\"error_detail\":");
+        put_raw(t, a[i].error_detail, "null");
+        PUT_LIT(t, "}");
+    }
+    PUT_LIT(t, "]}");
+}

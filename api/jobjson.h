@@ -29,4 +29,8 @@ void jtext_job_array(struct jtext *t, const struct job *jobs, size_t n, int with
 /* Append {"jobs":[...]} with the n jobs of jobs (each as jtext_job). */
 void jtext_jobs(struct jtext *t, const struct job *jobs, size_t n, int with_token);
 
+/* Append {"attempts":[...]} with the n attempts of a, oldest first as given: attempt,
+ * worker_id, claimed_at, ended_at (null while running), outcome, error_code, error_detail. */
+void jtext_attempts(struct jtext *t, const struct job_attempt *a, size_t n);
+
 #endif

@@ -251,6 +251,11 @@ static void write_gauges(struct sbuf *b, const struct queue_stats *rows, size_t 
         write_queue_label(b, "jobq_queue_oldest_age_seconds", rows[i].name);
         sb_printf(b, "} %" PRId64 "\n", rows[i].oldest_queued_age);
     }
+    sb_head(b, "jobq_queue_paused", "gauge", "1 when claims skip the queue (paused).");
+    for (size_t i = 0; i < n; i++) {
+        write_queue_label(b, "jobq_queue_paused", rows[i].name);
+        sb_printf(b, "} %d\n", rows[i].paused ? 1 : 0);
+    }
 }
 
 static void write_counters(struct sbuf *b, const struct counters_row *rows, size_t n)
@@ -294,10 +299,10 @@ static void write_store(struct sbuf *b, const struct metrics_scrape *in)
 
 char *metrics_text(const struct metrics_scrape *in)
 {
-    /* One allocation for the usual text: about 70 bytes a line, 6 lines per queue of the
+    /* One allocation for the usual text: about 70 bytes a line, 7 lines per queue of the
      * gauges and 8 per queue of the counters, plus the histograms. */
     struct sbuf b = {0};
-    b.cap = 65536 + 70 * (6 * in->n + COUNTER_COUNT * in->ncounters);
+    b.cap = 65536 + 70 * (7 * in->n + COUNTER_COUNT * in->ncounters);
     if (!(b.p = malloc(b.cap)))
         return NULL;
     write_requests(&b);

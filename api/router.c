@@ -14,6 +14,7 @@ const struct route router_table[] = {
     {"GET", "/jobs", handle_list_jobs, 0, AUTH_ACCESS_READ},
     {"POST", "/jobs/batch", handle_enqueue_batch, 1, AUTH_ACCESS_PRODUCE},
     {"GET", "/jobs/{id}", handle_get_job, 0, AUTH_ACCESS_READ},
+    {"GET", "/jobs/{id}/attempts", handle_attempts, 0, AUTH_ACCESS_READ},
     {"POST", "/jobs/{id}/heartbeat", handle_heartbeat, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/complete", handle_complete, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/fail", handle_fail, 1, AUTH_ACCESS_WORK},
@@ -22,6 +23,9 @@ const struct route router_table[] = {
     {"POST", "/claim", handle_claim, 1, AUTH_ACCESS_WORK},
     {"GET", "/queues", handle_queues, 0, AUTH_ACCESS_READ},
     {"GET", "/stats/throughput", handle_throughput, 0, AUTH_ACCESS_READ},
+    {"POST", "/queues/{name}/pause", handle_pause, 0, AUTH_ACCESS_ADMIN},
+    {"POST", "/queues/{name}/resume", handle_resume, 0, AUTH_ACCESS_ADMIN},
+    {"DELETE", "/queues/{name}/jobs", handle_purge, 0, AUTH_ACCESS_ADMIN},
     {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},
@@ -30,6 +34,7 @@ const struct route router_table[] = {
 const size_t router_table_len = sizeof router_table / sizeof router_table[0];
 
 #define ID_PARAM "{id}"
+#define NAME_PARAM "{name}" /* any segment; the handler checks it (a bad name is 400) */
 
 /* Parse s[0..n) as a positive decimal int64 without sign or leading zeros. */
 static int parse_id(const char *s, size_t n, long long *out)
@@ -61,6 +66,9 @@ static int path_matches(const char *pattern, const char *path, long long *id)
         size_t plen = strcspn(p, "/"), ulen = strcspn(u, "/");
         if (plen == strlen(ID_PARAM) && memcmp(p, ID_PARAM, plen) == 0) {
             if (parse_id(u, ulen, &found) < 0)
+                return 0;
+        } else if (plen == strlen(NAME_PARAM) && memcmp(p, NAME_PARAM, plen) == 0) {
+            if (ulen == 0)
                 return 0;
         } else if (plen != ulen || memcmp(p, u, plen) != 0) {
             return 0;

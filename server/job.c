@@ -63,6 +63,32 @@ void queue_stats_free(struct queue_stats *rows, size_t n)
     free(rows);
 }
 
+static const char *const outcome_names[ATTEMPT_OUTCOME_COUNT] = {
+    [ATTEMPT_RUNNING] = "running",       [ATTEMPT_SUCCEEDED] = "succeeded",
+    [ATTEMPT_FAILED] = "failed",         [ATTEMPT_RETRIED] = "retried",
+    [ATTEMPT_EXPIRED] = "lease_expired", [ATTEMPT_TIMEOUT] = "timeout",
+    [ATTEMPT_CANCELLED] = "cancelled",   [ATTEMPT_SNOOZED] = "snoozed",
+};
+
+const char *attempt_outcome_name(enum attempt_outcome o)
+{
+    if ((unsigned)o >= ATTEMPT_OUTCOME_COUNT)
+        return "unknown";
+    return outcome_names[o];
+}
+
+void job_attempts_free(struct job_attempt *a, size_t n)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(a[i].worker_id);
+        free(a[i].error_code);
+        free(a[i].error_detail);
+    }
+    free(a);
+}
+
 int job_queue_name_ok(const char *name)
 {
     size_t n = 0;

@@ -112,7 +112,40 @@ struct queue_stats {
     char *name;
     int64_t count[JOB_STATUS_COUNT]; /* per API status; count[JOB_SCHEDULED] is always 0 */
     int64_t oldest_queued_age;       /* seconds; 0 when no queued job is due */
+    int paused;                      /* 1: claims skip the queue */
 };
+
+/* How one attempt (one claim) ended. Stored as these numbers: append only. */
+enum attempt_outcome {
+    ATTEMPT_RUNNING = 0,   /* the live claim */
+    ATTEMPT_SUCCEEDED = 1, /* completed */
+    ATTEMPT_FAILED = 2,    /* failed, no retry (or attempts exhausted) */
+    ATTEMPT_RETRIED = 3,   /* failed with retry: back to queued */
+    ATTEMPT_EXPIRED = 4,   /* the lease expired (the sweeper) */
+    ATTEMPT_TIMEOUT = 5,   /* max_runtime_seconds passed (the sweeper) */
+    ATTEMPT_CANCELLED = 6, /* cancelled while running */
+    ATTEMPT_SNOOZED = 7,   /* snoozed */
+    ATTEMPT_OUTCOME_COUNT
+};
+#define JOB_ATTEMPTS_KEPT 1000 /* the newest attempts kept per job */
+#define JOB_ATTEMPTS_KEPT_SQL "1000"
+
+/* One row of GET /jobs/{id}/attempts. Owns its strings. */
+struct job_attempt {
+    int64_t attempt; /* the job's attempts count that claim made */
+    char *worker_id;
+    int64_t claimed_at;
+    int64_t ended_at; /* JOB_NONE while running */
+    enum attempt_outcome outcome;
+    char *error_code;   /* NULL when none */
+    char *error_detail; /* compact JSON text, NULL when none */
+};
+
+/* The API name of an outcome ("running", "succeeded", ...). Never NULL. */
+const char *attempt_outcome_name(enum attempt_outcome o);
+
+/* Release an array of n attempts' strings and the array itself. Accepts NULL. */
+void job_attempts_free(struct job_attempt *a, size_t n);
 
 /* The name the API shows for a status ("queued" for JOB_SCHEDULED). Never NULL. */
 const char *job_status_name(enum job_status s);

@@ -216,3 +216,19 @@ enum store_result store_retry(struct store *s, int64_t id, int64_t now, struct j
     struct store_call call = {.kind = STORE_CALL_RETRY, .now = now, .id = id, .out = out};
     return run(s, &call);
 }
+
+enum store_result store_pause(struct store *s, const char *queue, int paused, int64_t now)
+{
+    struct store_call call = {.kind = STORE_CALL_PAUSE, .now = now, .queue = queue, .flag = paused};
+    return run(s, &call);
+}
+
+enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
+                              int64_t now, size_t *deleted)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_PURGE, .now = now, .queue = queue, .status = status, .limit = limit};
+    enum store_result r = run(s, &call);
+    *deleted = call.n;
+    return r;
+}

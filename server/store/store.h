@@ -145,7 +145,9 @@ enum store_call_kind {
     STORE_CALL_COMPLETE,
     STORE_CALL_FAIL,
     STORE_CALL_CANCEL,
-    STORE_CALL_RETRY
+    STORE_CALL_RETRY,
+    STORE_CALL_PAUSE, /* pause or resume a queue */
+    STORE_CALL_PURGE  /* delete one bounded batch of a queue's jobs in one status */
 };
 
 /* One write for store_submit(), with the arguments and outputs of the matching store_*
@@ -163,11 +165,15 @@ struct store_call {
     int64_t lease_seconds;         /* heartbeat */
     const char *json;              /* heartbeat: progress; complete: result */
     const struct fail_req *fail;   /* fail */
+    const char *queue;             /* pause, purge */
+    int flag;                      /* pause: 1 pause, 0 resume */
+    int status;                    /* purge: the API status (enum job_status; -1: blocked) */
+    int limit;                     /* purge: at most this many jobs (1..STORE_PURGE_BATCH) */
     /* Outputs, as the matching function fills them. out holds nspecs jobs (enqueue),
      * claim->max_jobs (claim) or one (the others). */
     struct job *out;
     int *created;             /* enqueue: nspecs flags */
-    size_t n;                 /* claim: how many were claimed */
+    size_t n;                 /* claim: how many were claimed; purge: how many deleted */
     enum store_result result; /* what the matching function would have returned */
     int repeated;             /* complete: 1 when it was an idempotent repeat (nothing changed) */
     /* Called exactly once when the call is over, from one of the store's threads (or from
@@ -186,6 +192,7 @@ struct store_ops {
     enum store_result (*list)(struct store *s, const struct list_filter *f, struct job *out,
                               size_t *n, int *more);
     enum store_result (*queues)(struct store *s, int64_t now, struct queue_stats **out, size_t *n);
+    enum store_result (*attempts)(struct store *s, int64_t id, struct job_attempt **out, size_t *n);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     /* May be NULL: the backend's claims see due jobs by themselves. */
@@ -221,6 +228,21 @@ int store_url_is_pg(const char *url);
 /* Copy url into out (size n, truncated) with any password replaced by "***", for logs.
  * This function can't fail. */
 void store_url_redact(const char *url, char *out, size_t n);
+
+/* Jobs a purge deletes per transaction at most: other writers wait on one batch at most. */
+#define STORE_PURGE_BATCH 1000
+
+/* Pause (paused = 1) or resume (0) queue, which need not hold any job. Claims skip a paused
+ * queue, in every process, from the moment this returns; resuming calls on_ready for the
+ * queue (parked claims look again). Idempotent. */
+enum store_result store_pause(struct store *s, const char *queue, int paused, int64_t now);
+
+/* Delete at most limit (1..STORE_PURGE_BATCH) jobs of queue in API status `status`
+ * (JOB_QUEUED covers scheduled; JOB_RUNNING is never purged: STORE_CONFLICT; -1, blocked,
+ * deletes nothing yet), oldest id first, in one transaction; *deleted is how many. The caller
+ * repeats while *deleted == limit. */
+enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
+                              int64_t now, size_t *deleted);
 
 /* Enqueue n (1..JOB_BATCH_MAX) jobs in one transaction, all or nothing. out[i] receives job i
  * (created, or the existing job of an idempotency_key hit); created[i] is 1 when job i is new.
@@ -281,12 +303,24 @@ static inline enum store_result store_list(struct store *s, const struct list_fi
     return s->ops->list(s, f, out, n, more);
 }
 
-/* Per-queue counts for every queue that holds a job, ordered by name. *out is a new array
- * the caller releases with queue_stats_free(). */
+/* Per-queue counts for every queue that holds a job or is paused, ordered by name (bytewise).
+ * The counts are kept up by every write (no scan of the jobs); the age costs one index probe
+ * per queue that holds queued jobs. *out is a new array the caller releases with
+ * queue_stats_free(). */
 static inline enum store_result store_queues(struct store *s, int64_t now, struct queue_stats **out,
                                              size_t *n)
 {
     return s->ops->queues(s, now, out, n);
+}
+
+/* The attempt history of job id, oldest first (at most JOB_ATTEMPTS_KEPT, the newest): one
+ * entry per claim, written by the transaction of the claim and ended by the one that ended
+ * its lease. *out is a new array (NULL when empty) the caller releases with
+ * job_attempts_free(). STORE_NOT_FOUND for an unknown job. Never waits for a writer. */
+static inline enum store_result store_attempts(struct store *s, int64_t id,
+                                               struct job_attempt **out, size_t *n)
+{
+    return s->ops->attempts(s, id, out, n);
 }
 
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:

@@ -631,7 +631,8 @@ class ListQueues(ServerTest):
         self.assertIn(q, rows)
         row = rows[q]
         self.assertEqual(set(row), {"name", "queued", "running", "succeeded", "failed",
-                                    "cancelled", "oldest_queued_age_seconds"})
+                                    "cancelled", "blocked", "oldest_queued_age_seconds",
+                                    "paused"})
         self.assertEqual((row["queued"], row["running"], row["succeeded"], row["failed"],
                           row["cancelled"]), (2, 1, 1, 0, 1))
         for k in ("queued", "running", "succeeded", "failed", "cancelled",

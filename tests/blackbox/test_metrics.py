@@ -102,6 +102,7 @@ class MetricsTest(ServerTest):
         # The gauges still come from the store.
         self.assertEqual(s[("jobq_jobs", (("queue", self.q), ("status", "failed")))], 2)
         self.assertEqual(s[("jobq_jobs", (("queue", self.q), ("status", "queued")))], 2)
+        self.assertEqual(s[("jobq_queue_paused", (("queue", self.q),))], 0)
         # Request durations by route pattern and status.
         def count(method, route, code):
             return s.get(("jobq_http_request_duration_seconds_count",
@@ -130,6 +131,9 @@ class MetricsTest(ServerTest):
         self.assertEqual(s[("jobq_store_errors_total", ())], 0)
         self.assertEqual(s[("jobq_http_connections_max", ())], 4096)
         self.assertGreaterEqual(s[("jobq_http_connections", ())], 1)
+        r = self.c.post("/queues/%s/pause" % self.q)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(parse(self.scrape())[("jobq_queue_paused", (("queue", self.q),))], 1)
         if backend() == "pg":
             self.assertGreaterEqual(s[("jobq_pg_pool_connections", ())], 1)
             self.assertGreaterEqual(s[("jobq_pg_connects_total", ())], 2)  # pool + listener

@@ -105,6 +105,7 @@ TEST(queue_gauges_counters_and_store)
     rows[0].oldest_queued_age = 17;
     rows[1].name = "we\"ird\\q\n";
     rows[1].count[JOB_CANCELLED] = 4;
+    rows[1].paused = 1;
     struct counters_row counters[2];
     memset(counters, 0, sizeof counters);
     strcpy(counters[0].queue, COUNTERS_OTHER);
@@ -126,6 +127,9 @@ TEST(queue_gauges_counters_and_store)
     CHECK(text != NULL);
     int ok =
         has_line(text, "jobq_jobs{queue=\"default\",status=\"queued\"} 5") &&
+        has_line(text, "jobq_queue_paused{queue=\"default\"} 0") &&
+        has_line(text, "jobq_queue_paused{queue=\"we\\\"ird\\\\q\\n\"} 1") &&
+        has_line(text, "# TYPE jobq_queue_paused gauge") &&
         has_line(text, "jobq_jobs{queue=\"default\",status=\"running\"} 1") &&
         has_line(text, "jobq_jobs{queue=\"default\",status=\"failed\"} 0") &&
         has_line(text, "jobq_queue_oldest_age_seconds{queue=\"default\"} 17") &&

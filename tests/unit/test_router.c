@@ -31,8 +31,12 @@ TEST(every_route_present)
         {"POST", "/jobs/7/retry", handle_retry, 0},
         {"GET", "/jobs/7", handle_get_job, 0},
         {"GET", "/jobs", handle_list_jobs, 0},
+        {"GET", "/jobs/7/attempts", handle_attempts, 0},
         {"GET", "/queues", handle_queues, 0},
         {"GET", "/stats/throughput", handle_throughput, 0},
+        {"POST", "/queues/a.b:c-d_e/pause", handle_pause, 0},
+        {"POST", "/queues/q/resume", handle_resume, 0},
+        {"DELETE", "/queues/q/jobs", handle_purge, 0},
         {"GET", "/healthz", handle_healthz, 0},
         {"GET", "/readyz", handle_readyz, 0},
         {"GET", "/metrics", handle_metrics, 0},
@@ -96,9 +100,24 @@ TEST(not_found)
     const struct route *r;
     long long id;
     char allow[64];
-    const char *paths[] = {
-        "/",        "",       "/nope", "/jobs/",   "/claim/",       "/queuesx", "/healthz/x",
-        "/v1/jobs", "//jobs", "/JOBS", "/Healthz", "/jobs/batch/1", "jobs",     "/jobs?x=1"};
+    const char *paths[] = {"/",
+                           "",
+                           "/nope",
+                           "/jobs/",
+                           "/claim/",
+                           "/queuesx",
+                           "/healthz/x",
+                           "/v1/jobs",
+                           "//jobs",
+                           "/JOBS",
+                           "/Healthz",
+                           "/jobs/batch/1",
+                           "jobs",
+                           "/jobs?x=1",
+                           "/queues//pause",
+                           "/queues/q",
+                           "/queues/q/pause/x",
+                           "/jobs/0/attempts"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         CHECK_INT(match("GET", paths[i], &r, &id, allow), ROUTE_NOT_FOUND);
         CHECK_STR(allow, "");

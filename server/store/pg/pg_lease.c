@@ -125,14 +125,15 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *no
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->st->backoff_base, a->st->backoff_max, rand_unit());
     char status[8], run_at[24], finished[24];
-    const char *params[7] = {id,
+    const char *params[8] = {id,
                              pg_int_param(status, e.requeue ? JOB_QUEUED : JOB_FAILED),
                              pg_int_param(run_at, e.run_at),
                              pg_int_param(finished, e.requeue ? JOB_NONE : a->now),
                              f->error_code,
                              f->error_detail,
-                             call->token};
-    r = one_row(c, PG_LEASE_END, 7, params, 0, "fail", call->out);
+                             call->token,
+                             now};
+    r = one_row(c, PG_LEASE_END, 8, params, 0, "fail", call->out);
     if (r == STORE_NOT_FOUND)
         return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
     if (r == STORE_OK && e.requeue && e.run_at <= a->now)

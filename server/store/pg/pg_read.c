@@ -115,36 +115,31 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
     *out = NULL;
     *n = 0;
     enum store_result r;
-    PGresult *counts = read_one(st, PG_QUEUE_COUNTS, 0, NULL, "queue counts", &r);
-    if (!counts)
-        return r;
     char nowb[24];
     const char *params[1] = {pg_int_param(nowb, now)};
-    PGresult *oldest = read_one(st, PG_QUEUE_OLDEST, 1, params, "queue ages", &r);
-    if (!oldest) {
-        PQclear(counts);
+    PGresult *res = read_one(st, PG_QUEUE_COUNTS, 1, params, "queue counts", &r);
+    if (!res)
         return r;
-    }
     struct queue_stats *rows = NULL;
     size_t nrows = 0, cap = 0;
     int bad = 0;
-    for (int i = 0; i < PQntuples(counts) && !bad; i++) {
-        struct queue_stats *q = row_of(&rows, &nrows, &cap, PQgetvalue(counts, i, 0));
-        int64_t status = pg_row_int(counts, i, 1);
-        if (!q)
+    for (int i = 0; i < PQntuples(res) && !bad; i++) {
+        struct queue_stats *q = row_of(&rows, &nrows, &cap, PQgetvalue(res, i, 0));
+        int64_t status = pg_row_int(res, i, 1);
+        if (!q) {
             bad = 1;
-        else if (status >= 0 && status < JOB_STATUS_COUNT)
-            q->count[status] += pg_row_int(counts, i, 2);
+            continue;
+        }
+        if (status >= 0 && status < JOB_STATUS_COUNT)
+            q->count[status] += pg_row_int(res, i, 2);
+        if (!PQgetisnull(res, i, 3)) {
+            int64_t age = now - pg_row_int(res, i, 3);
+            q->oldest_queued_age = age > 0 ? age : 0;
+        }
+        if (PQgetvalue(res, i, 4)[0] == 't')
+            q->paused = 1;
     }
-    for (int i = 0; i < PQntuples(oldest) && !bad; i++) {
-        struct queue_stats *q = row_of(&rows, &nrows, &cap, PQgetvalue(oldest, i, 0));
-        if (!q)
-            bad = 1;
-        else
-            q->oldest_queued_age = now - pg_row_int(oldest, i, 1);
-    }
-    PQclear(counts);
-    PQclear(oldest);
+    PQclear(res);
     if (bad) {
         log_error("out of memory listing queues");
         queue_stats_free(rows, nrows);
@@ -152,6 +147,50 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
     }
     *out = rows;
     *n = nrows;
+    return STORE_OK;
+}
+
+enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attempt **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char idb[24];
+    const char *params[1] = {pg_int_param(idb, id)};
+    enum store_result r;
+    PGresult *res = read_one(pg_store_of(s), PG_ATTEMPTS, 1, params, "attempts", &r);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    if (rows == 0) {
+        PQclear(res);
+        return STORE_NOT_FOUND;
+    }
+    struct job_attempt *a = calloc((size_t)rows, sizeof *a);
+    r = a ? STORE_OK : STORE_ERROR;
+    for (int i = 0; r == STORE_OK && i < rows; i++) {
+        if (PQgetisnull(res, i, 0))
+            continue; /* the job, no attempt yet */
+        struct job_attempt *t = &a[(*n)++];
+        t->attempt = pg_row_int(res, i, 0);
+        t->claimed_at = pg_row_int(res, i, 2);
+        t->ended_at = PQgetisnull(res, i, 3) ? JOB_NONE : pg_row_int(res, i, 3);
+        t->outcome = (enum attempt_outcome)pg_row_int(res, i, 4);
+        if (pg_row_text(res, i, 1, &t->worker_id) || pg_row_text(res, i, 5, &t->error_code) ||
+            pg_row_text(res, i, 6, &t->error_detail))
+            r = STORE_ERROR;
+    }
+    PQclear(res);
+    if (r != STORE_OK) {
+        log_error("out of memory reading attempts");
+        job_attempts_free(a, *n);
+        *n = 0;
+        return r;
+    }
+    if (*n == 0) {
+        free(a);
+        a = NULL;
+    }
+    *out = a;
     return STORE_OK;
 }
 

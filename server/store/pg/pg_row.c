@@ -34,6 +34,13 @@ static char *text(const PGresult *res, int row, int col, int *bad)
     return s;
 }
 
+int pg_row_text(const PGresult *res, int row, int col, char **out)
+{
+    int bad = 0;
+    *out = text(res, row, col, &bad);
+    return bad ? -1 : 0;
+}
+
 int pg_row_job(const PGresult *res, int row, int with_token, struct job *out)
 {
     memset(out, 0, sizeof *out);

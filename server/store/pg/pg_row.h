@@ -22,6 +22,10 @@ int pg_row_job(const PGresult *res, int row, int with_token, struct job *out);
 /* An int64 column (NULL: JOB_NONE). */
 int64_t pg_row_int(const PGresult *res, int row, int col);
 
+/* A copy of a text column into *out (NULL for SQL NULL). Returns 0, or -1 when memory ran
+ * out. */
+int pg_row_text(const PGresult *res, int row, int col, char **out);
+
 /* Format v into buf (at least 24 bytes) for a text parameter; JOB_NONE gives NULL. */
 const char *pg_int_param(char *buf, int64_t v);
 

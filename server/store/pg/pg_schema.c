@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "job.h"
 #include "log.h"
 #include "pg_store.h"
 
@@ -54,6 +55,48 @@ static const char *const migrations[] = {
     /* queues and lists filtered by queue and status. */
     "CREATE INDEX jobq_jobs_queue_status ON jobq_jobs (queue, status, id);"
     "CREATE INDEX jobq_jobs_status ON jobq_jobs (status, id);",
+    /* 2: queue controls, attempt history and kept-up counts. A trigger on the jobs table
+     * keeps jobq_counts (jobs per queue and status, in 16 shards picked by the backend's pid
+     * so that concurrent writers seldom wait on one row) and jobq_attempts (one row per
+     * claim, ended by the statement that ends the lease: it sets ended_at and
+     * attempt_outcome) in the transaction that changes the job. */
+    "CREATE TABLE jobq_queues (name text PRIMARY KEY, paused boolean NOT NULL DEFAULT false,"
+    " changed_at bigint NOT NULL);"
+    "CREATE TABLE jobq_counts (queue text NOT NULL, status smallint NOT NULL,"
+    " shard smallint NOT NULL, n bigint NOT NULL, PRIMARY KEY (queue, status, shard));"
+    "INSERT INTO jobq_counts SELECT queue, status, 0, count(*) FROM jobq_jobs"
+    " GROUP BY queue, status;"
+    "CREATE TABLE jobq_attempts (job_id bigint NOT NULL, fencing_token bigint NOT NULL,"
+    " attempt integer NOT NULL, worker_id text, claimed_at bigint NOT NULL, ended_at bigint,"
+    " outcome smallint NOT NULL, error_code text, error_detail text,"
+    " PRIMARY KEY (job_id, fencing_token));"
+    "ALTER TABLE jobq_jobs ADD COLUMN ended_at bigint, ADD COLUMN attempt_outcome smallint;"
+    /* queues: the oldest due queued job of one queue without reading the others. */
+    "CREATE INDEX jobq_jobs_due ON jobq_jobs (queue, run_at) WHERE status = 1;"
+    "CREATE FUNCTION jobq_count(q text, st smallint, d bigint) RETURNS void LANGUAGE sql AS $$"
+    " INSERT INTO jobq_counts AS c VALUES (q, st, (pg_backend_pid() % 16)::smallint, d)"
+    " ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n $$;"
+    "CREATE FUNCTION jobq_jobs_track() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " IF TG_OP = 'INSERT' THEN PERFORM jobq_count(NEW.queue, NEW.status, 1); RETURN NULL; END IF;"
+    " IF TG_OP = 'DELETE' THEN PERFORM jobq_count(OLD.queue, OLD.status, -1);"
+    "  DELETE FROM jobq_attempts WHERE job_id = OLD.id; RETURN NULL; END IF;"
+    " PERFORM jobq_count(OLD.queue, OLD.status, -1); PERFORM jobq_count(NEW.queue, NEW.status, 1);"
+    " IF OLD.status = 2 THEN UPDATE jobq_attempts SET ended_at = NEW.ended_at,"
+    "  outcome = NEW.attempt_outcome,"
+    "  error_code = CASE WHEN NEW.attempt_outcome BETWEEN 2 AND 5 THEN NEW.error_code END,"
+    "  error_detail = CASE WHEN NEW.attempt_outcome BETWEEN 2 AND 5 THEN NEW.error_detail END"
+    "  WHERE job_id = OLD.id AND fencing_token = OLD.fencing_token;"
+    " END IF;"
+    " IF NEW.status = 2 THEN INSERT INTO jobq_attempts VALUES (NEW.id, NEW.fencing_token,"
+    "  NEW.attempts, NEW.worker_id, NEW.claimed_at, NULL, 0, NULL, NULL);"
+    "  DELETE FROM jobq_attempts WHERE job_id = NEW.id"
+    "  AND fencing_token <= NEW.fencing_token - " JOB_ATTEMPTS_KEPT_SQL ";"
+    " END IF; RETURN NULL; END $$;"
+    "CREATE TRIGGER jobq_jobs_track_rows AFTER INSERT OR DELETE ON jobq_jobs"
+    " FOR EACH ROW EXECUTE FUNCTION jobq_jobs_track();"
+    "CREATE TRIGGER jobq_jobs_track_status AFTER UPDATE OF status ON jobq_jobs"
+    " FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)"
+    " EXECUTE FUNCTION jobq_jobs_track();",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

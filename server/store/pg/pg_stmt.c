@@ -16,6 +16,18 @@
 _Static_assert(JOB_QUEUED == 1 && JOB_RUNNING == 2 && JOB_SUCCEEDED == 3, "status literals");
 _Static_assert(JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
 
+/* enum attempt_outcome values the statements set as literals. */
+#define OUTCOME_SUCCEEDED "1"
+#define OUTCOME_FAILED "2"
+#define OUTCOME_RETRIED "3"
+#define OUTCOME_EXPIRED "4"
+#define OUTCOME_TIMEOUT "5"
+#define OUTCOME_CANCELLED "6"
+_Static_assert(ATTEMPT_SUCCEEDED == 1 && ATTEMPT_FAILED == 2 && ATTEMPT_RETRIED == 3,
+               "outcome literals");
+_Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED == 6,
+               "outcome literals");
+
 #define COLS PG_JOB_COLUMNS
 
 /* The lease that $2 holds on job $1 is live at time $3. "+ 0" keeps the planner off the lease
@@ -49,7 +61,9 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "RETURNING " COLS,
      "enqueue: insert one job; no row back means an idempotency_key hit"},
     {PG_CLAIM, "claim",
-     "WITH picked AS MATERIALIZED (SELECT c.id FROM unnest($1::text[]) AS q(name) CROSS JOIN LATERAL "
+     "WITH picked AS MATERIALIZED (SELECT c.id FROM (SELECT u.name FROM unnest($1::text[]) AS "
+     "u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE p.name = u.name AND p.paused)) "
+     "AS q CROSS JOIN LATERAL "
      "(SELECT id, priority, run_at FROM jobq_jobs WHERE status = " QUEUED " AND queue = q.name "
      "AND run_at <= $2::bigint AND (requires IS NULL OR requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]')))) "
      "ORDER BY priority DESC, run_at, id LIMIT $4::integer FOR UPDATE SKIP LOCKED) AS c "
@@ -61,8 +75,9 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "lease_seconds = $6::bigint, deadline_at = $2::bigint + j.max_runtime_seconds, "
      "worker_id = $7::text FROM numbered n WHERE j.id = n.id AND j.status = " QUEUED
      " RETURNING " COLS,
-     "claim: the best due jobs of the queues whose requires fit the capabilities, locked with "
-     "SKIP LOCKED (claimers never wait on each other's rows), then taken in one update"},
+     "claim: the best due jobs of the queues that are not paused whose requires fit the "
+     "capabilities, locked with SKIP LOCKED (claimers never wait on each other's rows), then "
+     "taken in one update"},
     {PG_HEARTBEAT, "heartbeat",
      "UPDATE jobq_jobs j SET heartbeat_at = $3::bigint, lease_expires_at = $3::bigint + "
      "CASE WHEN $4::bigint > 0 THEN $4::bigint ELSE j.lease_seconds END, "
@@ -70,7 +85,8 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "WHERE " LIVE_LEASE " RETURNING " COLS,
      "heartbeat: extend a live lease, maybe store progress"},
     {PG_COMPLETE, "complete",
-     "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = $4::text "
+     "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = $4::text, "
+     "ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
      "WHERE " LIVE_LEASE " RETURNING " COLS,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     {PG_LEASE_LOCK, "lease_lock",
@@ -79,14 +95,17 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_LEASE_END, "lease_end",
      "UPDATE jobq_jobs j SET status = $2::smallint, run_at = coalesce($3::bigint, j.run_at), "
      "finished_at = $4::bigint, error_code = $5::text, error_detail = $6::text, "
-     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL "
+     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL, ended_at = $8::bigint, "
+     "attempt_outcome = CASE WHEN $2::smallint = " QUEUED " THEN " OUTCOME_RETRIED " ELSE "
+     OUTCOME_FAILED " END "
      "WHERE j.id = $1::bigint AND j.status = " RUNNING " AND j.lease_token = $7::text "
      "RETURNING " COLS,
      "fail: the locked running job goes back to queued or to failed (the token is checked "
      "again); claimed_at, heartbeat_at and worker_id stay as history"},
     {PG_CANCEL, "cancel",
      "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $2::bigint, "
-     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL "
+     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL, ended_at = $2::bigint, "
+     "attempt_outcome = " OUTCOME_CANCELLED " "
      "WHERE j.id = $1::bigint AND j.status IN (" QUEUED ", " RUNNING ") RETURNING " COLS,
      "cancel: a queued or running job becomes cancelled"},
     {PG_RETRY, "retry",
@@ -109,7 +128,9 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_SWEEP_END, "sweep_end",
      "UPDATE jobq_jobs j SET status = u.status, run_at = coalesce(u.run_at, j.run_at), "
      "finished_at = u.finished_at, error_code = u.code, error_detail = NULL, "
-     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL "
+     "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL, ended_at = $6::bigint, "
+     "attempt_outcome = CASE WHEN u.code = 'timeout' THEN " OUTCOME_TIMEOUT " ELSE "
+     OUTCOME_EXPIRED " END "
      "FROM unnest($1::bigint[], $2::smallint[], $3::bigint[], $4::bigint[], $5::text[]) "
      "AS u(id, status, run_at, finished_at, code) "
      "WHERE j.id = u.id AND j.status = " RUNNING " AND (j.lease_expires_at <= $6::bigint OR "
@@ -130,12 +151,32 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_LIST_QUEUE_STATUS, "list_queue_status",
      LIST("j.queue = $4::text AND j.status = $3::smallint AND"), "list: one queue and status"},
     {PG_QUEUE_COUNTS, "queue_counts",
-     "SELECT queue, status, count(*) FROM jobq_jobs GROUP BY queue, status ORDER BY queue COLLATE \"C\"",
-     "queues: counts per queue and status"},
-    {PG_QUEUE_OLDEST, "queue_oldest",
-     "SELECT queue, min(run_at) FROM jobq_jobs WHERE status = " QUEUED
-     " AND run_at <= $1::bigint GROUP BY queue ORDER BY queue COLLATE \"C\"",
-     "queues: the oldest due run_at per queue"},
+     "SELECT * FROM (SELECT c.queue, c.status, c.n, CASE WHEN c.status = " QUEUED " THEN (SELECT min(j.run_at) "
+     "FROM jobq_jobs j WHERE j.status = " QUEUED " AND j.queue = c.queue AND j.run_at <= "
+     "$1::bigint) END, coalesce(p.paused, false) "
+     "FROM (SELECT queue, status, sum(n) AS n FROM jobq_counts GROUP BY queue, status "
+     "HAVING sum(n) <> 0) AS c LEFT JOIN jobq_queues p ON p.name = c.queue "
+     "UNION ALL SELECT p.name, -1, 0, NULL, true FROM jobq_queues p WHERE p.paused) AS r "
+     "ORDER BY r.queue COLLATE \"C\"",
+     "queues: jobs per queue and status as the trigger keeps them (no scan of the jobs), the "
+     "oldest due run_at of the queue (one probe of jobq_jobs_due) and whether it is paused; "
+     "then each paused queue (status -1), listed even when it holds no job"},
+    {PG_QUEUE_SET, "queue_set",
+     "INSERT INTO jobq_queues AS q (name, paused, changed_at) VALUES ($1::text, $2::boolean, "
+     "$3::bigint) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, "
+     "changed_at = excluded.changed_at RETURNING q.name",
+     "pause and resume"},
+    {PG_PURGE, "purge",
+     "DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs WHERE queue = $1::text AND "
+     "status = $2::smallint ORDER BY id LIMIT $3::integer FOR UPDATE SKIP LOCKED)",
+     "purge: one bounded batch of a queue's jobs in one status (rows another transaction "
+     "holds are left for the next batch)"},
+    {PG_ATTEMPTS, "attempts",
+     "SELECT a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, a.error_code, "
+     "a.error_detail FROM (SELECT id FROM jobq_jobs WHERE id = $1::bigint) AS j "
+     "LEFT JOIN jobq_attempts a ON a.job_id = j.id ORDER BY a.fencing_token",
+     "attempts: a job's attempt history, oldest first; no row: no such job; one row of NULLs: "
+     "no attempt yet"},
     {PG_CLOCK, "clock",
      "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery()",
      "connect and ping: the server's clock (the skew) and whether it takes writes"},

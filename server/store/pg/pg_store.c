@@ -20,6 +20,7 @@ static const struct store_ops pg_ops = {
     .get = pg_read_get,
     .list = pg_read_list,
     .queues = pg_read_queues,
+    .attempts = pg_read_attempts,
     .sweep = pg_sweep,
     .next_due = NULL, /* claims see due jobs by themselves */
     .ping = pg_read_ping,

@@ -291,6 +291,7 @@ int pg_enqueue_prepare(struct pg_call *pc);
 int pg_claim_prepare(struct pg_call *pc);
 int pg_lease_prepare(struct pg_call *pc);
 int pg_admin_prepare(struct pg_call *pc);
+int pg_queue_prepare(struct pg_call *pc); /* pause/resume and purge (pg_queue.c) */
 
 /* --- reads, sweep, clock (pg_read.c, pg_sweep.c, pg_store.c) -------------------------------- */
 
@@ -298,6 +299,8 @@ enum store_result pg_read_get(struct store *s, int64_t id, struct job *out);
 enum store_result pg_read_list(struct store *s, const struct list_filter *f, struct job *out,
                                size_t *n, int *more);
 enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stats **out, size_t *n);
+enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
+                                   size_t *n);
 enum store_result pg_read_ping(struct store *s);
 void pg_read_stats(struct store *s, struct store_stats *out);
 size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX]);

@@ -180,6 +180,8 @@ static size_t call_rows(const struct store_call *call)
         return call->nspecs;
     if (call->kind == STORE_CALL_CLAIM && call->claim->max_jobs > 1)
         return (size_t)call->claim->max_jobs;
+    if (call->kind == STORE_CALL_PURGE)
+        return (size_t)call->limit;
     return 1;
 }
 
@@ -206,6 +208,10 @@ static int prepare(struct pg_store *st, struct store_call *call, struct pg_call 
     case STORE_CALL_CANCEL:
     case STORE_CALL_RETRY:
         need = pg_admin_prepare(pc);
+        break;
+    case STORE_CALL_PAUSE:
+    case STORE_CALL_PURGE:
+        need = pg_queue_prepare(pc);
         break;
     default:
         call->result = STORE_ERROR;
@@ -387,8 +393,8 @@ static enum pipe_outcome pipe_run(struct pg_store *st, struct pg_call *calls, si
     }
     /* Statements are prepared outside the pipeline (a Parse skipped after an error in it
      * would leave one thought prepared that is not). */
-    static const enum pg_stmt_id hot[] = {PG_JOB_INSERT, PG_CLAIM,  PG_HEARTBEAT,
-                                          PG_COMPLETE,   PG_CANCEL, PG_RETRY};
+    static const enum pg_stmt_id hot[] = {PG_JOB_INSERT, PG_CLAIM, PG_HEARTBEAT, PG_COMPLETE,
+                                          PG_CANCEL,     PG_RETRY, PG_QUEUE_SET, PG_PURGE};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0] && r == STORE_OK; i++)
         r = pg_prepare(c, hot[i], "prepare");
     if (r != STORE_OK || !PQenterPipelineMode(c->db)) {

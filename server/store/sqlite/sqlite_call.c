@@ -36,6 +36,10 @@ void sqlite_submit(struct store *s, struct store_call *call)
     case STORE_CALL_RETRY:
         tx = sqlite_admin_tx(st, call);
         break;
+    case STORE_CALL_PAUSE:
+    case STORE_CALL_PURGE:
+        tx = sqlite_queue_tx(st, call);
+        break;
     default:
         break;
     }

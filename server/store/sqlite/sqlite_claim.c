@@ -65,6 +65,21 @@ static enum store_result pick(struct sqlite_conn *c, const char *queue, const ch
     return r;
 }
 
+/* *yes = 1 when queue is paused (claims skip it without reading its jobs). */
+static enum store_result is_paused(struct sqlite_conn *c, const char *queue, int *yes)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_QUEUE_PAUSED);
+    int rc = sqlite_conn_bind_text(st, 1, queue);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    *yes = rc == SQLITE_ROW;
+    enum store_result r = STORE_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        r = sqlite_conn_fail(c, rc, "claim: queue paused");
+    sqlite3_reset(st);
+    return r;
+}
+
 /* Queued -> running for one chosen job with a fresh lease token. */
 static enum store_result take(struct sqlite_conn *c, const struct claim_arg *a, int64_t id,
                               struct job *out)
@@ -105,6 +120,12 @@ static int claim_tx(struct sqlite_conn *c, void *p)
     size_t ncand = 0;
     for (size_t q = 0; q < a->req->nqueues; q++) {
         size_t got = 0;
+        int skip = 0;
+        r = is_paused(c, a->req->queues[q], &skip);
+        if (r != STORE_OK)
+            return r;
+        if (skip)
+            continue;
         r = pick(c, a->req->queues[q], NULL, a->max_jobs, a->cand + ncand, &got);
         ncand += got;
         if (r == STORE_OK && a->caps) {

@@ -131,7 +131,7 @@ static int fail_tx(struct sqlite_conn *c, void *p)
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->backoff_base, a->backoff_max, rand_unit());
     return sqlite_lease_end(c, a->id, e.requeue, e.run_at, a->now, f->error_code, f->error_detail,
-                            a->notes, a->out);
+                            ATTEMPT_RETRIED, a->notes, a->out);
 }
 
 static void lease_discard(void *p)
@@ -142,9 +142,12 @@ static void lease_discard(void *p)
 
 enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeue, int64_t run_at,
                                    int64_t now, const char *error_code, const char *error_detail,
-                                   struct sqlite_notes *notes, struct job *out)
+                                   enum attempt_outcome how, struct sqlite_notes *notes,
+                                   struct job *out)
 {
     int status = !requeue ? JOB_FAILED : run_at > now ? JOB_SCHEDULED : JOB_QUEUED;
+    if (how == ATTEMPT_RETRIED && !requeue)
+        how = ATTEMPT_FAILED;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LEASE_END);
     int rc = sqlite3_bind_int64(st, 1, id);
     if (rc == SQLITE_OK)
@@ -157,6 +160,10 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
         rc = sqlite_conn_bind_text(st, 5, error_code);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_json(st, 6, error_detail);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 7, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 8, (int)how);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind lease end");
     struct job j;

@@ -170,7 +170,7 @@ static enum store_result read_ages(struct sqlite_conn *c, int64_t now, struct st
             struct queue_stats *row =
                 name ? bsearch(name, qs->rows, qs->n, sizeof *qs->rows, stats_cmp) : NULL;
             int64_t age = now - sqlite3_column_int64(st, 1);
-            if (row)
+            if (row && sqlite3_column_type(st, 1) != SQLITE_NULL)
                 row->oldest_queued_age = age > 0 ? age : 0;
         }
     }
@@ -181,7 +181,39 @@ static enum store_result read_ages(struct sqlite_conn *c, int64_t now, struct st
     return r;
 }
 
-/* Counts and ages in one read transaction, so they describe the same moment. */
+static int stats_sort_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct queue_stats *)a)->name, ((const struct queue_stats *)b)->name);
+}
+
+/* Mark the paused queues, adding those that hold no job; the rows end in name order. */
+static enum store_result read_paused(struct sqlite_conn *c, struct stats *qs)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_QUEUES_PAUSED);
+    size_t sorted = qs->n;
+    enum store_result r = STORE_OK;
+    int rc;
+    while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        struct queue_stats *row =
+            name ? bsearch(name, qs->rows, sorted, sizeof *qs->rows, stats_cmp) : NULL;
+        if (!row && name && !(row = stats_row(qs, name))) {
+            log_error("out of memory reading queue stats");
+            r = STORE_ERROR;
+            break;
+        }
+        if (row)
+            row->paused = 1;
+    }
+    if (r == STORE_OK && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "paused queues");
+    sqlite3_reset(st);
+    if (qs->n > sorted)
+        qsort(qs->rows, qs->n, sizeof *qs->rows, stats_sort_cmp);
+    return r;
+}
+
+/* Counts, ages and pauses in one read transaction, so they describe the same moment. */
 static enum store_result queues_on(struct sqlite_conn *c, int64_t now, struct stats *qs)
 {
     int rc = sqlite_conn_run(c, STMT_READ_BEGIN);
@@ -190,6 +222,8 @@ static enum store_result queues_on(struct sqlite_conn *c, int64_t now, struct st
     enum store_result r = read_counts(c, qs);
     if (r == STORE_OK)
         r = read_ages(c, now, qs);
+    if (r == STORE_OK)
+        r = read_paused(c, qs);
     rc = sqlite_conn_run(c, r == STORE_OK ? STMT_COMMIT : STMT_ROLLBACK);
     if (rc != SQLITE_DONE && r == STORE_OK)
         r = sqlite_conn_fail(c, rc, "end read");
@@ -253,5 +287,82 @@ enum store_result sqlite_read_ping(struct store *s)
     sqlite_pool_give(&ss->readers, c);
     if (r == STORE_OK)
         r = sqlite_writer_probe(&ss->writer);
+    return r;
+}
+
+/* A column as a new string (NULL for SQL NULL). Returns -1 when out of memory. */
+static int column_dup(sqlite3_stmt *st, int col, char **out)
+{
+    const char *v = (const char *)sqlite3_column_text(st, col);
+    *out = v ? strdup(v) : NULL;
+    return v && !*out ? -1 : 0;
+}
+
+static enum store_result attempts_on(struct sqlite_conn *c, int64_t id, struct job_attempt **out,
+                                     size_t *n)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_ATTEMPTS);
+    int rc = sqlite3_bind_int64(st, 1, id);
+    int found = 0;
+    size_t cap = 0;
+    struct job_attempt *a = NULL;
+    enum store_result r = STORE_OK;
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if ((rc = sqlite_conn_step(c, st)) != SQLITE_ROW)
+            break;
+        found = 1;
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+            continue; /* the job, no attempt yet */
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct job_attempt *m = realloc(a, ncap * sizeof *m);
+            if (!m) {
+                r = STORE_ERROR;
+                break;
+            }
+            a = m;
+            cap = ncap;
+        }
+        struct job_attempt *t = &a[*n];
+        memset(t, 0, sizeof *t);
+        (*n)++;
+        t->attempt = sqlite3_column_int64(st, 0);
+        t->claimed_at = sqlite3_column_int64(st, 2);
+        t->ended_at =
+            sqlite3_column_type(st, 3) == SQLITE_NULL ? JOB_NONE : sqlite3_column_int64(st, 3);
+        t->outcome = (enum attempt_outcome)sqlite3_column_int(st, 4);
+        if (column_dup(st, 1, &t->worker_id) || column_dup(st, 5, &t->error_code) ||
+            column_dup(st, 6, &t->error_detail)) {
+            r = STORE_ERROR;
+            break;
+        }
+    }
+    if (r == STORE_ERROR)
+        log_error("out of memory reading attempts");
+    else if (rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "attempts");
+    else if (!found)
+        r = STORE_NOT_FOUND;
+    sqlite3_reset(st);
+    if (r != STORE_OK) {
+        job_attempts_free(a, *n);
+        *n = 0;
+        return r;
+    }
+    *out = a;
+    return STORE_OK;
+}
+
+enum store_result sqlite_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
+                                       size_t *n)
+{
+    struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
+    *out = NULL;
+    *n = 0;
+    struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
+    enum store_result r = attempts_on(c, id, out, n);
+    sqlite_pool_give(pool, c);
     return r;
 }

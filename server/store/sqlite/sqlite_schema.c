@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "job.h"
 #include "log.h"
 
 /* Migration N is migrations[N - 1]. Append only. Statuses are enum job_status values
@@ -60,6 +61,44 @@ static const char *const migrations[] = {
     "DROP INDEX IF EXISTS jobs_claim;"
     "CREATE INDEX IF NOT EXISTS jobs_claim_req ON jobs (queue, priority DESC, run_at, id)"
     " WHERE status = 1 AND requires IS NOT NULL;",
+    /* 4: queue controls, attempt history and kept-up counts. Triggers keep counts (jobs per
+     * queue and stored status) and attempts (one row per claim, ended by the statement that
+     * ends the lease: it sets ended_at and attempt_outcome) in the transaction that changes
+     * the job. */
+    "CREATE TABLE queues (name TEXT PRIMARY KEY, paused INTEGER NOT NULL DEFAULT 0,"
+    " changed_at INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE counts (queue TEXT NOT NULL, status INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY (queue, status)) WITHOUT ROWID;"
+    "INSERT INTO counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
+    "CREATE TABLE attempts (job_id INTEGER NOT NULL, fencing_token INTEGER NOT NULL,"
+    " attempt INTEGER NOT NULL, worker_id TEXT, claimed_at INTEGER NOT NULL, ended_at INTEGER,"
+    " outcome INTEGER NOT NULL, error_code TEXT, error_detail TEXT,"
+    " PRIMARY KEY (job_id, fencing_token)) WITHOUT ROWID;"
+    "ALTER TABLE jobs ADD COLUMN ended_at INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN attempt_outcome INTEGER;"
+    /* queues: the oldest due queued job of one queue without reading the others. */
+    "CREATE INDEX jobs_due ON jobs (queue, run_at) WHERE status = 1;"
+    "CREATE TRIGGER jobs_track_insert AFTER INSERT ON jobs BEGIN"
+    " INSERT INTO counts VALUES (NEW.queue, NEW.status, 1)"
+    "  ON CONFLICT (queue, status) DO UPDATE SET n = n + 1; END;"
+    "CREATE TRIGGER jobs_track_delete AFTER DELETE ON jobs BEGIN"
+    " INSERT INTO counts VALUES (OLD.queue, OLD.status, -1)"
+    "  ON CONFLICT (queue, status) DO UPDATE SET n = n - 1;"
+    " DELETE FROM attempts WHERE job_id = OLD.id; END;"
+    "CREATE TRIGGER jobs_track_status AFTER UPDATE OF status ON jobs"
+    " WHEN OLD.status <> NEW.status BEGIN"
+    " INSERT INTO counts VALUES (OLD.queue, OLD.status, -1)"
+    "  ON CONFLICT (queue, status) DO UPDATE SET n = n - 1;"
+    " INSERT INTO counts VALUES (NEW.queue, NEW.status, 1)"
+    "  ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"
+    " UPDATE attempts SET ended_at = NEW.ended_at, outcome = NEW.attempt_outcome,"
+    "  error_code = CASE WHEN NEW.attempt_outcome BETWEEN 2 AND 5 THEN NEW.error_code END,"
+    "  error_detail = CASE WHEN NEW.attempt_outcome BETWEEN 2 AND 5 THEN NEW.error_detail END"
+    "  WHERE OLD.status = 2 AND job_id = OLD.id AND fencing_token = OLD.fencing_token;"
+    " INSERT INTO attempts SELECT NEW.id, NEW.fencing_token, NEW.attempts, NEW.worker_id,"
+    "  NEW.claimed_at, NULL, 0, NULL, NULL WHERE NEW.status = 2;"
+    " DELETE FROM attempts WHERE NEW.status = 2 AND job_id = NEW.id"
+    "  AND fencing_token <= NEW.fencing_token - " JOB_ATTEMPTS_KEPT_SQL "; END;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

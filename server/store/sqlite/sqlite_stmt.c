@@ -16,6 +16,11 @@
 _Static_assert(JOB_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
 _Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
 
+/* enum attempt_outcome values the statements set as literals. */
+#define OUTCOME_SUCCEEDED "1"
+#define OUTCOME_CANCELLED "6"
+_Static_assert(ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELLED == 6, "outcome literals");
+
 #define COLS SQL_JOB_COLUMNS
 
 /* The lease that ?2 holds on job ?1 is live at time ?3. */
@@ -83,7 +88,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "progress = CASE WHEN ?5 THEN ?6 ELSE progress END "
      "WHERE " LIVE_LEASE, "heartbeat: extend a live lease, maybe store progress"},
     {STMT_COMPLETE, STMT_ON_WRITER,
-     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4 "
+     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4, ended_at = ?3, "
+     "attempt_outcome = " OUTCOME_SUCCEEDED " "
      "WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     {STMT_LEASE_CHECK, STMT_ON_WRITER, "SELECT attempts, max_attempts FROM jobs WHERE " LIVE_LEASE,
@@ -91,13 +97,15 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_LEASE_END, STMT_ON_WRITER,
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
-     "deadline_at = NULL "
+     "deadline_at = NULL, ended_at = ?7, attempt_outcome = ?8 "
      "WHERE id = ?1 AND status = " RUNNING,
      "fail and sweep: a running job goes back to queued/scheduled or to failed; its lease "
-     "is gone (claimed_at, heartbeat_at and worker_id stay as history)"},
+     "is gone (claimed_at, heartbeat_at and worker_id stay as history); ?7 now, ?8 how the "
+     "attempt ended (enum attempt_outcome)"},
     {STMT_CANCEL, STMT_ON_WRITER,
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
-     "lease_expires_at = NULL, deadline_at = NULL "
+     "lease_expires_at = NULL, deadline_at = NULL, ended_at = ?2, "
+     "attempt_outcome = " OUTCOME_CANCELLED " "
      "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ")",
      "cancel: a queued, scheduled or running job becomes cancelled"},
     {STMT_RETRY, STMT_ON_WRITER,
@@ -132,14 +140,34 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      LIST_BRANCH("queue = ?5 AND status = ?4") LIST_END,
      "list: one queue and one API status"},
     {STMT_QUEUE_COUNTS, STMT_ON_READER,
-     "SELECT queue, status, count(*) FROM jobs GROUP BY queue, status ORDER BY queue",
-     "queues: counts per queue and status"},
+     "SELECT queue, status, n FROM counts WHERE n <> 0 ORDER BY queue",
+     "queues: jobs per queue and status, as the triggers keep them (no scan of the jobs)"},
     {STMT_QUEUE_OLDEST, STMT_ON_READER,
-     "SELECT queue, min(run_at) FROM (SELECT queue, run_at FROM jobs WHERE status = " QUEUED
-     " AND requires IS NULL UNION ALL SELECT queue, run_at FROM jobs WHERE status = " QUEUED
-     " AND requires IS NOT NULL UNION ALL SELECT queue, run_at FROM jobs WHERE status = "
-     SCHEDULED " AND run_at <= ?1) GROUP BY queue ORDER BY queue",
-     "queues: the oldest due run_at per queue"},
+     "SELECT q.queue, (SELECT min(m) FROM (SELECT min(run_at) AS m FROM jobs WHERE status = "
+     QUEUED " AND queue = q.queue UNION ALL SELECT min(run_at) FROM jobs WHERE status = "
+     SCHEDULED " AND run_at <= ?1 AND queue = q.queue)) FROM (SELECT DISTINCT queue FROM counts "
+     "WHERE status IN (" SCHEDULED ", " QUEUED ") AND n > 0) AS q ORDER BY q.queue",
+     "queues: the oldest due run_at of each queue that holds queued jobs (one index probe "
+     "each: jobs_due, jobs_scheduled)"},
+    {STMT_QUEUES_PAUSED, STMT_ON_READER, "SELECT name FROM queues WHERE paused ORDER BY name",
+     "queues: the paused queues (listed even when they hold no job)"},
+    {STMT_QUEUE_PAUSED, STMT_ON_WRITER, "SELECT 1 FROM queues WHERE name = ?1 AND paused",
+     "claim: a paused queue is skipped before any of its jobs is read"},
+    {STMT_QUEUE_SET, STMT_ON_WRITER,
+     "INSERT INTO queues (name, paused, changed_at) VALUES (?1, ?2, ?3) "
+     "ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, changed_at = excluded.changed_at",
+     "pause and resume"},
+    {STMT_PURGE, STMT_ON_WRITER,
+     "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE queue = ?1 AND status = ?2 "
+     "UNION ALL SELECT id FROM jobs WHERE queue = ?1 AND status = ?3 ORDER BY id LIMIT ?4)",
+     "purge: one bounded batch of a queue's jobs in one API status (?3: the second stored "
+     "status, or -1)"},
+    {STMT_ATTEMPTS, STMT_ON_READER,
+     "SELECT a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, a.error_code, "
+     "a.error_detail FROM (SELECT id FROM jobs WHERE id = ?1) AS j LEFT JOIN attempts a "
+     "ON a.job_id = j.id ORDER BY a.fencing_token",
+     "attempts: a job's attempt history, oldest first; no row: no such job; one row of NULLs: "
+     "no attempt yet"},
     {STMT_NEXT_DUE, STMT_ON_WRITER | STMT_ON_READER,
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},

@@ -23,6 +23,7 @@ static const struct store_ops sqlite_ops = {
     .get = sqlite_read_get,
     .list = sqlite_read_list,
     .queues = sqlite_read_queues,
+    .attempts = sqlite_read_attempts,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,

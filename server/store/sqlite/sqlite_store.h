@@ -35,6 +35,9 @@ struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *
 struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call);
 struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *call);
 struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *call);
+/* Pause/resume and purge (sqlite_queue.c). NULL when the call needs no transaction or could
+ * not start (call->result says which). */
+struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *call);
 
 /* store_submit (sqlite_call.c) and the reads (sqlite_read.c). */
 void sqlite_submit(struct store *s, struct store_call *call);
@@ -43,6 +46,8 @@ size_t sqlite_read_metrics(struct store *s, struct store_metric out[STORE_METRIC
 enum store_result sqlite_read_get(struct store *s, int64_t id, struct job *out);
 enum store_result sqlite_read_list(struct store *s, const struct list_filter *f, struct job *out,
                                    size_t *n, int *more);
+enum store_result sqlite_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
+                                       size_t *n);
 enum store_result sqlite_read_queues(struct store *s, int64_t now, struct queue_stats **out,
                                      size_t *n);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
@@ -61,9 +66,12 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
  * scheduled when run_at > now, noted for the hooks) while requeue is set, else failed with
  * finished_at = now; error_code and error_detail (borrowed, may be NULL) are recorded. When
  * out is not NULL the job is copied into it. Returns STORE_OK, STORE_NOT_FOUND when the job
- * is not running, or an error result (logged). Used by fail and sweep. */
+ * is not running, or an error result (logged). how is what the attempt history records:
+ * ATTEMPT_RETRIED for a worker's fail (recorded as ATTEMPT_FAILED when the job fails), or the
+ * sweeper's ATTEMPT_EXPIRED or ATTEMPT_TIMEOUT. Used by fail and sweep. */
 enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeue, int64_t run_at,
                                    int64_t now, const char *error_code, const char *error_detail,
-                                   struct sqlite_notes *notes, struct job *out);
+                                   enum attempt_outcome how, struct sqlite_notes *notes,
+                                   struct job *out);
 
 #endif

@@ -118,7 +118,8 @@ static int expire_tx(struct sqlite_conn *c, void *p)
                                a->backoff_base, a->backoff_max, rand_unit());
         const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
         struct job j;
-        r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL, a->notes, &j);
+        r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL,
+                             rows[i].timed_out ? ATTEMPT_TIMEOUT : ATTEMPT_EXPIRED, a->notes, &j);
         if (r == STORE_OK) {
             (*(e.requeue ? &a->res->requeued : &a->res->failed))++;
             if (sweep_result_note(a->res, a->batch, j.queue, rows[i].timed_out, e.requeue) != 0)

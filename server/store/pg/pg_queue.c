@@ -1,0 +1,68 @@
+/* Queue controls for PostgreSQL: pause/resume (a row of jobq_queues, which the claim reads
+ * before any job of the queue) and purge (one bounded batch of deletes per call; the trigger
+ * keeps the counts and drops the attempts). One statement each. */
+#include <stdlib.h>
+
+#include "pg_row.h"
+#include "pg_store.h"
+
+static int pause_bind(struct pg_call *a, struct pg_bind *b)
+{
+    *b = (struct pg_bind){.id = PG_QUEUE_SET, .what = "pause", .n = 3};
+    b->params[0] = a->call->queue;
+    b->params[1] = a->call->flag ? "true" : "false";
+    b->params[2] = pg_int_param(b->ints[2], a->now);
+    return 0;
+}
+
+static enum store_result pause_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+{
+    (void)res;
+    if (!a->call->flag)
+        pg_notes_ready(notes, a->call->queue); /* resumed: parked claims look again */
+    return STORE_OK;
+}
+
+static int purge_bind(struct pg_call *a, struct pg_bind *b)
+{
+    *b = (struct pg_bind){.id = PG_PURGE, .what = "purge", .n = 3};
+    b->params[0] = a->call->queue;
+    b->params[1] = pg_int_param(b->ints[1], a->call->status);
+    b->params[2] = pg_int_param(b->ints[2], a->call->limit);
+    return 0;
+}
+
+static enum store_result purge_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+{
+    (void)notes;
+    a->call->n = (size_t)strtoull(PQcmdTuples((PGresult *)res), NULL, 10);
+    return STORE_OK;
+}
+
+static const struct pg_one pause_one = {pause_bind, pause_recv, NULL};
+static const struct pg_one purge_one = {purge_bind, purge_recv, NULL};
+
+static void purge_discard(void *p)
+{
+    struct pg_call *a = p;
+    a->call->n = 0;
+}
+
+int pg_queue_prepare(struct pg_call *pc)
+{
+    struct store_call *call = pc->call;
+    int pause = call->kind == STORE_CALL_PAUSE;
+    call->n = 0;
+    if (!pause && (call->status == JOB_RUNNING || call->status == JOB_SCHEDULED)) {
+        call->result = STORE_CONFLICT;
+        return 0;
+    }
+    if (!pause && call->status < 0) {
+        call->result = STORE_OK; /* blocked: no such jobs yet */
+        return 0;
+    }
+    pc->tx = (struct pg_tx){
+        .name = pause ? "pause" : "purge", .fn = pg_one_tx, .discard = purge_discard};
+    pc->one = pause ? &pause_one : &purge_one;
+    return 1;
+}

@@ -1,0 +1,93 @@
+/* Queue controls for SQLite: pause/resume (a row of the queues table) and purge (one bounded
+ * batch of deletes per transaction; the triggers keep the counts and drop the attempts). */
+#include <stdlib.h>
+
+#include "log.h"
+#include "sqlite_store.h"
+
+struct queue_arg {
+    struct store_call *call;
+    struct sqlite_notes *notes;
+};
+
+static int pause_tx(struct sqlite_conn *c, void *p)
+{
+    struct queue_arg *a = p;
+    const struct store_call *call = a->call;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_QUEUE_SET);
+    int rc = sqlite_conn_bind_text(st, 1, call->queue);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, call->flag ? 1 : 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, call->now);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return sqlite_conn_fail(c, rc, "pause");
+    /* Resumed: parked claims of the queue look again (plain 0: wake them all). */
+    if (!call->flag && sqlite_notes_ready(a->notes, call->queue, 0) != 0)
+        return STORE_ERROR;
+    return STORE_OK;
+}
+
+static int purge_tx(struct sqlite_conn *c, void *p)
+{
+    struct queue_arg *a = p;
+    struct store_call *call = a->call;
+    int status = call->status, status2 = -1;
+    if (status == JOB_QUEUED)
+        status2 = JOB_SCHEDULED;
+    call->n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PURGE);
+    int rc = sqlite_conn_bind_text(st, 1, call->queue);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, status);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 3, status2);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 4, call->limit);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return sqlite_conn_fail(c, rc, "purge");
+    call->n = (size_t)sqlite3_changes(c->db);
+    return STORE_OK;
+}
+
+/* A pause or purge transaction and its arguments, in one block. */
+struct queue_block {
+    struct sqlite_tx tx; /* first: free(tx) frees the block */
+    struct sqlite_notes notes;
+    struct queue_arg a;
+};
+
+struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *call)
+{
+    (void)st;
+    int pause = call->kind == STORE_CALL_PAUSE;
+    call->n = 0;
+    if (!pause && (call->status == JOB_RUNNING || call->status == JOB_SCHEDULED)) {
+        call->result = STORE_CONFLICT;
+        return NULL;
+    }
+    if (!pause && call->status < 0) {
+        call->result = STORE_OK; /* blocked: no such jobs yet */
+        return NULL;
+    }
+    struct queue_block *b = malloc(sizeof *b);
+    if (!b) {
+        log_error("out of memory starting a %s", pause ? "pause" : "purge");
+        call->result = STORE_ERROR;
+        return NULL;
+    }
+    b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
+    b->a = (struct queue_arg){call, &b->notes};
+    b->tx = (struct sqlite_tx){.name = pause ? "pause" : "purge",
+                               .fn = pause ? pause_tx : purge_tx,
+                               .arg = &b->a,
+                               .notes = &b->notes,
+                               .weight = pause ? 1 : call->limit};
+    return &b->tx;
+}
