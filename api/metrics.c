@@ -92,6 +92,26 @@ struct sbuf {
 
 static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Make room for n more bytes and the NUL. Returns 0, or -1 (and b stays failed). */
+static int sb_reserve(struct sbuf *b, size_t n)
+{
+    if (b->oom)
+        return -1;
+    if (b->p && b->cap - b->len > n)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len <= n)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
 static void sb_printf(struct sbuf *b, const char *fmt, ...)
 {
     for (int tries = 0; !b->oom && tries < 2; tries++) {
@@ -107,36 +127,15 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
             b->len += (size_t)n;
             return;
         }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+        sb_reserve(b, (size_t)n);
     }
 }
 
 /* Append n bytes of s. */
 static void sb_put(struct sbuf *b, const char *s, size_t n)
 {
-    if (b->oom)
+    if (sb_reserve(b, n) != 0)
         return;
-    if (b->cap - b->len <= n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len <= n)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';

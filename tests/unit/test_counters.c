@@ -6,22 +6,10 @@
 
 #include "counters.h"
 #include "store.h"
+#include "test_counters_util.h"
 #include "testlib.h"
 
 #define NOW 1700000005LL /* 5 s into a 10 s bucket */
-
-/* The counter c of queue, or -1 when the queue has no row. */
-static long long value(const char *queue, enum counter c)
-{
-    size_t n = 0;
-    struct counters_row *rows = counters_snapshot(&n);
-    long long v = -1;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].queue, queue) == 0)
-            v = (long long)rows[i].v[c];
-    free(rows);
-    return v;
-}
 
 TEST(calls_count_only_what_committed)
 {
@@ -39,15 +27,15 @@ TEST(calls_count_only_what_committed)
                               .created = created,
                               .result = STORE_OK};
     counters_call_done(&call);
-    CHECK_INT(value("a", COUNTER_ENQUEUED), 1);
-    CHECK_INT(value("b", COUNTER_ENQUEUED), 1);
+    CHECK_INT(counter_value("a", COUNTER_ENQUEUED), 1);
+    CHECK_INT(counter_value("b", COUNTER_ENQUEUED), 1);
     call.result = STORE_BUSY; /* rolled back: nothing */
     counters_call_done(&call);
-    CHECK_INT(value("a", COUNTER_ENQUEUED), 1);
+    CHECK_INT(counter_value("a", COUNTER_ENQUEUED), 1);
 
     call = (struct store_call){.kind = STORE_CALL_CLAIM, .now = NOW, .out = out, .n = 2};
     counters_call_done(&call);
-    CHECK_INT(value("a", COUNTER_CLAIMED), 2);
+    CHECK_INT(counter_value("a", COUNTER_CLAIMED), 2);
 
     call = (struct store_call){.kind = STORE_CALL_COMPLETE, .now = NOW, .out = &out[2]};
     counters_call_done(&call);
@@ -56,7 +44,7 @@ TEST(calls_count_only_what_committed)
     call.repeated = 0;
     call.result = STORE_LEASE_LOST;
     counters_call_done(&call);
-    CHECK_INT(value("b", COUNTER_SUCCEEDED), 1);
+    CHECK_INT(counter_value("b", COUNTER_SUCCEEDED), 1);
 
     out[0].status = JOB_QUEUED;
     out[1].status = JOB_FAILED;
@@ -64,25 +52,25 @@ TEST(calls_count_only_what_committed)
     counters_call_done(&call);
     call.out = &out[1];
     counters_call_done(&call);
-    CHECK_INT(value("a", COUNTER_RETRIED), 1);
-    CHECK_INT(value("a", COUNTER_FAILED), 1);
+    CHECK_INT(counter_value("a", COUNTER_RETRIED), 1);
+    CHECK_INT(counter_value("a", COUNTER_FAILED), 1);
 
     call = (struct store_call){.kind = STORE_CALL_CANCEL, .now = NOW, .out = &out[2]};
     counters_call_done(&call);
     call.kind = STORE_CALL_HEARTBEAT; /* counted nowhere */
     counters_call_done(&call);
-    CHECK_INT(value("b", COUNTER_CANCELLED), 1);
-    CHECK_INT(value("b", COUNTER_CLAIMED), 0);
+    CHECK_INT(counter_value("b", COUNTER_CANCELLED), 1);
+    CHECK_INT(counter_value("b", COUNTER_CLAIMED), 0);
 
     struct sweep_queue sq[2] = {{"a", 2, 1, 2, 1}, {"c", 1, 0, 0, 1}};
     struct sweep_result res = {.queues = sq, .nqueues = 2};
     counters_sweep(&res, NOW);
-    CHECK_INT(value("a", COUNTER_LEASE_EXPIRED), 2);
-    CHECK_INT(value("a", COUNTER_TIMED_OUT), 1);
-    CHECK_INT(value("a", COUNTER_RETRIED), 3);
-    CHECK_INT(value("a", COUNTER_FAILED), 2);
-    CHECK_INT(value("c", COUNTER_FAILED), 1);
-    CHECK_INT(value("c", COUNTER_LEASE_EXPIRED), 1);
+    CHECK_INT(counter_value("a", COUNTER_LEASE_EXPIRED), 2);
+    CHECK_INT(counter_value("a", COUNTER_TIMED_OUT), 1);
+    CHECK_INT(counter_value("a", COUNTER_RETRIED), 3);
+    CHECK_INT(counter_value("a", COUNTER_FAILED), 2);
+    CHECK_INT(counter_value("c", COUNTER_FAILED), 1);
+    CHECK_INT(counter_value("c", COUNTER_LEASE_EXPIRED), 1);
     counters_reset();
 }
 
@@ -94,7 +82,7 @@ TEST(queues_past_the_limit_share_the_overflow_row)
         snprintf(name, sizeof name, "q%05d", i);
         counters_add(name, COUNTER_ENQUEUED, 1, NOW);
     }
-    CHECK_INT(value(COUNTERS_OTHER, COUNTER_ENQUEUED), -1);
+    CHECK_INT(counter_value(COUNTERS_OTHER, COUNTER_ENQUEUED), -1);
     counters_add("late-1", COUNTER_ENQUEUED, 2, NOW);
     counters_add("late-2", COUNTER_CLAIMED, 1, NOW);
     counters_add("q00042", COUNTER_ENQUEUED, 1, NOW); /* a known queue keeps its row */
@@ -108,8 +96,8 @@ TEST(queues_past_the_limit_share_the_overflow_row)
     CHECK_STR(rows[1].queue, "q00000");
     CHECK_STR(rows[n - 1].queue, "q09999");
     free(rows);
-    CHECK_INT(value("q00042", COUNTER_ENQUEUED), 2);
-    CHECK_INT(value("late-1", COUNTER_ENQUEUED), -1);
+    CHECK_INT(counter_value("q00042", COUNTER_ENQUEUED), 2);
+    CHECK_INT(counter_value("late-1", COUNTER_ENQUEUED), -1);
     counters_reset();
 }
 
@@ -138,7 +126,7 @@ TEST(throughput_ring)
     for (int i = 0; i < COUNTERS_POINTS; i++)
         total += p[i].enqueued + p[i].succeeded + p[i].failed;
     CHECK_INT(total, 7);
-    CHECK_INT(value("a", COUNTER_FAILED), 6);
+    CHECK_INT(counter_value("a", COUNTER_FAILED), 6);
     /* Fifteen minutes later the old buckets read as zeros, and their slots serve again. */
     counters_throughput(NOW + 900, p);
     total = 0;
