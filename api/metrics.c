@@ -11,6 +11,7 @@
 #include "app.h"
 #include "clock.h"
 #include "handlers.h"
+#include "jobjson.h"
 #include "reply.h"
 #include "router.h"
 
@@ -83,85 +84,55 @@ void metrics_reset(void)
     hist_reset(&claim_waits[1]);
 }
 
-/* A growing text buffer; after a failed allocation it stays failed. */
-struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-};
+static void sb_printf(struct jtext *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Make room for n more bytes and the NUL. Returns 0, or -1 (and b stays failed). */
-static int sb_reserve(struct sbuf *b, size_t n)
+/* Append the printf-style text (lines are short: a stack buffer, else one malloc). */
+static void sb_printf(struct jtext *b, const char *fmt, ...)
 {
-    if (b->oom)
-        return -1;
-    if (b->p && b->cap - b->len > n)
-        return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len <= n)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
         b->oom = 1;
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    for (int tries = 0; !b->oom && tries < 2; tries++) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
+    } else if ((size_t)n < sizeof line) {
+        jtext_put(b, line, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        if (!big) {
             b->oom = 1;
             return;
         }
-        if (b->p && (size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        sb_reserve(b, (size_t)n);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        jtext_put(b, big, (size_t)n);
+        free(big);
     }
 }
 
-/* Append n bytes of s. */
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-    if (sb_reserve(b, n) != 0)
-        return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
 /* A label value with \, " and newline escaped, as the exposition format wants. */
-static void sb_label(struct sbuf *b, const char *v)
+static void sb_label(struct jtext *b, const char *v)
 {
     while (*v) {
         size_t run = strcspn(v, "\\\"\n");
-        sb_put(b, v, run);
+        jtext_put(b, v, run);
         v += run;
         if (*v) {
-            sb_put(b, *v == '\n' ? "\\n" : *v == '"' ? "\\\"" : "\\\\", 2);
+            jtext_put(b, *v == '\n' ? "\\n" : *v == '"' ? "\\\"" : "\\\\", 2);
             v++;
         }
     }
 }
 
-static void sb_head(struct sbuf *b, const char *name, const char *type, const char *help)
+static void sb_head(struct jtext *b, const char *name, const char *type, const char *help)
 {
     sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* The lines of one histogram series; labels is "" or `a="x",b="y"` (already escaped). */
-static void write_hist(struct sbuf *b, const char *name, const char *labels, struct hist *h)
+static void write_hist(struct jtext *b, const char *name, const char *labels, struct hist *h)
 {
     const char *sep = *labels ? "," : "";
     uint64_t cumulative = 0;
@@ -189,7 +160,7 @@ static uint64_t hist_count(struct hist *h)
 }
 
 /* Only the (route, code) pairs that saw a request are written. */
-static void write_requests(struct sbuf *b)
+static void write_requests(struct jtext *b)
 {
     static const char name[] = "jobq_http_request_duration_seconds";
     sb_head(b, name, "histogram",
@@ -222,15 +193,15 @@ static void write_requests(struct sbuf *b)
     write_hist(b, wait, "result=\"empty\"", &claim_waits[0]);
 }
 
-static void write_queue_label(struct sbuf *b, const char *name, const char *queue)
+static void write_queue_label(struct jtext *b, const char *name, const char *queue)
 {
-    sb_put(b, name, strlen(name));
-    sb_put(b, "{queue=\"", 8);
+    jtext_put(b, name, strlen(name));
+    jtext_put(b, "{queue=\"", 8);
     sb_label(b, queue);
-    sb_put(b, "\"", 1);
+    jtext_put(b, "\"", 1);
 }
 
-static void write_gauges(struct sbuf *b, const struct queue_stats *rows, size_t n)
+static void write_gauges(struct jtext *b, const struct queue_stats *rows, size_t n)
 {
     static const enum job_status shown[] = {JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED,
                                             JOB_CANCELLED};
@@ -257,7 +228,7 @@ static void write_gauges(struct sbuf *b, const struct queue_stats *rows, size_t 
     }
 }
 
-static void write_counters(struct sbuf *b, const struct counters_row *rows, size_t n)
+static void write_counters(struct jtext *b, const struct counters_row *rows, size_t n)
 {
     for (int c = 0; c < COUNTER_COUNT; c++) {
         char name[64];
@@ -275,7 +246,7 @@ static void write_counters(struct sbuf *b, const struct counters_row *rows, size
     }
 }
 
-static void write_store(struct sbuf *b, const struct metrics_scrape *in)
+static void write_store(struct jtext *b, const struct metrics_scrape *in)
 {
     const struct store_stats *ss = &in->stats;
     sb_head(b, "jobq_store_commits_total", "counter", "Write transactions committed.");
@@ -300,7 +271,7 @@ char *metrics_text(const struct metrics_scrape *in)
 {
     /* One allocation for the usual text: about 70 bytes a line, 7 lines per queue of the
      * gauges and 8 per queue of the counters, plus the histograms. */
-    struct sbuf b = {0};
+    struct jtext b = {0};
     b.cap = 65536 + 70 * (7 * in->n + COUNTER_COUNT * in->ncounters);
     if (!(b.p = malloc(b.cap)))
         return NULL;
