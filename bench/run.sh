@@ -96,7 +96,8 @@ jobqd=${JOBQD:-}
 gen=${JOBQ_BENCH_BIN:-}
 if [ -z "$jobqd" ]; then
     echo "run.sh: building jobqd (build-bench/jobq, Release)"
-    cmake -S . -B build-bench/jobq -DCMAKE_BUILD_TYPE=Release -DJOBQ_BENCH=OFF >/dev/null
+    cmake -S . -B build-bench/jobq -DCMAKE_BUILD_TYPE=Release -DJOBQ_BENCH=OFF -DJOBQ_CLI=OFF \
+        >/dev/null
     cmake --build build-bench/jobq -j2 --target jobqd >/dev/null
     jobqd=build-bench/jobq/jobqd
 fi

@@ -24,10 +24,12 @@ installed() {
 # and client (psql) programs of the throwaway test cluster (scripts/pg_cluster.sh); the
 # package's system cluster is never used. jq (with curl): the shell client in examples/shell,
 # which tests/blackbox/test_examples.py runs, as it runs examples/node with the node below.
+# libcurl4-openssl-dev: the HTTP client library of the `jobq` command-line client (cli/).
 # prometheus: for its promtool, which checks /metrics (tests/blackbox/test_metrics.py) and
 # the example alert rules (docs/alerts.yml, ctest static.alerts); its service is never used.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
-          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq prometheus)
+          python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq
+          libcurl4-openssl-dev prometheus)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

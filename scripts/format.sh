@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check (default) or fix the C formatting of every .c/.h under server/ api/ tests/ and main.c,
+# Check (default) or fix the C formatting of every .c/.h under server/ api/ cli/ tests/ and main.c,
 # with the repository's .clang-format.
 #   scripts/format.sh          check: clang-format --dry-run --Werror, non-zero on any difference
 #   scripts/format.sh --fix    rewrite the files in place (clang-format -i)
@@ -19,7 +19,7 @@ fi
 files=()
 while IFS= read -r -d '' f; do
     files+=("$f")
-done < <(find server api tests -type f \( -name '*.c' -o -name '*.h' \) \
+done < <(find server api cli tests -type f \( -name '*.c' -o -name '*.h' \) \
              -not -path '*/node_modules/*' -print0 2>/dev/null | sort -z)
 if [ -f main.c ]; then
     files+=(main.c)

@@ -1,7 +1,8 @@
 """Black-box test harness: starts the real jobqd on a free loopback port with a fresh
 database, talks HTTP to it, and stops it with SIGTERM, checking that it exits 0.
 
-Python standard library only. The daemon's path comes from $JOBQD (ctest sets it).
+Python standard library only. The daemon's path comes from $JOBQD (ctest sets it), the
+command-line client's from $JOBQ_CLI (`jobq_cli_path()`).
 
 A test class picks the server flags it needs in `server_args`; one server runs per class
 (started in setUpClass, stopped in tearDownClass with an exit-code check), and each test
@@ -77,14 +78,25 @@ NULLABLE_STR_FIELDS = ("idempotency_key", "worker_id", "error_code")
 STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 
 
-def jobqd_path():
-    path = os.environ.get("JOBQD")
+def _program(var, name, what):
+    """The program $var names, else build/<name>; raises when it is not executable."""
+    path = os.environ.get(var)
     if not path:
         here = os.path.dirname(os.path.abspath(__file__))
-        path = os.path.join(here, "..", "..", "build", "jobqd")
+        path = os.path.join(here, "..", "..", "build", name)
     if not os.access(path, os.X_OK):
-        raise RuntimeError("jobqd not found: set JOBQD to the daemon's path (tried %s)" % path)
+        raise RuntimeError("%s not found: set %s to the %s's path (tried %s)"
+                           % (name, var, what, path))
     return path
+
+
+def jobqd_path():
+    return _program("JOBQD", "jobqd", "daemon")
+
+
+def jobq_cli_path():
+    """The command-line client `jobq`: $JOBQ_CLI (ctest sets it), else build/jobq."""
+    return _program("JOBQ_CLI", "jobq", "client")
 
 
 def free_port():

@@ -183,6 +183,7 @@ static void migration_refused(void)
     int rc = sqlite3_exec(db,
                           "DROP TABLE probe; DROP TRIGGER jobs_track_insert; "
                           "DROP TRIGGER jobs_track_delete; DROP TRIGGER jobs_track_status; "
+                          "DROP TRIGGER jobs_track_attempts_kept; "
                           "DROP TABLE queues; DROP TABLE counts; DROP TABLE attempts; "
                           "DROP INDEX jobs_due; ALTER TABLE jobs DROP COLUMN ended_at; "
                           "ALTER TABLE jobs DROP COLUMN attempt_outcome; PRAGMA user_version = 1",

@@ -55,8 +55,8 @@ static const char *const migrations[] = {
     /* queues and lists filtered by queue and status. */
     "CREATE INDEX jobq_jobs_queue_status ON jobq_jobs (queue, status, id);"
     "CREATE INDEX jobq_jobs_status ON jobq_jobs (status, id);",
-    /* 2: queue controls, attempt history and kept-up counts. A trigger on the jobs table
-     * keeps jobq_counts (jobs per queue and status, in 16 shards picked by the backend's pid
+    /* 2: queue controls, attempt history and kept-up counts. Triggers on the jobs table
+     * keep jobq_counts (jobs per queue and status, in 16 shards picked by the backend's pid
      * so that concurrent writers seldom wait on one row) and jobq_attempts (one row per
      * claim, ended by the statement that ends the lease: it sets ended_at and
      * attempt_outcome) in the transaction that changes the job. */
@@ -73,14 +73,36 @@ static const char *const migrations[] = {
     "ALTER TABLE jobq_jobs ADD COLUMN ended_at bigint, ADD COLUMN attempt_outcome smallint;"
     /* queues: the oldest due queued job of one queue without reading the others. */
     "CREATE INDEX jobq_jobs_due ON jobq_jobs (queue, run_at) WHERE status = 1;"
-    "CREATE FUNCTION jobq_count(q text, st smallint, d bigint) RETURNS void LANGUAGE sql AS $$"
-    " INSERT INTO jobq_counts AS c VALUES (q, st, (pg_backend_pid() % 16)::smallint, d)"
-    " ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n $$;"
-    "CREATE FUNCTION jobq_jobs_track() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-    " IF TG_OP = 'INSERT' THEN PERFORM jobq_count(NEW.queue, NEW.status, 1); RETURN NULL; END IF;"
-    " IF TG_OP = 'DELETE' THEN PERFORM jobq_count(OLD.queue, OLD.status, -1);"
-    "  DELETE FROM jobq_attempts WHERE job_id = OLD.id; RETURN NULL; END IF;"
-    " PERFORM jobq_count(OLD.queue, OLD.status, -1); PERFORM jobq_count(NEW.queue, NEW.status, 1);"
+    /* Counts: statement triggers fold each statement's rows into one upsert per queue and
+     * status (row triggers upserting one counter row per job made a 1,000-row statement walk
+     * 1,000 versions of that row). An update whose rows keep their status adds nothing. */
+    "CREATE FUNCTION jobq_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " INSERT INTO jobq_counts AS c SELECT queue, status, (pg_backend_pid() % 16)::smallint,"
+    "  count(*) FROM jobq_new GROUP BY queue, status"
+    "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
+    " RETURN NULL; END $$;"
+    "CREATE FUNCTION jobq_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " INSERT INTO jobq_counts AS c SELECT queue, status, (pg_backend_pid() % 16)::smallint,"
+    "  -count(*) FROM jobq_old GROUP BY queue, status"
+    "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
+    " DELETE FROM jobq_attempts a USING jobq_old o WHERE a.job_id = o.id;"
+    " RETURN NULL; END $$;"
+    "CREATE FUNCTION jobq_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " INSERT INTO jobq_counts AS c SELECT queue, status, (pg_backend_pid() % 16)::smallint,"
+    "  sum(d) FROM (SELECT queue, status, -1 AS d FROM jobq_old UNION ALL"
+    "  SELECT queue, status, 1 FROM jobq_new) AS m GROUP BY queue, status HAVING sum(d) <> 0"
+    "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
+    " RETURN NULL; END $$;"
+    "CREATE TRIGGER jobq_jobs_count_insert AFTER INSERT ON jobq_jobs"
+    " REFERENCING NEW TABLE AS jobq_new FOR EACH STATEMENT EXECUTE FUNCTION jobq_counts_add();"
+    "CREATE TRIGGER jobq_jobs_count_delete AFTER DELETE ON jobq_jobs"
+    " REFERENCING OLD TABLE AS jobq_old FOR EACH STATEMENT"
+    " EXECUTE FUNCTION jobq_counts_remove();"
+    "CREATE TRIGGER jobq_jobs_count_update AFTER UPDATE ON jobq_jobs"
+    " REFERENCING OLD TABLE AS jobq_old NEW TABLE AS jobq_new FOR EACH STATEMENT"
+    " EXECUTE FUNCTION jobq_counts_move();"
+    /* Attempts: a row trigger on status changes only (a heartbeat does not fire it). */
+    "CREATE FUNCTION jobq_attempts_track() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
     " IF OLD.status = 2 THEN UPDATE jobq_attempts SET ended_at = NEW.ended_at,"
     "  outcome = NEW.attempt_outcome,"
     "  error_code = CASE WHEN NEW.attempt_outcome BETWEEN 2 AND 5 THEN NEW.error_code END,"
@@ -89,14 +111,13 @@ static const char *const migrations[] = {
     " END IF;"
     " IF NEW.status = 2 THEN INSERT INTO jobq_attempts VALUES (NEW.id, NEW.fencing_token,"
     "  NEW.attempts, NEW.worker_id, NEW.claimed_at, NULL, 0, NULL, NULL);"
-    "  DELETE FROM jobq_attempts WHERE job_id = NEW.id"
-    "  AND fencing_token <= NEW.fencing_token - " JOB_ATTEMPTS_KEPT_SQL ";"
+    "  IF NEW.fencing_token > " JOB_ATTEMPTS_KEPT_SQL " THEN"
+    "   DELETE FROM jobq_attempts WHERE job_id = NEW.id"
+    "   AND fencing_token <= NEW.fencing_token - " JOB_ATTEMPTS_KEPT_SQL "; END IF;"
     " END IF; RETURN NULL; END $$;"
-    "CREATE TRIGGER jobq_jobs_track_rows AFTER INSERT OR DELETE ON jobq_jobs"
-    " FOR EACH ROW EXECUTE FUNCTION jobq_jobs_track();"
-    "CREATE TRIGGER jobq_jobs_track_status AFTER UPDATE OF status ON jobq_jobs"
+    "CREATE TRIGGER jobq_jobs_attempts AFTER UPDATE OF status ON jobq_jobs"
     " FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)"
-    " EXECUTE FUNCTION jobq_jobs_track();",
+    " EXECUTE FUNCTION jobq_attempts_track();",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -97,7 +97,10 @@ static const char *const migrations[] = {
     "  WHERE OLD.status = 2 AND job_id = OLD.id AND fencing_token = OLD.fencing_token;"
     " INSERT INTO attempts SELECT NEW.id, NEW.fencing_token, NEW.attempts, NEW.worker_id,"
     "  NEW.claimed_at, NULL, 0, NULL, NULL WHERE NEW.status = 2;"
-    " DELETE FROM attempts WHERE NEW.status = 2 AND job_id = NEW.id"
+    " END;"
+    "CREATE TRIGGER jobs_track_attempts_kept AFTER UPDATE OF status ON jobs"
+    " WHEN NEW.status = 2 AND NEW.fencing_token > " JOB_ATTEMPTS_KEPT_SQL " BEGIN"
+    " DELETE FROM attempts WHERE job_id = NEW.id"
     "  AND fencing_token <= NEW.fencing_token - " JOB_ATTEMPTS_KEPT_SQL "; END;",
 };
 

@@ -1,0 +1,316 @@
+"""The command-line client `jobq` against a live jobqd: every subcommand, JSON off a
+terminal or with --json, tables on a terminal, the server's error on stderr with exit code
+1 (4xx), 2 for a bad command line, 3 when the server cannot be reached; JOBQ_URL and --url;
+JOBQ_TOKEN sent as a bearer token to a server that requires one."""
+
+import json
+import re
+import shutil
+import tempfile
+import unittest
+
+import test_auth  # its token helpers (the module, not its classes: they run in test_auth)
+from cli_helpers import cli_env, run_jobq, run_jobq_tty
+from harness import HOST, ServerTest, free_port
+
+COMMANDS = ("enqueue", "get", "list", "attempts", "stats", "retry", "cancel", "pause",
+            "resume", "purge", "work")
+
+
+class CliTest(ServerTest):
+    """Helpers: jobq against this class's server."""
+
+    def jobq(self, *args, stdin=None, env=None, expect=0):
+        """Run jobq (stdout a pipe: JSON). Checks the exit code; returns (stdout, stderr)."""
+        code, out, err = run_jobq(args, env or cli_env(self.server.port), stdin=stdin)
+        self.assertEqual(code, expect, "jobq %s -> %d\n--- stdout ---\n%s\n--- stderr ---\n%s"
+                         % (" ".join(args), code, out, err))
+        return out, err
+
+    def jobq_json(self, *args, **kw):
+        out, _ = self.jobq(*args, **kw)
+        self.assertEqual(out.count("\n"), 1, "one line of JSON: %r" % out)
+        return json.loads(out)
+
+    def jobq_tty(self, *args, expect=0):
+        code, out, err = run_jobq_tty(args, cli_env(self.server.port))
+        self.assertEqual(code, expect, "jobq %s -> %d\n%s\n%s" % (" ".join(args), code, out, err))
+        return out, err
+
+    def assert_refused(self, args, code, mentions=None, stdin=None):
+        """jobq exits 1, prints nothing on stdout, and the server's code (and message) on
+        stderr."""
+        out, err = self.jobq(*args, stdin=stdin, expect=1)
+        self.assertEqual(out, "")
+        self.assertIn("jobq: %s: " % code, err)
+        if mentions:
+            self.assertIn(mentions, err)
+        return err
+
+
+class TestJobCommands(CliTest):
+
+    def test_enqueue_with_every_option(self):
+        j = self.jobq_json("enqueue", "--queue", self.q, "--priority", "-7", "--delay", "30",
+                           "--max-attempts", "3", "--max-runtime", "60",
+                           "--idempotency-key", "k-1", "--requires", "gpu",
+                           "--requires", "ssd", '{"n": [1, 2, {"s": "\u00e9"}]}')
+        self.assert_job(j)
+        self.assertEqual((j["queue"], j["payload"], j["priority"], j["max_attempts"],
+                          j["max_runtime_seconds"], j["idempotency_key"], j["requires"]),
+                         (self.q, {"n": [1, 2, {"s": "\u00e9"}]}, -7, 3, 60, "k-1",
+                          ["gpu", "ssd"]))
+        self.assertGreaterEqual(j["run_at"], j["created_at"] + 29)
+        self.assertEqual(self.get_job(j["id"])["payload"], j["payload"])
+        # The same key in the same queue: the same job (200), nothing new.
+        again = self.jobq_json("enqueue", "-q", self.q, "--idempotency-key", "k-1", "2")
+        self.assertEqual(again["id"], j["id"])
+
+    def test_enqueue_payload_from_stdin_and_run_at(self):
+        run_at = self.server_time() + 3600
+        j = self.jobq_json("enqueue", "-q", self.q, "--run-at", str(run_at),
+                           stdin='  {"from": "stdin"}\n')
+        self.assertEqual((j["payload"], j["run_at"]), ({"from": "stdin"}, run_at))
+        j = self.jobq_json("enqueue", "-q", self.q, "-", stdin="[true, null]")
+        self.assertEqual(j["payload"], [True, None])
+        j = self.jobq_json("enqueue", "-q", self.q, "--", "-5")
+        self.assertEqual(j["payload"], -5)
+        j = self.jobq_json("enqueue", stdin='"default queue"')
+        self.assertEqual((j["queue"], j["payload"]), ("default", "default queue"))
+
+    def server_time(self):
+        return self.enqueue()["created_at"]
+
+    def test_get_json_and_table(self):
+        job_id = self.enqueue({"hello": "world"}, priority=4)["id"]
+        j = self.jobq_json("get", str(job_id))
+        self.assertEqual(j, self.get_job(job_id))
+        # On a terminal: one "name  value" line per field, in the server's order.
+        out, _ = self.jobq_tty("get", str(job_id))
+        lines = out.splitlines()
+        self.assertEqual([line.split()[0] for line in lines], list(j.keys()), out)
+        self.assertRegex(out, r"(?m)^id +%d$" % job_id)
+        self.assertRegex(out, r"(?m)^status +queued$")
+        self.assertRegex(out, r'(?m)^payload +\{"hello":"world"\}$')
+        self.assertRegex(out, r"(?m)^worker_id +-$")
+        self.assertRegex(out, r"(?m)^created_at +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
+        # --json on a terminal: the JSON again.
+        out, _ = self.jobq_tty("--json", "get", str(job_id))
+        self.assertEqual(json.loads(out), j)
+        out, _ = self.jobq_tty("get", "--json", str(job_id))
+        self.assertEqual(json.loads(out), j)
+
+    def test_list_filters_pages_and_table(self):
+        ids = [self.enqueue({"i": i})["id"] for i in range(5)]
+        other = self.enqueue(queue=self.queue("other"))["id"]
+        self.act(ids[1], "cancel")
+        page = self.jobq_json("list", "--queue", self.q, "--limit", "2")
+        self.assertEqual([j["id"] for j in page["jobs"]], ids[:2])
+        self.assertIsInstance(page["next_cursor"], str)
+        rest = self.jobq_json("list", "-q", self.q, "--cursor", page["next_cursor"])
+        self.assertEqual([j["id"] for j in rest["jobs"]], ids[2:])
+        self.assertIsNone(rest["next_cursor"])
+        cancelled = self.jobq_json("list", "-q", self.q, "--status", "cancelled")
+        self.assertEqual([j["id"] for j in cancelled["jobs"]], [ids[1]])
+        self.assertNotIn(other, [j["id"] for j in self.jobq_json("list", "-q", self.q)["jobs"]])
+        out, _ = self.jobq_tty("list", "-q", self.q, "-n", "3")
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split(), ["ID", "QUEUE", "STATUS", "PRIO", "ATTEMPTS",
+                                            "RUN_AT", "ERROR", "PAYLOAD"], out)
+        self.assertEqual([int(line.split()[0]) for line in lines[1:4]], ids[:3], out)
+        self.assertEqual(lines[2].split()[:3], [str(ids[1]), self.q, "cancelled"], out)
+        self.assertRegex(lines[4], r"^more: jobq list --cursor \S+$")
+        self.assert_refused(["list", "--status", "bogus"], "invalid_request", "status")
+
+    def test_cancel_and_retry(self):
+        job_id = self.enqueue()["id"]
+        j = self.jobq_json("cancel", str(job_id))
+        self.assertEqual((j["id"], j["status"]), (job_id, "cancelled"))
+        self.assert_refused(["cancel", str(job_id)], "conflict")
+        j = self.jobq_json("retry", str(job_id))
+        self.assertEqual((j["status"], j["attempts"]), ("queued", 0))
+        self.assert_refused(["retry", str(job_id)], "conflict")
+        out, _ = self.jobq_tty("cancel", str(job_id))
+        self.assertRegex(out, r"(?m)^status +cancelled$")
+
+    def test_stats(self):
+        self.enqueue()
+        self.enqueue()
+        self.act(self.claim_one()["id"], "cancel")
+        rows = {q["name"]: q for q in self.jobq_json("stats")["queues"]}
+        self.assertEqual((rows[self.q]["queued"], rows[self.q]["cancelled"]), (1, 1))
+        out, _ = self.jobq_tty("stats")
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split()[:6], ["QUEUE", "QUEUED", "RUNNING", "SUCCEEDED",
+                                                "FAILED", "CANCELLED"], out)
+        row = [line.split() for line in lines[1:] if line.split()[0] == self.q]
+        self.assertEqual(row[0][1:6], ["1", "0", "0", "0", "1"], out)
+
+    def test_not_found_is_exit_1_with_the_servers_message(self):
+        err = self.assert_refused(["get", "987654321"], "not_found")
+        self.assertIn("987654321", err)
+        self.assert_refused(["cancel", "987654321"], "not_found")
+        self.assert_refused(["retry", "987654321"], "not_found")
+
+    def test_bad_input_is_exit_1_with_the_servers_message(self):
+        self.assert_refused(["enqueue", "-q", self.q, "--max-attempts", "0", "{}"],
+                            "invalid_request", "max_attempts")
+        self.assert_refused(["enqueue", "-q", "bad queue!", "{}"], "invalid_request", "queue")
+        self.assert_refused(["enqueue", "--delay", "5", "--run-at", "1", "{}"],
+                            "invalid_request")
+        self.assert_refused(["enqueue", "-q", self.q, "--requires", "x" * 65, "{}"],
+                            "invalid_request", "requires")
+        self.assertEqual(self.list_all("queue=" + self.q), [])
+
+
+class TestUsageAndReach(CliTest):
+
+    def test_usage_errors_are_exit_2(self):
+        cases = [
+            [], ["frobnicate"], ["get"], ["get", "abc"], ["get", "0"], ["get", "1", "2"],
+            ["list", "--bogus"], ["list", "extra"], ["enqueue", "{not json"],
+            ["enqueue", "1", "2"], ["enqueue", "--priority", "high", "1"],
+            ["enqueue", "--queue"], ["purge", self.q], ["pause"], ["stats", "x"],
+            ["work", "--queue", self.q], ["work", "--", "true"],
+            ["work", "-q", self.q, "--concurrency", "65", "--", "true"],
+            ["work", "-q", self.q, "--concurrency", "0", "--", "true"],
+            ["--json=1", "stats"],
+        ]
+        for args in cases:
+            code, out, err = run_jobq(args, cli_env(self.server.port))
+            self.assertEqual(code, 2, "jobq %r -> %d %r %r" % (args, code, out, err))
+            self.assertEqual(out, "", args)
+            self.assertTrue(err.strip(), args)
+        self.assertEqual(self.list_all("queue=" + self.q), [])
+
+    def test_help(self):
+        out, _ = self.jobq("--help")
+        for word in COMMANDS + ("JOBQ_URL", "JOBQ_TOKEN", "exit codes", "4xx", "5xx"):
+            self.assertIn(word, out)
+        self.assertRegex(out, r"(?m)^ +0 +")
+        self.assertRegex(out, r"(?m)^ +3 +cannot reach")
+        for cmd in COMMANDS:
+            out, _ = self.jobq(cmd, "--help")
+            self.assertTrue(out.startswith("usage: jobq %s" % cmd), out)
+            self.assertIn("--url", out)
+        out, _ = self.jobq("enqueue", "-h")
+        for opt in ("--queue", "--priority", "--delay", "--run-at", "--max-attempts",
+                    "--max-runtime", "--idempotency-key", "--requires"):
+            self.assertIn(opt, out)
+        out, _ = self.jobq("list", "--help")
+        for opt in ("--queue", "--status", "--limit", "--cursor"):
+            self.assertIn(opt, out)
+        out, _ = self.jobq("work", "--help")
+        for opt in ("--queue", "--concurrency", "--lease", "--grace", "JOBQ_FENCING_TOKEN"):
+            self.assertIn(opt, out)
+
+    def test_unreachable_server_is_exit_3(self):
+        dead = "http://%s:%d" % (HOST, free_port())
+        for args in (["stats"], ["get", "1"], ["enqueue", "{}"], ["list"]):
+            code, out, err = run_jobq(["--url", dead] + args, cli_env())
+            self.assertEqual((code, out), (3, ""), err)
+            self.assertIn("cannot reach %s" % dead, err)
+        code, _, err = run_jobq(["stats"], cli_env(JOBQ_URL=dead))
+        self.assertEqual(code, 3, err)
+        # --url wins over JOBQ_URL; JOBQ_URL over the default.
+        good = "http://%s:%d" % (HOST, self.server.port)
+        code, out, err = run_jobq(["stats", "--url", good], cli_env(JOBQ_URL=dead))
+        self.assertEqual(code, 0, err)
+        self.assertIn("queues", json.loads(out))
+        code, out, err = run_jobq(["stats"], cli_env(JOBQ_URL=good))
+        self.assertEqual(code, 0, err)
+
+
+class TestToken(CliTest):
+    """JOBQ_TOKEN is sent as "Authorization: Bearer" to a server with --auth-token-file."""
+
+    ADMIN = test_auth.make_token("admin")
+    PRODUCER = test_auth.make_token("producer")
+
+    @classmethod
+    def setUpClass(cls):
+        tokdir = tempfile.mkdtemp(prefix="jobq-cli-tokens-")
+        cls.addClassCleanup(shutil.rmtree, tokdir, ignore_errors=True)  # even if start fails
+        path = test_auth.token_file(tokdir, "%s admin\n%s producer\n"
+                                    % (cls.ADMIN, cls.PRODUCER))
+        cls.server_args = ("--auth-token-file", path)
+        super().setUpClass()
+
+    def env(self, token):
+        return cli_env(self.server.port, **({"JOBQ_TOKEN": token} if token else {}))
+
+    def test_token_from_the_environment(self):
+        code, out, err = run_jobq(["stats"], self.env(None))
+        self.assertEqual((code, out), (1, ""), err)
+        self.assertIn("jobq: unauthorized: ", err)
+        code, out, err = run_jobq(["stats"], self.env("admin-" + "x" * 30))
+        self.assertEqual(code, 1, err)
+        self.assertIn("unauthorized", err)
+        code, out, err = run_jobq(["enqueue", "-q", self.q, "{}"], self.env(self.PRODUCER))
+        self.assertEqual(code, 0, err)
+        job_id = json.loads(out)["id"]
+        # A producer may not cancel: 403, exit 1.
+        code, out, err = run_jobq(["cancel", str(job_id)], self.env(self.PRODUCER))
+        self.assertEqual(code, 1, err)
+        self.assertIn("jobq: forbidden: ", err)
+        code, out, err = run_jobq(["cancel", str(job_id)], self.env(self.ADMIN))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["status"], "cancelled")
+        code, out, err = run_jobq(["stats"], self.env("bad token\r\nX-Evil: 1"))
+        self.assertEqual(code, 2, err)
+
+
+class TestOperating(CliTest):
+    """attempts, pause, resume and purge: the "Operating" endpoints of the contract."""
+
+    def test_attempts(self):
+        job_id = self.enqueue(max_attempts=3)["id"]
+        self.assertEqual(self.jobq_json("attempts", str(job_id)), {"attempts": []})
+        first = self.claim_one(worker="w-one")
+        self.act(job_id, "fail", {"lease_token": first["lease_token"], "error_code": "boom",
+                                  "error_detail": "it broke", "retry_in_seconds": 0})
+        self.claim_one(worker="w-two")
+        rows = self.jobq_json("attempts", str(job_id))["attempts"]
+        self.assertEqual([(a["attempt"], a["worker_id"], a["outcome"], a["error_code"])
+                          for a in rows],
+                         [(1, "w-one", "retried", "boom"), (2, "w-two", "running", None)])
+        out, _ = self.jobq_tty("attempts", str(job_id))
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split(), ["ATTEMPT", "WORKER", "CLAIMED", "ENDED", "OUTCOME",
+                                            "ERROR", "DETAIL"], out)
+        self.assertEqual(lines[1].split()[:2], ["1", "w-one"], out)
+        self.assertIn("retried", lines[1])
+        self.assertIn("it broke", lines[1])
+        self.assertIn("running", lines[2])
+        self.assert_refused(["attempts", "987654321"], "not_found")
+
+    def test_pause_and_resume(self):
+        self.enqueue()
+        row = self.jobq_json("pause", self.q)
+        self.assertEqual((row["name"], row["paused"]), (self.q, True))
+        self.claim(expect=0)
+        self.jobq_json("pause", self.q)  # twice: 200
+        rows = {q["name"]: q for q in self.jobq_json("stats")["queues"]}
+        self.assertTrue(rows[self.q]["paused"])
+        out, _ = self.jobq_tty("resume", self.q)
+        self.assertIn("PAUSED", out.splitlines()[0])
+        self.assertRegex(out.splitlines()[1], r"^%s +1 .*false" % re.escape(self.q))
+        self.claim(expect=1)
+        self.assert_refused(["pause", "bad queue!"], "invalid_request")
+
+    def test_purge(self):
+        ids = [self.enqueue()["id"] for _ in range(3)]
+        self.act(ids[0], "cancel")
+        running = self.claim_one()["id"]
+        out = self.jobq_json("purge", self.q, "--status", "queued")
+        self.assertEqual(out, {"deleted": 1})
+        self.assertEqual(sorted(j["id"] for j in self.list_all("queue=" + self.q)),
+                         sorted([ids[0], running]))
+        out, _ = self.jobq_tty("purge", self.q, "-s", "cancelled")
+        self.assertEqual(out.strip(), "deleted 1 jobs")
+        self.assert_refused(["purge", self.q, "--status", "running"], "invalid_request")
+        self.assertEqual([j["id"] for j in self.list_all("queue=" + self.q)], [running])
+
+
+if __name__ == "__main__":
+    unittest.main()
