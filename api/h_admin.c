@@ -1,11 +1,13 @@
-/* Operator endpoints: cancel, retry, /healthz, /readyz. */
+/* Operator endpoints: cancel, retry, GET /stats/throughput, /healthz, /readyz. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "app.h"
 #include "clock.h"
+#include "counters.h"
 #include "handlers.h"
+#include "jobjson.h"
 #include "pending.h"
 #include "reply.h"
 
@@ -58,6 +60,25 @@ enum MHD_Result handle_cancel(struct request *rq)
 enum MHD_Result handle_retry(struct request *rq)
 {
     return admin_call(rq, STORE_CALL_RETRY);
+}
+
+enum MHD_Result handle_throughput(struct request *rq)
+{
+    struct counters_point pts[COUNTERS_POINTS];
+    counters_throughput(clock_now(), pts);
+    struct jtext t = {0};
+    char buf[160];
+    int n = snprintf(buf, sizeof buf, "{\"step_seconds\":%d,\"points\":[", COUNTERS_STEP);
+    jtext_put(&t, buf, (size_t)n);
+    for (int i = 0; i < COUNTERS_POINTS; i++) {
+        n = snprintf(buf, sizeof buf,
+                     "%s{\"at\":%" PRId64 ",\"enqueued\":%" PRIu64 ",\"succeeded\":%" PRIu64
+                     ",\"failed\":%" PRIu64 "}",
+                     i ? "," : "", pts[i].at, pts[i].enqueued, pts[i].succeeded, pts[i].failed);
+        jtext_put(&t, buf, (size_t)n);
+    }
+    jtext_put(&t, "]}", 2);
+    return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
 }
 
 static enum MHD_Result reply_status(struct request *rq, const char *status)

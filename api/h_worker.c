@@ -18,6 +18,7 @@
 #include "handlers.h"
 #include "jobjson.h"
 #include "log.h"
+#include "metrics.h"
 #include "parse.h"
 #include "pending.h"
 #include "reply.h"
@@ -34,12 +35,13 @@ struct claim_state {
     cJSON *root; /* the body: args' strings point into it */
     struct claim_args args;
     struct claim_req req;
-    struct job *jobs; /* req.max_jobs */
-    int wait;         /* wait_seconds > 0 */
-    int armed;        /* the waiter is armed for this look */
-    int parked;       /* suspended in the waitq, not in a store call */
-    int woken;        /* this look follows a wake-up from a park */
-    int rounds;       /* looks since the last park */
+    struct job *jobs;  /* req.max_jobs */
+    int wait;          /* wait_seconds > 0 */
+    int armed;         /* the waiter is armed for this look */
+    int parked;        /* suspended in the waitq, not in a store call */
+    int woken;         /* this look follows a wake-up from a park */
+    int rounds;        /* looks since the last park */
+    int64_t parked_us; /* clock_mono_us() when it first parked; 0: never parked */
 };
 
 static void claim_state_free(void *arg)
@@ -72,6 +74,8 @@ static void claim_wake(void *arg)
 /* Answer the n jobs claimed (their strings are released, the array kept). */
 static enum MHD_Result reply_claimed(struct request *rq, struct job *jobs, size_t n)
 {
+    const struct claim_state *st = rq->state;
+    metrics_claim_answered(st && st->parked_us ? clock_mono_us() - st->parked_us : 0, n > 0);
     struct jtext t = {0};
     jtext_jobs(&t, jobs, n, 1);
     if (t.oom)
@@ -117,6 +121,8 @@ static enum MHD_Result claim_looked(struct request *rq, struct claim_state *st)
     }
     /* 0: parked, the connection is suspended until claim_wake(); 1: signaled, look again. */
     st->parked = 1;
+    if (!st->parked_us)
+        st->parked_us = clock_mono_us();
     if (waitq_park(st->q, &st->w, claim_suspend, st) == 0)
         return MHD_YES;
     st->parked = 0;

@@ -18,6 +18,7 @@ enum MHD_Result handle_get_job(struct request *rq);       /* GET /jobs/{id} */
 enum MHD_Result handle_list_jobs(struct request *rq);     /* GET /jobs */
 enum MHD_Result handle_attempts(struct request *rq);      /* GET /jobs/{id}/attempts */
 enum MHD_Result handle_queues(struct request *rq);        /* GET /queues */
+enum MHD_Result handle_throughput(struct request *rq);    /* GET /stats/throughput */
 enum MHD_Result handle_pause(struct request *rq);         /* POST /queues/{name}/pause */
 enum MHD_Result handle_resume(struct request *rq);        /* POST /queues/{name}/resume */
 enum MHD_Result handle_purge(struct request *rq);         /* DELETE /queues/{name}/jobs */

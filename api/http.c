@@ -343,7 +343,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                                    us,     rq->request_id, termination_name(toe)};
         log_request(&line);
     }
-    metrics_request_done((unsigned)rq->status, us);
+    size_t route = rq->route ? (size_t)(rq->route - router_table) : router_table_len;
+    metrics_request_done(route, (unsigned)rq->status, us);
     if (rq->state_free)
         rq->state_free(rq->state);
     free(rq->body);

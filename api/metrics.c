@@ -11,7 +11,9 @@
 #include "app.h"
 #include "clock.h"
 #include "handlers.h"
+#include "jobjson.h"
 #include "reply.h"
+#include "router.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -25,154 +27,270 @@ static const int64_t bounds_us[] = {1000,    5000,     10000,    25000,   50000,
                                     5000000, 10000000, 30000000, 60000000};
 #define NBOUNDS (sizeof bounds_us / sizeof bounds_us[0])
 
-static atomic_uint_fast64_t requests[NCODES + 1];
-static atomic_uint_fast64_t buckets[NBOUNDS + 1]; /* not cumulative; summed when written */
-static atomic_uint_fast64_t duration_sum_us;
+/* Routes told apart: the route table's rows up to ROUTES_MAX; the last slot is "other". */
+#define ROUTES_MAX 63
 
-void metrics_request_done(unsigned status, int64_t duration_us)
+/* One histogram: non-cumulative bucket counts (summed when written) and the sum. */
+struct hist {
+    atomic_uint_fast64_t buckets[NBOUNDS + 1];
+    atomic_uint_fast64_t sum_us;
+};
+
+static struct hist requests[ROUTES_MAX + 1][NCODES + 1];
+static struct hist claim_waits[2]; /* [got_jobs] */
+
+static void hist_add(struct hist *h, int64_t us)
+{
+    if (us < 0)
+        us = 0;
+    size_t b = 0;
+    while (b < NBOUNDS && us > bounds_us[b])
+        b++;
+    atomic_fetch_add_explicit(&h->buckets[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_us, (uint_fast64_t)us, memory_order_relaxed);
+}
+
+static size_t route_slot(size_t route)
+{
+    return route < router_table_len && route < ROUTES_MAX ? route : ROUTES_MAX;
+}
+
+void metrics_request_done(size_t route, unsigned status, int64_t duration_us)
 {
     size_t c = 0;
     while (c < NCODES && codes[c] != status)
         c++;
-    atomic_fetch_add_explicit(&requests[c], 1, memory_order_relaxed);
-    if (duration_us < 0)
-        duration_us = 0;
-    size_t b = 0;
-    while (b < NBOUNDS && duration_us > bounds_us[b])
-        b++;
-    atomic_fetch_add_explicit(&buckets[b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&duration_sum_us, (uint_fast64_t)duration_us, memory_order_relaxed);
+    hist_add(&requests[route_slot(route)][c], duration_us);
+}
+
+void metrics_claim_answered(int64_t parked_us, int got_jobs)
+{
+    hist_add(&claim_waits[got_jobs ? 1 : 0], parked_us);
+}
+
+static void hist_reset(struct hist *h)
+{
+    for (size_t i = 0; i <= NBOUNDS; i++)
+        atomic_store(&h->buckets[i], 0);
+    atomic_store(&h->sum_us, 0);
 }
 
 void metrics_reset(void)
 {
-    for (size_t i = 0; i <= NCODES; i++)
-        atomic_store(&requests[i], 0);
-    for (size_t i = 0; i <= NBOUNDS; i++)
-        atomic_store(&buckets[i], 0);
-    atomic_store(&duration_sum_us, 0);
+    for (size_t r = 0; r <= ROUTES_MAX; r++)
+        for (size_t c = 0; c <= NCODES; c++)
+            hist_reset(&requests[r][c]);
+    hist_reset(&claim_waits[0]);
+    hist_reset(&claim_waits[1]);
 }
 
-/* A growing text buffer; after a failed allocation it stays failed. */
-struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-};
+static void sb_printf(struct jtext *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
+/* Append the printf-style text (lines are short: a stack buffer, else one malloc). */
+static void sb_printf(struct jtext *b, const char *fmt, ...)
 {
-    for (int tries = 0; !b->oom && tries < 2; tries++) {
-        va_list ap;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = 1;
+    } else if ((size_t)n < sizeof line) {
+        jtext_put(b, line, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        if (!big) {
+            b->oom = 1;
+            return;
+        }
         va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
         va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->p && (size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+        jtext_put(b, big, (size_t)n);
+        free(big);
     }
 }
 
 /* A label value with \, " and newline escaped, as the exposition format wants. */
-static void sb_label(struct sbuf *b, const char *v)
+static void sb_label(struct jtext *b, const char *v)
 {
-    for (; *v; v++) {
-        if (*v == '\\')
-            sb_printf(b, "\\\\");
-        else if (*v == '"')
-            sb_printf(b, "\\\"");
-        else if (*v == '\n')
-            sb_printf(b, "\\n");
-        else
-            sb_printf(b, "%c", *v);
+    while (*v) {
+        size_t run = strcspn(v, "\\\"\n");
+        jtext_put(b, v, run);
+        v += run;
+        if (*v) {
+            jtext_put(b, *v == '\n' ? "\\n" : *v == '"' ? "\\\"" : "\\\\", 2);
+            v++;
+        }
     }
 }
 
-static void write_requests(struct sbuf *b)
+static void sb_head(struct jtext *b, const char *name, const char *type, const char *help)
 {
-    sb_printf(b, "# HELP jobq_http_requests_total HTTP requests answered, by status code.\n"
-                 "# TYPE jobq_http_requests_total counter\n");
-    for (size_t c = 0; c <= NCODES; c++) {
-        uint64_t v = atomic_load_explicit(&requests[c], memory_order_relaxed);
-        if (c < NCODES)
-            sb_printf(b, "jobq_http_requests_total{code=\"%u\"} %" PRIu64 "\n", codes[c], v);
-        else
-            sb_printf(b, "jobq_http_requests_total{code=\"other\"} %" PRIu64 "\n", v);
-    }
-    sb_printf(b, "# HELP jobq_http_request_duration_seconds HTTP request latency, long polls "
-                 "included.\n"
-                 "# TYPE jobq_http_request_duration_seconds histogram\n");
+    sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The lines of one histogram series; labels is "" or `a="x",b="y"` (already escaped). */
+static void write_hist(struct jtext *b, const char *name, const char *labels, struct hist *h)
+{
+    const char *sep = *labels ? "," : "";
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= NBOUNDS; i++) {
-        cumulative += atomic_load_explicit(&buckets[i], memory_order_relaxed);
+        cumulative += atomic_load_explicit(&h->buckets[i], memory_order_relaxed);
         if (i < NBOUNDS)
-            sb_printf(b, "jobq_http_request_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+            sb_printf(b, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, sep,
                       (double)bounds_us[i] / 1e6, cumulative);
         else
-            sb_printf(b, "jobq_http_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
-                      cumulative);
+            sb_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cumulative);
     }
-    uint64_t sum = atomic_load_explicit(&duration_sum_us, memory_order_relaxed);
-    sb_printf(b, "jobq_http_request_duration_seconds_sum %" PRIu64 ".%06" PRIu64 "\n",
+    uint64_t sum = atomic_load_explicit(&h->sum_us, memory_order_relaxed);
+    const char *open = *labels ? "{" : "", *close = *labels ? "}" : "";
+    sb_printf(b, "%s_sum%s%s%s %" PRIu64 ".%06" PRIu64 "\n", name, open, labels, close,
               sum / 1000000, sum % 1000000);
-    sb_printf(b, "jobq_http_request_duration_seconds_count %" PRIu64 "\n", cumulative);
+    sb_printf(b, "%s_count%s%s%s %" PRIu64 "\n", name, open, labels, close, cumulative);
 }
 
-static void write_queues(struct sbuf *b, const struct queue_stats *rows, size_t n)
+static uint64_t hist_count(struct hist *h)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i <= NBOUNDS; i++)
+        n += atomic_load_explicit(&h->buckets[i], memory_order_relaxed);
+    return n;
+}
+
+/* Only the (route, code) pairs that saw a request are written. */
+static void write_requests(struct jtext *b)
+{
+    static const char name[] = "jobq_http_request_duration_seconds";
+    sb_head(b, name, "histogram",
+            "HTTP request latency by route (the route table's pattern; other: no route) and "
+            "status code, long polls included.");
+    for (size_t r = 0; r <= ROUTES_MAX; r++) {
+        if (r < ROUTES_MAX && r >= router_table_len)
+            continue;
+        const char *method = r < ROUTES_MAX ? router_table[r].method : "other";
+        const char *pattern = r < ROUTES_MAX ? router_table[r].pattern : "other";
+        for (size_t c = 0; c <= NCODES; c++) {
+            if (hist_count(&requests[r][c]) == 0)
+                continue;
+            char labels[256], code[16];
+            if (c < NCODES)
+                snprintf(code, sizeof code, "%u", codes[c]);
+            else
+                snprintf(code, sizeof code, "other");
+            /* Patterns are ours: no character that needs escaping. */
+            snprintf(labels, sizeof labels, "method=\"%s\",route=\"%s\",code=\"%s\"", method,
+                     pattern, code);
+            write_hist(b, name, labels, &requests[r][c]);
+        }
+    }
+    static const char wait[] = "jobq_claim_wait_seconds";
+    sb_head(b, wait, "histogram",
+            "Time a claim spent parked (long poll) before its answer, 0 when it never parked, by "
+            "whether the answer carried jobs.");
+    write_hist(b, wait, "result=\"jobs\"", &claim_waits[1]);
+    write_hist(b, wait, "result=\"empty\"", &claim_waits[0]);
+}
+
+static void write_queue_label(struct jtext *b, const char *name, const char *queue)
+{
+    jtext_put(b, name, strlen(name));
+    jtext_put(b, "{queue=\"", 8);
+    sb_label(b, queue);
+    jtext_put(b, "\"", 1);
+}
+
+static void write_gauges(struct jtext *b, const struct queue_stats *rows, size_t n)
 {
     static const enum job_status shown[] = {JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED,
                                             JOB_CANCELLED};
-    sb_printf(b, "# HELP jobq_jobs Jobs by queue and status.\n# TYPE jobq_jobs gauge\n");
+    sb_head(b, "jobq_jobs", "gauge", "Jobs by queue and status.");
     for (size_t i = 0; i < n; i++) {
         for (size_t s = 0; s < sizeof shown / sizeof shown[0]; s++) {
             int64_t v = rows[i].count[shown[s]];
             if (shown[s] == JOB_QUEUED)
                 v += rows[i].count[JOB_SCHEDULED];
-            sb_printf(b, "jobq_jobs{queue=\"");
-            sb_label(b, rows[i].name);
-            sb_printf(b, "\",status=\"%s\"} %" PRId64 "\n", job_status_name(shown[s]), v);
+            write_queue_label(b, "jobq_jobs", rows[i].name);
+            sb_printf(b, ",status=\"%s\"} %" PRId64 "\n", job_status_name(shown[s]), v);
         }
     }
-    sb_printf(b, "# HELP jobq_queue_oldest_age_seconds Seconds since the oldest due queued job "
-                 "became due.\n# TYPE jobq_queue_oldest_age_seconds gauge\n");
+    sb_head(b, "jobq_queue_oldest_age_seconds", "gauge",
+            "Seconds since the oldest due queued job became due.");
     for (size_t i = 0; i < n; i++) {
-        sb_printf(b, "jobq_queue_oldest_age_seconds{queue=\"");
-        sb_label(b, rows[i].name);
-        sb_printf(b, "\"} %" PRId64 "\n", rows[i].oldest_queued_age);
+        write_queue_label(b, "jobq_queue_oldest_age_seconds", rows[i].name);
+        sb_printf(b, "} %" PRId64 "\n", rows[i].oldest_queued_age);
+    }
+    sb_head(b, "jobq_queue_paused", "gauge", "1 when claims skip the queue (paused).");
+    for (size_t i = 0; i < n; i++) {
+        write_queue_label(b, "jobq_queue_paused", rows[i].name);
+        sb_printf(b, "} %d\n", rows[i].paused ? 1 : 0);
     }
 }
 
-char *metrics_text(int store_ok, const struct queue_stats *rows, size_t n, size_t parked)
+static void write_counters(struct jtext *b, const struct counters_row *rows, size_t n)
 {
-    struct sbuf b = {0};
+    for (int c = 0; c < COUNTER_COUNT; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "jobq_jobs_%s_total", counter_name((enum counter)c));
+        char help[256];
+        snprintf(help, sizeof help,
+                 "%s By queue, counted by this process (queue=\"%s\": "
+                 "queues past the first %d).",
+                 counter_help((enum counter)c), COUNTERS_OTHER, COUNTERS_QUEUES_MAX);
+        sb_head(b, name, "counter", help);
+        for (size_t i = 0; i < n; i++) {
+            write_queue_label(b, name, rows[i].queue);
+            sb_printf(b, "} %" PRIu64 "\n", rows[i].v[c]);
+        }
+    }
+}
+
+static void write_store(struct jtext *b, const struct metrics_scrape *in)
+{
+    const struct store_stats *ss = &in->stats;
+    sb_head(b, "jobq_store_commits_total", "counter", "Write transactions committed.");
+    sb_printf(b, "jobq_store_commits_total %" PRIu64 "\n", ss->commits);
+    sb_head(b, "jobq_store_ops_total", "counter",
+            "Write operations committed (per commit: the group size).");
+    sb_printf(b, "jobq_store_ops_total %" PRIu64 "\n", ss->ops);
+    sb_head(b, "jobq_store_retries_total", "counter",
+            "Transactions run again after contention or a lost connection.");
+    sb_printf(b, "jobq_store_retries_total %" PRIu64 "\n", ss->retries);
+    sb_head(b, "jobq_store_errors_total", "counter",
+            "Store calls that ended busy, unavailable or in error (answered 503 or 500).");
+    sb_printf(b, "jobq_store_errors_total %" PRIu64 "\n", ss->errors);
+    for (size_t i = 0; i < in->nbackend; i++) {
+        const struct store_metric *m = &in->backend[i];
+        sb_head(b, m->name, m->counter ? "counter" : "gauge", m->help);
+        sb_printf(b, "%s %.17g\n", m->name, m->value);
+    }
+}
+
+char *metrics_text(const struct metrics_scrape *in)
+{
+    /* One allocation for the usual text: about 70 bytes a line, 7 lines per queue of the
+     * gauges and 8 per queue of the counters, plus the histograms. */
+    struct jtext b = {0};
+    b.cap = 65536 + 70 * (7 * in->n + COUNTER_COUNT * in->ncounters);
+    if (!(b.p = malloc(b.cap)))
+        return NULL;
     write_requests(&b);
-    sb_printf(&b,
-              "# HELP jobq_store_up 1 when the last read of the store succeeded.\n"
-              "# TYPE jobq_store_up gauge\njobq_store_up %d\n",
-              store_ok ? 1 : 0);
-    if (store_ok)
-        write_queues(&b, rows, n);
-    sb_printf(&b,
-              "# HELP jobq_waiting_claims Long-poll claims parked now.\n"
-              "# TYPE jobq_waiting_claims gauge\njobq_waiting_claims %zu\n",
-              parked);
+    sb_head(&b, "jobq_store_up", "gauge", "1 when the last read of the store succeeded.");
+    sb_printf(&b, "jobq_store_up %d\n", in->store_ok ? 1 : 0);
+    if (in->store_ok)
+        write_gauges(&b, in->rows, in->n);
+    write_counters(&b, in->counters, in->ncounters);
+    write_store(&b, in);
+    sb_head(&b, "jobq_waiting_claims", "gauge", "Long-poll claims parked now.");
+    sb_printf(&b, "jobq_waiting_claims %zu\n", in->parked);
+    sb_head(&b, "jobq_http_connections", "gauge",
+            "Client connections open now (parked long polls included).");
+    sb_printf(&b, "jobq_http_connections %zu\n", in->connections);
+    sb_head(&b, "jobq_http_connections_max", "gauge",
+            "The limit of client connections "
+            "(--max-connections).");
+    sb_printf(&b, "jobq_http_connections_max %zu\n", in->max_connections);
     if (b.oom) {
         free(b.p);
         return NULL;
@@ -180,41 +298,35 @@ char *metrics_text(int store_ok, const struct queue_stats *rows, size_t n, size_
     return b.p;
 }
 
-/* Append the store's write counters to text (consumed); NULL when out of memory. */
-static char *with_store_stats(char *text, const struct store_stats *ss)
+/* Client connections open now on the daemon that serves conn. */
+static size_t open_connections(struct MHD_Connection *conn)
 {
-    size_t len = strlen(text);
-    struct sbuf b = {text, len, len + 1, 0};
-    sb_printf(&b,
-              "# HELP jobq_store_commits_total Write transactions committed.\n"
-              "# TYPE jobq_store_commits_total counter\njobq_store_commits_total %" PRIu64 "\n"
-              "# HELP jobq_store_ops_total Write operations committed (per commit: the group "
-              "size).\n"
-              "# TYPE jobq_store_ops_total counter\njobq_store_ops_total %" PRIu64 "\n",
-              ss->commits, ss->ops);
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+    const union MHD_DaemonInfo *di =
+        ci ? MHD_get_daemon_info(ci->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
+    return di ? di->num_connections : 0;
 }
 
 enum MHD_Result handle_metrics(struct request *rq)
 {
-    int64_t now = clock_now();
+    struct store *store = rq->app->store;
     struct queue_stats *rows = NULL;
-    size_t n = 0;
-    struct store_stats ss;
-    store_read_stats(rq->app->store, &ss);
-    enum store_result r = store_queues(rq->app->store, now, &rows, &n);
-    char *text = metrics_text(r == STORE_OK, rows, n, waitq_parked(rq->app->waitq));
-    if (text)
-        text = with_store_stats(text, &ss);
-    if (r == STORE_OK)
-        queue_stats_free(rows, n);
+    struct store_metric backend[STORE_METRICS_MAX];
+    struct metrics_scrape in = {.parked = waitq_parked(rq->app->waitq),
+                                .connections = open_connections(rq->conn),
+                                .max_connections = (size_t)rq->app->cfg->max_connections,
+                                .backend = backend};
+    store_read_stats(store, &in.stats);
+    in.nbackend = store_metrics(store, backend);
+    in.store_ok = store_queues(store, clock_now(), &rows, &in.n) == STORE_OK;
+    in.rows = rows;
+    struct counters_row *counters = counters_snapshot(&in.ncounters);
+    in.counters = counters;
+    char *text = metrics_text(&in);
+    if (in.store_ok)
+        queue_stats_free(rows, in.n);
+    free(counters);
     if (!text)
         return reply_error(rq, ERR_INTERNAL, "out of memory");
-    enum MHD_Result res = reply_text(rq, MHD_HTTP_OK, METRICS_TYPE, text, strlen(text));
-    free(text);
-    return res;
+    return reply_text_take(rq, MHD_HTTP_OK, METRICS_TYPE, text, strlen(text));
 }

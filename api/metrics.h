@@ -1,25 +1,48 @@
-/* Prometheus metrics: request counters and latency (updated from the completion callback,
- * lock-free) and, at scrape time, per-queue job gauges from the store and the number of
- * parked long polls. GET /metrics is handle_metrics() (handlers.h). */
+/* Prometheus metrics. The request and claim-wait histograms are updated lock-free (atomics)
+ * from the completion callback and the claim handler; the per-queue job counters live in
+ * server/counters.h (fed by the store); everything else is read at scrape time from figures
+ * that are kept up to date (store_queues(), store_read_stats(), store_metrics(), the waitq),
+ * never by a scan of the jobs table. GET /metrics is handle_metrics() (handlers.h). */
 #ifndef JOBQ_METRICS_H
 #define JOBQ_METRICS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "job.h"
+#include "store.h"
 
-/* Count one finished request with its HTTP status and duration. Thread-safe (atomics);
- * statuses outside the fixed set are counted as code="other". This function can't fail. */
-void metrics_request_done(unsigned status, int64_t duration_us);
+/* Count one finished request: `route` is its row in router_table (router.h), or any larger
+ * value for a request no row answered (404, 405, a refusal before routing: route="other").
+ * Thread-safe (atomics); statuses outside the fixed set are counted as code="other". This
+ * function can't fail. */
+void metrics_request_done(size_t route, unsigned status, int64_t duration_us);
 
-/* The exposition text (format 0.0.4): the request metrics, then jobq_store_up (store_ok),
- * the per-queue gauges of rows[0..n) (only when store_ok) and jobq_waiting_claims = parked.
- * Returns a malloc'd NUL-terminated text the caller frees, or NULL when out of memory.
- * Borrows rows. Thread-safe. */
-char *metrics_text(int store_ok, const struct queue_stats *rows, size_t n, size_t parked);
+/* Count one claim answered 200: parked_us is how long it waited parked (long poll) before
+ * the answer, 0 when it never parked; got_jobs says whether it carried jobs. Thread-safe.
+ * This function can't fail. */
+void metrics_claim_answered(int64_t parked_us, int got_jobs);
 
-/* Reset every counter to zero. For tests. */
+/* What one scrape shows besides the histograms: all borrowed. */
+struct metrics_scrape {
+    int store_ok;                   /* the store answered store_queues() */
+    const struct queue_stats *rows; /* per-queue gauges, n rows (only when store_ok) */
+    size_t n;
+    size_t parked;                       /* claims parked now */
+    size_t connections, max_connections; /* HTTP connections open now, and the limit */
+    struct store_stats stats;
+    const struct store_metric *backend; /* the backend's own figures */
+    size_t nbackend;
+    const struct counters_row *counters; /* per-queue job counters */
+    size_t ncounters;
+};
+
+/* The exposition text (format 0.0.4) of a scrape. Returns a malloc'd NUL-terminated text the
+ * caller frees, or NULL when out of memory. Thread-safe. */
+char *metrics_text(const struct metrics_scrape *in);
+
+/* Reset the histograms to zero. For tests. */
 void metrics_reset(void);
 
 #endif

@@ -223,11 +223,12 @@ enum MHD_Result reply_method_not_allowed(struct request *rq, const char *allow)
                               allow);
 }
 
-enum MHD_Result reply_text(struct request *rq, unsigned status, const char *content_type,
-                           const char *text, size_t len)
+enum MHD_Result reply_text_take(struct request *rq, unsigned status, const char *content_type,
+                                char *text, size_t len)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        free(text);
     return queue(rq, status, resp, len, content_type, NULL, 0);
 }
 

@@ -55,9 +55,10 @@ enum MHD_Result reply_error(struct request *rq, enum err e, const char *fmt, ...
 /* 405 with an Allow header listing `allow` (e.g. "GET, POST"). */
 enum MHD_Result reply_method_not_allowed(struct request *rq, const char *allow);
 
-/* Queue a plain text body (for /metrics). Consumes nothing; copies text. */
-enum MHD_Result reply_text(struct request *rq, unsigned status, const char *content_type,
-                           const char *text, size_t len);
+/* Queue a plain text body (for /metrics): text is malloc'd and consumed, even on failure
+ * (a large text is not copied). */
+enum MHD_Result reply_text_take(struct request *rq, unsigned status, const char *content_type,
+                                char *text, size_t len);
 
 /* Queue len bytes of data with `status`, `content_type` and extra headers (pairs of name,
  * value, ending with NULL). Borrows data for as long as the daemon runs: it is never copied

@@ -28,9 +28,11 @@ installed() {
 # chromium: the headless browser that tests/blackbox/test_ui.py drives the dashboard in
 # (through playwright-core, below).
 # libcurl4-openssl-dev: the HTTP client library of the `jobq` command-line client (cli/).
+# prometheus: for its promtool, which checks /metrics (tests/blackbox/test_metrics.py) and
+# the example alert rules (docs/alerts.yml, ctest static.alerts); its service is never used.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
           python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
-          libcurl4-openssl-dev)
+          libcurl4-openssl-dev prometheus)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

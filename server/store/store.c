@@ -2,8 +2,11 @@
  * store_submit, and result names. */
 #include "store.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "latch.h"
 #include "log.h"
 #include "pg_open.h"
@@ -74,6 +77,59 @@ struct store *store_open(const struct store_options *opts)
     if (store_url_is_pg(opts->url))
         return pg_store_open(opts);
     return sqlite_store_open(opts);
+}
+
+/* The call is over: count what it did, then hand it back to its caller. */
+static void counted_done(struct store_call *call)
+{
+    counters_call_done(call);
+    call->done = call->caller_done;
+    call->done(call); /* may free call */
+}
+
+void store_submit(struct store *s, struct store_call *call)
+{
+    call->caller_done = call->done;
+    call->done = counted_done;
+    call->repeated = 0;
+    s->ops->submit(s, call);
+}
+
+int sweep_result_note(struct sweep_result *res, int cap, const char *queue, int timed_out,
+                      int requeued)
+{
+    struct sweep_queue *q = NULL;
+    for (int i = res->nqueues - 1; i >= 0 && !q; i--) /* a batch's rows often share a queue */
+        if (strcmp(res->queues[i].queue, queue) == 0)
+            q = &res->queues[i];
+    if (!q) {
+        if (!res->queues && !(res->queues = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *q))) {
+            log_error("out of memory counting %d swept leases", cap);
+            return -1;
+        }
+        if (res->nqueues >= cap) { /* more leases than the batch: a bug of the backend */
+            log_error("sweep: more than %d leases noted in one batch", cap);
+            return -1;
+        }
+        q = &res->queues[res->nqueues++];
+        memset(q, 0, sizeof *q);
+        snprintf(q->queue, sizeof q->queue, "%s", queue);
+    }
+    (*(timed_out ? &q->timed_out : &q->expired))++;
+    (*(requeued ? &q->requeued : &q->failed))++;
+    return 0;
+}
+
+enum store_result store_sweep(struct store *s, int64_t now, int64_t retention, int batch,
+                              struct sweep_result *res)
+{
+    enum store_result r = s->ops->sweep(s, now, retention, batch, res);
+    if (r == STORE_OK)
+        counters_sweep(res, now);
+    free(res->queues);
+    res->queues = NULL;
+    res->nqueues = 0;
+    return r;
 }
 
 static void wake(struct store_call *call)

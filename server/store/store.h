@@ -79,6 +79,15 @@ struct store_options {
     } pg;
 };
 
+/* The leases one sweep batch ended in one queue. */
+struct sweep_queue {
+    char queue[JOB_QUEUE_MAX + 1];
+    int expired;   /* error_code "lease_expired" */
+    int timed_out; /* error_code "timeout" */
+    int requeued;  /* of those, sent back to queued */
+    int failed;    /* of those, failed (attempts exhausted) */
+};
+
 /* Totals of one sweep batch. */
 struct sweep_result {
     int requeued; /* expired or timed-out leases sent back to queued */
@@ -86,7 +95,25 @@ struct sweep_result {
     int deleted;  /* succeeded/cancelled jobs past retention */
     int promoted; /* scheduled jobs that became due (a backend that needs no promotion: 0) */
     int led;      /* 1: this process did the sweep (one sweeper at a time across processes) */
+    /* The requeued and failed leases by queue, nqueues rows (at most one per lease, so at
+     * most `batch`): filled by the backend with sweep_result_note() from the rows its
+     * committed transaction changed, then counted (counters.h) and freed by store_sweep().
+     * NULL and 0 when store_sweep() returns. */
+    struct sweep_queue *queues;
+    int nqueues;
 };
+
+/* For backends: add one lease of `queue` that the sweep batch ended (timed_out: by max
+ * runtime, else by expiry; requeued: back to queued, else failed) to res->queues, which
+ * holds at most cap rows (the batch). Returns 0, or -1 when out of memory (logged). */
+int sweep_result_note(struct sweep_result *res, int cap, const char *queue, int timed_out,
+                      int requeued);
+
+/* For backends: forget the rows noted (a transaction that runs again starts over). */
+static inline void sweep_result_forget(struct sweep_result *res)
+{
+    res->nqueues = 0;
+}
 
 struct store;
 
@@ -97,6 +124,17 @@ struct store_stats {
     uint64_t retries; /* transactions run again after contention or a lost connection */
     uint64_t errors;  /* calls that ended STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR */
 };
+
+/* One figure of a backend's own, for /metrics: its name says its backend (jobq_sqlite_...,
+ * jobq_pg_...). */
+struct store_metric {
+    const char *name; /* static */
+    const char *help; /* static: one sentence */
+    int counter;      /* 1: a counter (the name ends in _total); 0: a gauge */
+    double value;
+};
+
+#define STORE_METRICS_MAX 16
 
 /* The kinds of write store_submit() takes. Each is also offered as a synchronous function
  * below (store_enqueue, store_claim, ...), built once on store_submit in store.c. */
@@ -137,11 +175,13 @@ struct store_call {
     int *created;             /* enqueue: nspecs flags */
     size_t n;                 /* claim: how many were claimed; purge: how many deleted */
     enum store_result result; /* what the matching function would have returned */
+    int repeated;             /* complete: 1 when it was an idempotent repeat (nothing changed) */
     /* Called exactly once when the call is over, from one of the store's threads (or from
      * the caller's own thread, before store_submit returns, when the call could not start),
      * with no lock of the store held. It may free the call. */
     void (*done)(struct store_call *call);
-    void *ctx; /* the caller's */
+    void *ctx;                                    /* the caller's */
+    void (*caller_done)(struct store_call *call); /* private to store_submit() */
 };
 
 /* What a backend implements. Writes go through submit only; the synchronous forms are
@@ -159,6 +199,8 @@ struct store_ops {
     enum store_result (*next_due)(struct store *s, int64_t *run_at);
     enum store_result (*ping)(struct store *s);
     void (*stats)(struct store *s, struct store_stats *out);
+    /* May be NULL: the backend reports no figures of its own. */
+    size_t (*metrics)(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
     /* May be NULL: the backend's calls end within their own bounds. */
     void (*abandon)(struct store *s);
     void (*close)(struct store *s);
@@ -287,12 +329,10 @@ static inline enum store_result store_attempts(struct store *s, int64_t id,
  * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan); delete
  * succeeded and cancelled jobs finished more than `retention` seconds ago. At most one
  * process sweeps at a time: when another holds the role, nothing is done, res->led is 0 and
- * the result is STORE_OK. The caller loops while any count equals batch. */
-static inline enum store_result store_sweep(struct store *s, int64_t now, int64_t retention,
-                                            int batch, struct sweep_result *res)
-{
-    return s->ops->sweep(s, now, retention, batch, res);
-}
+ * the result is STORE_OK. The caller loops while any count equals batch. The leases ended
+ * are counted by queue (counters.h) when their transaction committed. */
+enum store_result store_sweep(struct store *s, int64_t now, int64_t retention, int batch,
+                              struct sweep_result *res);
 
 /* The earliest run_at of a queued job that is not yet due and that the sweeper must make
  * claimable at that second, in *run_at; JOB_NONE when there is none, or when the backend's
@@ -315,16 +355,22 @@ static inline enum store_result store_ping(struct store *s)
 /* Start call (see struct store_call) and return without waiting for it: call->done(call)
  * runs once the write is durable or failed, with call->result and the outputs set exactly as
  * the matching synchronous function would have set them. A 2xx built on a STORE_OK result
- * is durable like theirs. */
-static inline void store_submit(struct store *s, struct store_call *call)
-{
-    s->ops->submit(s, call);
-}
+ * is durable like theirs. What a committed call did is counted (counters.h) before done()
+ * runs. */
+void store_submit(struct store *s, struct store_call *call);
 
 /* Copy the store's counters into *out. Safe from any thread. This function can't fail. */
 static inline void store_read_stats(struct store *s, struct store_stats *out)
 {
     s->ops->stats(s, out);
+}
+
+/* Fill out with the backend's own figures (pool sizes, connections in use, file sizes...)
+ * and return how many (at most STORE_METRICS_MAX). Cheap: no query, no wait for a lock held
+ * across I/O. Safe from any thread. This function can't fail. */
+static inline size_t store_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX])
+{
+    return s->ops->metrics ? s->ops->metrics(s, out) : 0;
 }
 
 /* Shutdown, when calls outlive its timeout: calls not started yet end STORE_UNAVAILABLE at

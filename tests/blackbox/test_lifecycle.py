@@ -99,7 +99,10 @@ class EnqueueGet(ServerTest):
         text = r.body.decode("utf-8")
         self.assertTrue(text.endswith("\n"), text[-100:])
         samples = 0
-        sample_re = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEaInNf]+( -?\d+)?$')
+        # Label values are quoted and may hold braces (route="/jobs/{id}").
+        sample_re = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
+                               r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})?'
+                               r' [-+0-9.eEaInNf]+( -?\d+)?$')
         for line in text.splitlines():
             if not line or line.startswith("#"):
                 continue

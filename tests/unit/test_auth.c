@@ -265,6 +265,7 @@ TEST(role_matrix)
         {"POST", "/claim", W | A},
         {"GET", "/jobs/{id}/attempts", P | W | A},
         {"GET", "/queues", P | W | A},
+        {"GET", "/stats/throughput", P | W | A},
         {"POST", "/queues/{name}/pause", A},
         {"POST", "/queues/{name}/resume", A},
         {"DELETE", "/queues/{name}/jobs", A},

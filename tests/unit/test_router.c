@@ -33,6 +33,7 @@ TEST(every_route_present)
         {"GET", "/jobs", handle_list_jobs, 0},
         {"GET", "/jobs/7/attempts", handle_attempts, 0},
         {"GET", "/queues", handle_queues, 0},
+        {"GET", "/stats/throughput", handle_throughput, 0},
         {"POST", "/queues/a.b:c-d_e/pause", handle_pause, 0},
         {"POST", "/queues/q/resume", handle_resume, 0},
         {"DELETE", "/queues/q/jobs", handle_purge, 0},

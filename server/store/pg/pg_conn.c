@@ -71,6 +71,7 @@ enum store_result pg_conn_open(struct pg_store *st, struct pg_conn *c)
         pg_conn_close(c);
         return STORE_UNAVAILABLE;
     }
+    atomic_fetch_add(&st->connects, 1);
     PQsetNoticeProcessor(c->db, on_notice, NULL);
     if (c->cancel_mu) {
         PGcancel *k = PQgetCancel(c->db); /* NULL (out of memory): not cancellable */

@@ -71,6 +71,7 @@ static int complete_bind(struct pg_call *a, struct pg_bind *b)
 static enum store_result lease_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
 {
     (void)notes;
+    a->call->repeated = 0;
     if (PQntuples(res) == 0) {
         a->follow = 1;
         return STORE_OK;
@@ -86,7 +87,7 @@ static enum store_result heartbeat_follow(struct pg_conn *c, struct pg_call *a)
 /* Complete missed: the same token on a job it already completed is an idempotent repeat. */
 static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a)
 {
-    const struct store_call *call = a->call;
+    struct store_call *call = a->call;
     struct job j;
     enum store_result r = pg_get_on(c, call->id, 1, &j);
     if (r != STORE_OK)
@@ -96,6 +97,7 @@ static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a)
     job_clear(&j);
     if (!repeat)
         return STORE_LEASE_LOST;
+    call->repeated = 1;
     return pg_get_on(c, call->id, 0, call->out);
 }
 

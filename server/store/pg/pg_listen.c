@@ -73,6 +73,8 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
         PGresult *res = pg_exec(&l->conn, PG_NOTIFY, 2, params, "notify", &r);
         PQclear(res);
         rc = r == STORE_UNAVAILABLE ? -1 : 0;
+        if (r == STORE_OK)
+            atomic_fetch_add(&st->notes_sent, n.all ? 1 : n.n);
     }
     pg_notes_clear(&n);
     l->last_notify_ms = clock_mono_ms();
@@ -90,6 +92,7 @@ static void deliver(struct pg_store *st, const char *payload)
         return;
     const char *queue = space + 1;
     const struct store_hooks *h = &st->hooks;
+    atomic_fetch_add(&st->notes_heard, 1);
     if (strcmp(queue, "*") == 0) {
         if (h->on_lost)
             h->on_lost(h->ctx);

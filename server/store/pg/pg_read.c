@@ -215,3 +215,31 @@ void pg_read_stats(struct store *s, struct store_stats *out)
     out->retries = atomic_load(&st->retries);
     out->errors = atomic_load(&st->errors);
 }
+
+size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX])
+{
+    struct pg_store *st = pg_store_of(s);
+    pthread_mutex_lock(&st->pool.mu);
+    int size = st->pool.n, busy = st->pool.n - st->pool.nfree;
+    pthread_mutex_unlock(&st->pool.mu);
+    size_t k = 0;
+    out[k++] = (struct store_metric){"jobq_pg_pool_connections",
+                                     "Pooled connections (--pool-size).", 0, size};
+    out[k++] = (struct store_metric){"jobq_pg_pool_connections_in_use",
+                                     "Pooled connections taken by a call now.", 0, busy};
+    out[k++] = (struct store_metric){
+        "jobq_pg_connects_total",
+        "Connections opened to PostgreSQL: the first ones and every reconnect.", 1,
+        (double)atomic_load(&st->connects)};
+    out[k++] = (struct store_metric){"jobq_pg_notifications_sent_total",
+                                     "Queues announced to the other processes (NOTIFY).", 1,
+                                     (double)atomic_load(&st->notes_sent)};
+    out[k++] = (struct store_metric){"jobq_pg_notifications_received_total",
+                                     "Notifications received from the other processes.", 1,
+                                     (double)atomic_load(&st->notes_heard)};
+    out[k++] =
+        (struct store_metric){"jobq_pg_clock_skew_seconds",
+                              "The database server's clock minus this host's, which leases follow.",
+                              0, (double)atomic_load(&st->skew_ms) / 1000.0};
+    return k;
+}

@@ -25,6 +25,7 @@ static const struct store_ops pg_ops = {
     .next_due = NULL, /* claims see due jobs by themselves */
     .ping = pg_read_ping,
     .stats = pg_read_stats,
+    .metrics = pg_read_metrics,
     .abandon = pg_abandon,
     .close = pg_store_close,
 };

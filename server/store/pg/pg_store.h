@@ -75,7 +75,10 @@ struct pg_store {
     atomic_int abandoned;     /* store_abandon(): calls end STORE_UNAVAILABLE */
     int64_t analyze_after_ms; /* the sweeper's thread only (pg_sweep.c) */
     atomic_uint_fast64_t commits, retries, errors;
-    atomic_uint_fast64_t ops; /* calls committed (several per commit when grouped) */
+    atomic_uint_fast64_t ops;         /* calls committed (several per commit when grouped) */
+    atomic_uint_fast64_t connects;    /* connections opened (pg_conn_open) */
+    atomic_uint_fast64_t notes_sent;  /* queues announced to other processes (NOTIFY) */
+    atomic_uint_fast64_t notes_heard; /* other processes' notifications received */
 };
 
 static inline struct pg_store *pg_store_of(struct store *s)
@@ -300,6 +303,7 @@ enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attem
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
 void pg_read_stats(struct store *s, struct store_stats *out);
+size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
 enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int batch,
                            struct sweep_result *res);
 

@@ -50,6 +50,7 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
 {
     struct sweep_arg *a = p;
     a->res->requeued = a->res->failed = 0;
+    sweep_result_forget(a->res);
     int led = 0;
     enum store_result r = lead(c, &led);
     a->res->led = led;
@@ -105,9 +106,12 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
     } else {
         const char *up[6] = {arr[0], arr[1], arr[2], arr[3], arr[4], now};
         res = pg_exec(c, PG_SWEEP_END, 6, up, "sweep end", &r);
-        for (int i = 0; res && i < PQntuples(res); i++) {
+        for (int i = 0; res && i < PQntuples(res) && r == STORE_OK; i++) {
             int requeued = pg_row_int(res, i, 1) == JOB_QUEUED;
             (*(requeued ? &a->res->requeued : &a->res->failed))++;
+            int timed_out = strcmp(PQgetvalue(res, i, 3), "timeout") == 0;
+            if (sweep_result_note(a->res, a->batch, PQgetvalue(res, i, 0), timed_out, requeued))
+                r = STORE_ERROR;
             int64_t run_at = pg_row_int(res, i, 2);
             if (requeued && run_at <= a->now)
                 pg_notes_ready(notes, PQgetvalue(res, i, 0));
@@ -181,6 +185,7 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
     enum store_result r = pg_tx_run(st, &tx);
     if (r != STORE_OK) {
         res->requeued = res->failed = 0;
+        sweep_result_forget(res);
         return r;
     }
     if (!res->led)

@@ -1,6 +1,8 @@
 /* store_submit for SQLite: a store call becomes a transaction for the writer thread (built by
  * the file of its area). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "sqlite_store.h"
 
@@ -56,4 +58,31 @@ void sqlite_read_stats(struct store *s, struct store_stats *out)
     *out = (struct store_stats){0};
     out->commits = atomic_load_explicit(&w->commits, memory_order_relaxed);
     out->ops = atomic_load_explicit(&w->ops, memory_order_relaxed);
+    out->retries = atomic_load_explicit(&w->retries, memory_order_relaxed);
+    out->errors = atomic_load_explicit(&w->errors, memory_order_relaxed);
+}
+
+size_t sqlite_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX])
+{
+    struct sqlite_store *st = sqlite_store_of(s);
+    struct sqlite_pool *p = &st->readers;
+    pthread_mutex_lock(&p->mu);
+    int busy = p->n - p->nidle;
+    pthread_mutex_unlock(&p->mu);
+    char wal[4096];
+    struct stat sb;
+    int n = snprintf(wal, sizeof wal, "%s-wal", st->writer.path);
+    double wal_bytes =
+        n > 0 && (size_t)n < sizeof wal && stat(wal, &sb) == 0 ? (double)sb.st_size : 0;
+    size_t k = 0;
+    out[k++] =
+        (struct store_metric){"jobq_sqlite_readers", "Read connections (--readers).", 0, p->n};
+    out[k++] = (struct store_metric){"jobq_sqlite_readers_in_use",
+                                     "Read connections taken by a read now.", 0, busy};
+    out[k++] = (struct store_metric){"jobq_sqlite_writer_queue",
+                                     "Write transactions waiting for the writer thread.", 0,
+                                     (double)sqlite_writer_queued(&st->writer)};
+    out[k++] = (struct store_metric){"jobq_sqlite_wal_bytes",
+                                     "Size of the write-ahead log file in bytes.", 0, wal_bytes};
+    return k;
 }

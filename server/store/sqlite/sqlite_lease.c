@@ -15,6 +15,7 @@ struct lease_arg {
     int64_t lease_seconds;       /* heartbeat */
     const char *progress;        /* heartbeat */
     const char *result;          /* complete */
+    int *repeated;               /* complete: set to 1 for an idempotent repeat */
     const struct fail_req *fail; /* fail */
     int64_t backoff_base, backoff_max;
     struct job *out;
@@ -86,6 +87,7 @@ static enum store_result complete_miss(struct sqlite_conn *c, const struct lease
     free(j.lease_token);
     j.lease_token = NULL;
     *a->out = j;
+    *a->repeated = 1;
     return STORE_OK;
 }
 
@@ -93,6 +95,7 @@ static int complete_tx(struct sqlite_conn *c, void *p)
 {
     struct lease_arg *a = p;
     memset(a->out, 0, sizeof *a->out);
+    *a->repeated = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_COMPLETE);
     int rc = bind_guard(st, a);
     if (rc == SQLITE_OK)
@@ -212,6 +215,7 @@ struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *ca
         break;
     case STORE_CALL_COMPLETE:
         b->a.result = call->json;
+        b->a.repeated = &call->repeated;
         b->tx.name = "complete";
         b->tx.fn = complete_tx;
         break;

@@ -28,6 +28,7 @@ static const struct store_ops sqlite_ops = {
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,
     .stats = sqlite_read_stats,
+    .metrics = sqlite_read_metrics,
     .close = sqlite_store_close,
 };
 

@@ -42,6 +42,7 @@ struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *ca
 /* store_submit (sqlite_call.c) and the reads (sqlite_read.c). */
 void sqlite_submit(struct store *s, struct store_call *call);
 void sqlite_read_stats(struct store *s, struct store_stats *out);
+size_t sqlite_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
 enum store_result sqlite_read_get(struct store *s, int64_t id, struct job *out);
 enum store_result sqlite_read_list(struct store *s, const struct list_filter *f, struct job *out,
                                    size_t *n, int *more);

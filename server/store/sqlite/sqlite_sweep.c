@@ -104,6 +104,7 @@ static int expire_tx(struct sqlite_conn *c, void *p)
 {
     struct sweep_arg *a = p;
     a->res->requeued = a->res->failed = 0;
+    sweep_result_forget(a->res);
     struct expired *rows = malloc((size_t)a->batch * sizeof *rows);
     if (!rows) {
         log_error("out of memory for %d expired leases", a->batch);
@@ -116,12 +117,17 @@ static int expire_tx(struct sqlite_conn *c, void *p)
             job_lease_end_plan(1, rows[i].attempts, rows[i].max_attempts, -1, a->now,
                                a->backoff_base, a->backoff_max, rand_unit());
         const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
+        struct job j;
         r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL,
-                             rows[i].timed_out ? ATTEMPT_TIMEOUT : ATTEMPT_EXPIRED, a->notes, NULL);
-        if (r == STORE_OK)
+                             rows[i].timed_out ? ATTEMPT_TIMEOUT : ATTEMPT_EXPIRED, a->notes, &j);
+        if (r == STORE_OK) {
             (*(e.requeue ? &a->res->requeued : &a->res->failed))++;
-        else if (r == STORE_NOT_FOUND)
+            if (sweep_result_note(a->res, a->batch, j.queue, rows[i].timed_out, e.requeue) != 0)
+                r = STORE_ERROR;
+            job_clear(&j);
+        } else if (r == STORE_NOT_FOUND) {
             r = STORE_OK; /* not running any more: nothing to do */
+        }
     }
     free(rows);
     return r;
@@ -158,6 +164,7 @@ static enum store_result part(struct sqlite_store *st, struct sweep_arg *a, cons
         *count = 0;
         if (count2)
             *count2 = 0;
+        sweep_result_forget(a->res);
     }
     return r;
 }

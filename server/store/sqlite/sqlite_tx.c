@@ -276,6 +276,7 @@ static enum store_result run_group(struct sqlite_writer *w, const char *name,
         }
         if (o == LOST && (r != STORE_BUSY || ++*tries >= SQLITE_TX_TRIES))
             return r;
+        atomic_fetch_add_explicit(&w->retries, 1, memory_order_relaxed); /* once more */
     }
 }
 
@@ -320,6 +321,9 @@ void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         struct sqlite_tx *tx = txs[i];
+        if (tx->result == STORE_BUSY || tx->result == STORE_UNAVAILABLE ||
+            tx->result == STORE_ERROR)
+            atomic_fetch_add_explicit(&w->errors, 1, memory_order_relaxed);
         notes_free(tx->notes);
         tx->done(tx); /* may free tx */
     }

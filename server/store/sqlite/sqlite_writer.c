@@ -84,6 +84,8 @@ int sqlite_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
     atomic_init(&w->state, read_only(&w->conn) ? STORE_UNAVAILABLE : STORE_OK);
     atomic_init(&w->commits, 0);
     atomic_init(&w->ops, 0);
+    atomic_init(&w->retries, 0);
+    atomic_init(&w->errors, 0);
     if ((err = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
         log_error("cannot start the writer thread: error %d", err);
         sqlite_writer_close(w);

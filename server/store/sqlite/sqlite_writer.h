@@ -60,6 +60,8 @@ struct sqlite_writer {
     /* Statistics, for store_read_stats(): */
     atomic_uint_fast64_t commits; /* groups committed */
     atomic_uint_fast64_t ops;     /* transactions that went through in them */
+    atomic_uint_fast64_t retries; /* groups run again (busy, or a failure that left others) */
+    atomic_uint_fast64_t errors;  /* transactions that ended busy, unavailable or in error */
     /* Read without mu (ping, when the mutex stays taken): the outcome of the last write,
      * STORE_OK, STORE_BUSY or STORE_UNAVAILABLE. */
     atomic_int state;
