@@ -65,7 +65,12 @@ enum MHD_Result handle_retry(struct request *rq)
 enum MHD_Result handle_throughput(struct request *rq)
 {
     struct counters_point pts[COUNTERS_POINTS];
-    counters_throughput(clock_now(), pts);
+    int64_t now = clock_now();
+    counters_throughput(now, pts);
+    /* Other processes on the same database: theirs too (as of their last publish). */
+    enum store_result r = store_throughput_others(rq->app->store, now, pts, COUNTERS_POINTS);
+    if (r != STORE_OK)
+        return reply_store_error(rq, r, "the throughput");
     struct jtext t = {0};
     char buf[160];
     int n = snprintf(buf, sizeof buf, "{\"step_seconds\":%d,\"points\":[", COUNTERS_STEP);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "counters.h"
 #include "log.h"
 #include "store.h"
 
@@ -22,8 +23,28 @@ struct sweeper {
     pthread_mutex_t mu;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     atomic_int stop;
-    int64_t poke_at; /* earliest run_at poked since the last sweep began; INT64_MAX: none */
+    int64_t poke_at;      /* earliest run_at poked since the last sweep began; INT64_MAX: none */
+    int64_t published_ms; /* clock_mono_ms() of the last throughput publish */
 };
+
+/* This process's throughput buckets go to the shared store at most this often (GET
+ * /stats/throughput on another process lags by at most this, or one sweep interval). */
+#define PUBLISH_EVERY_MS 5000
+
+/* Publish the throughput buckets when PUBLISH_EVERY_MS passed (a store that is not shared
+ * ignores it). A failure is logged and tried again next time. */
+static void publish(struct sweeper *sw, int64_t now)
+{
+    int64_t mono = clock_mono_ms();
+    if (mono - sw->published_ms < PUBLISH_EVERY_MS)
+        return;
+    sw->published_ms = mono;
+    struct counters_point pts[COUNTERS_POINTS];
+    counters_throughput(now, pts);
+    enum store_result r = store_throughput_publish(sw->store, now, pts, COUNTERS_POINTS);
+    if (r != STORE_OK)
+        log_warn("sweeper: cannot publish the throughput: %s", store_result_name(r));
+}
 
 enum tick { TICK_DONE, TICK_MORE, TICK_ERROR };
 
@@ -101,6 +122,7 @@ static void *sweeper_main(void *arg)
 
         int64_t now = clock_now();
         enum tick t = sweep_tick(sw, now);
+        publish(sw, now);
         int64_t due = JOB_NONE;
         if (t != TICK_ERROR) {
             enum store_result rc = store_next_due(sw->store, &due);

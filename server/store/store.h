@@ -116,6 +116,7 @@ static inline void sweep_result_forget(struct sweep_result *res)
 }
 
 struct store;
+struct counters_point;
 
 /* What the store counted since it opened (store_read_stats). */
 struct store_stats {
@@ -201,6 +202,12 @@ struct store_ops {
     void (*stats)(struct store *s, struct store_stats *out);
     /* May be NULL: the backend reports no figures of its own. */
     size_t (*metrics)(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
+    /* May be NULL (with throughput_others): one process owns the data, so its own counters
+     * are the whole picture. */
+    enum store_result (*throughput_publish)(struct store *s, int64_t now,
+                                            const struct counters_point *pts, size_t n);
+    enum store_result (*throughput_others)(struct store *s, int64_t now, struct counters_point *pts,
+                                           size_t n);
     /* May be NULL: the backend's calls end within their own bounds. */
     void (*abandon)(struct store *s);
     void (*close)(struct store *s);
@@ -371,6 +378,24 @@ static inline void store_read_stats(struct store *s, struct store_stats *out)
 static inline size_t store_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX])
 {
     return s->ops->metrics ? s->ops->metrics(s, out) : 0;
+}
+
+/* Share this process's throughput buckets pts[0..n) (counters.h; zero buckets may be left
+ * out) with the other processes of a shared store, replacing what it shared for the same
+ * buckets before; buckets older than 15 minutes are forgotten. A store that is not shared
+ * does nothing. One short statement, outside any other transaction. */
+static inline enum store_result store_throughput_publish(struct store *s, int64_t now,
+                                                         const struct counters_point *pts, size_t n)
+{
+    return s->ops->throughput_publish ? s->ops->throughput_publish(s, now, pts, n) : STORE_OK;
+}
+
+/* Add to each of pts[0..n) (buckets by their `at`) what the other processes of a shared
+ * store published for that bucket. A store that is not shared adds nothing. */
+static inline enum store_result store_throughput_others(struct store *s, int64_t now,
+                                                        struct counters_point *pts, size_t n)
+{
+    return s->ops->throughput_others ? s->ops->throughput_others(s, now, pts, n) : STORE_OK;
 }
 
 /* Shutdown, when calls outlive its timeout: calls not started yet end STORE_UNAVAILABLE at

@@ -5,7 +5,7 @@ import threading
 import time
 import unittest
 
-from harness import Client, ServerTest, backend
+from harness import Client, Server, ServerTest, backend
 
 
 def attempts(test, job_id, status=200):
@@ -271,6 +271,41 @@ class KeptUpCounts(ServerTest):
                 "SELECT count(*) FILTER (WHERE status = 1) FROM jobq_jobs WHERE queue = '%s'"
                 % self.q)
             self.assertEqual(int(counted), 3)
+
+
+class SharedThroughput(ServerTest):
+    """GET /stats/throughput on one process counts what every process on the database did
+    (PostgreSQL: each publishes its buckets every few seconds); on SQLite there is one."""
+    server_args = ("--sweep-interval", "1")
+
+    def totals(self, client):
+        r = client.get("/stats/throughput")
+        self.assertEqual(r.status, 200, r)
+        pts = r.json["points"]
+        return (sum(p["enqueued"] for p in pts), sum(p["succeeded"] for p in pts))
+
+    def test_another_process_sees_the_enqueues(self):
+        if backend() != "pg":
+            self.skipTest("one process per SQLite file: its own counters are the whole picture")
+        other = Server(self.server_args, db=self.server.db)
+        self.addCleanup(other.cleanup)
+        other.start()
+        oc = other.client()
+        self.addCleanup(oc.close)
+        base_here, base_other = self.totals(self.c), self.totals(oc)
+        for _ in range(5):
+            self.enqueue()
+        c = self.claim_one()
+        self.act(c["id"], "complete", {"lease_token": c["lease_token"]})
+        want = (base_other[0] + 5, base_other[1] + 1)
+        deadline = time.monotonic() + 20
+        got = self.totals(oc)
+        while got != want and time.monotonic() < deadline:
+            time.sleep(0.5)
+            got = self.totals(oc)
+        self.assertEqual(got, want, "the other process's chart misses this one's work")
+        self.assertEqual(self.totals(self.c), (base_here[0] + 5, base_here[1] + 1))
+        other.stop_checked()
 
 
 if __name__ == "__main__":

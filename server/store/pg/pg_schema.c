@@ -118,6 +118,11 @@ static const char *const migrations[] = {
     "CREATE TRIGGER jobq_jobs_attempts AFTER UPDATE OF status ON jobq_jobs"
     " FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)"
     " EXECUTE FUNCTION jobq_attempts_track();",
+    /* 3: each process's throughput buckets (10 s, the last 15 minutes), so that any process
+     * answers GET /stats/throughput for all of them. */
+    "CREATE TABLE jobq_throughput (at bigint NOT NULL, process text NOT NULL,"
+    " enqueued bigint NOT NULL, succeeded bigint NOT NULL, failed bigint NOT NULL,"
+    " PRIMARY KEY (at, process));",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

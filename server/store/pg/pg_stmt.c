@@ -28,6 +28,8 @@ _Static_assert(ATTEMPT_SUCCEEDED == 1 && ATTEMPT_FAILED == 2 && ATTEMPT_RETRIED 
 _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED == 6,
                "outcome literals");
 
+#define PG_TP_KEEP "900" /* seconds of throughput buckets kept */
+
 #define COLS PG_JOB_COLUMNS
 
 /* The lease that $2 holds on job $1 is live at time $3. "+ 0" keeps the planner off the lease
@@ -177,6 +179,18 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "LEFT JOIN jobq_attempts a ON a.job_id = j.id ORDER BY a.fencing_token",
      "attempts: a job's attempt history, oldest first; no row: no such job; one row of NULLs: "
      "no attempt yet"},
+    {PG_TP_PUBLISH, "tp_publish",
+     "WITH gone AS (DELETE FROM jobq_throughput WHERE at < $1::bigint - " PG_TP_KEEP ") "
+     "INSERT INTO jobq_throughput AS t (at, process, enqueued, succeeded, failed) "
+     "SELECT u.at, $2::text, u.e, u.s, u.f FROM unnest($3::bigint[], $4::bigint[], "
+     "$5::bigint[], $6::bigint[]) AS u(at, e, s, f) ON CONFLICT (at, process) DO UPDATE SET "
+     "enqueued = excluded.enqueued, succeeded = excluded.succeeded, failed = excluded.failed",
+     "throughput: this process's buckets (its totals per bucket, so a repeat is harmless); "
+     "buckets older than 15 minutes go"},
+    {PG_TP_OTHERS, "tp_others",
+     "SELECT at, sum(enqueued), sum(succeeded), sum(failed) FROM jobq_throughput "
+     "WHERE at >= $1::bigint AND process <> $2::text GROUP BY at",
+     "throughput: the other processes' buckets since $1"},
     {PG_CLOCK, "clock",
      "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery()",
      "connect and ping: the server's clock (the skew) and whether it takes writes"},

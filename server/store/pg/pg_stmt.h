@@ -33,6 +33,8 @@ enum pg_stmt_id {
     PG_QUEUE_SET,
     PG_PURGE,
     PG_ATTEMPTS,
+    PG_TP_PUBLISH,
+    PG_TP_OTHERS,
     PG_CLOCK,
     PG_IMPORT_LOCK,
     PG_IMPORT_HELD,

@@ -302,6 +302,11 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
 enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
+/* Shared throughput buckets (pg_throughput.c): store_throughput_publish/_others. */
+enum store_result pg_throughput_publish(struct store *s, int64_t now,
+                                        const struct counters_point *pts, size_t n);
+enum store_result pg_throughput_others(struct store *s, int64_t now, struct counters_point *pts,
+                                       size_t n);
 void pg_read_stats(struct store *s, struct store_stats *out);
 size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
 enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int batch,
