@@ -53,14 +53,6 @@ int pg_queue_prepare(struct pg_call *pc)
     struct store_call *call = pc->call;
     int pause = call->kind == STORE_CALL_PAUSE;
     call->n = 0;
-    if (!pause && (call->status == JOB_RUNNING || call->status == JOB_SCHEDULED)) {
-        call->result = STORE_CONFLICT;
-        return 0;
-    }
-    if (!pause && call->status < 0) {
-        call->result = STORE_OK; /* blocked: no such jobs yet */
-        return 0;
-    }
     pc->tx = (struct pg_tx){
         .name = pause ? "pause" : "purge", .fn = pg_one_tx, .discard = purge_discard};
     pc->one = pause ? &pause_one : &purge_one;

@@ -7,9 +7,8 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-/* Take a connection, run one statement, give the connection back. */
-static PGresult *read_one(struct pg_store *st, enum pg_stmt_id id, int n, const char *const *params,
-                          const char *what, enum store_result *r)
+PGresult *pg_read_one(struct pg_store *st, enum pg_stmt_id id, int n, const char *const *params,
+                      const char *what, enum store_result *r)
 {
     struct pg_conn *c = NULL;
     PGresult *res = NULL;
@@ -33,7 +32,7 @@ enum store_result pg_read_get(struct store *s, int64_t id, struct job *out)
     char idb[24];
     const char *params[1] = {pg_int_param(idb, id)};
     enum store_result r;
-    PGresult *res = read_one(pg_store_of(s), PG_JOB_GET, 1, params, "get", &r);
+    PGresult *res = pg_read_one(pg_store_of(s), PG_JOB_GET, 1, params, "get", &r);
     if (!res)
         return r;
     r = PQntuples(res) == 0               ? STORE_NOT_FOUND
@@ -63,7 +62,7 @@ enum store_result pg_read_list(struct store *s, const struct list_filter *f, str
         id = id == PG_LIST_STATUS ? PG_LIST_QUEUE_STATUS : PG_LIST_QUEUE;
     }
     enum store_result r;
-    PGresult *res = read_one(pg_store_of(s), id, np, params, "list", &r);
+    PGresult *res = pg_read_one(pg_store_of(s), id, np, params, "list", &r);
     if (!res)
         return r;
     int rows = PQntuples(res);
@@ -117,7 +116,7 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
     enum store_result r;
     char nowb[24];
     const char *params[1] = {pg_int_param(nowb, now)};
-    PGresult *res = read_one(st, PG_QUEUE_COUNTS, 1, params, "queue counts", &r);
+    PGresult *res = pg_read_one(st, PG_QUEUE_COUNTS, 1, params, "queue counts", &r);
     if (!res)
         return r;
     struct queue_stats *rows = NULL;
@@ -157,7 +156,7 @@ enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attem
     char idb[24];
     const char *params[1] = {pg_int_param(idb, id)};
     enum store_result r;
-    PGresult *res = read_one(pg_store_of(s), PG_ATTEMPTS, 1, params, "attempts", &r);
+    PGresult *res = pg_read_one(pg_store_of(s), PG_ATTEMPTS, 1, params, "attempts", &r);
     if (!res)
         return r;
     int rows = PQntuples(res);

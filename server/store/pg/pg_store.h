@@ -295,6 +295,11 @@ int pg_queue_prepare(struct pg_call *pc); /* pause/resume and purge (pg_queue.c)
 
 /* --- reads, sweep, clock (pg_read.c, pg_sweep.c, pg_store.c) -------------------------------- */
 
+/* Take a pooled connection, run one statement outside any transaction (a read, or a write
+ * that is safe to repeat), give the connection back; run it once more on a new connection
+ * when the first had died. NULL when it failed (*r says why; counted as a store error). */
+PGresult *pg_read_one(struct pg_store *st, enum pg_stmt_id id, int n, const char *const *params,
+                      const char *what, enum store_result *r);
 enum store_result pg_read_get(struct store *s, int64_t id, struct job *out);
 enum store_result pg_read_list(struct store *s, const struct list_filter *f, struct job *out,
                                size_t *n, int *more);

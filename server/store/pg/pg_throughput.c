@@ -1,6 +1,7 @@
 /* The throughput buckets of GET /stats/throughput shared between the processes of one
  * database: each process publishes its own (the sweeper, every few seconds) and adds the
- * others' to its own when asked. One autocommit statement each, on a pooled connection. */
+ * others' to its own when asked. One autocommit statement each (pg_read_one: the publish
+ * replaces a process's own rows, so running it again is harmless). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,19 +10,6 @@
 #include "log.h"
 #include "pg_row.h"
 #include "pg_store.h"
-
-/* Run one statement on a pooled connection. NULL when it failed (*r says why). */
-static PGresult *run(struct pg_store *st, enum pg_stmt_id id, int n, const char *const *params,
-                     const char *what, enum store_result *r)
-{
-    struct pg_conn *c = NULL;
-    *r = pg_pool_take(st, &c);
-    if (*r != STORE_OK)
-        return NULL;
-    PGresult *res = pg_exec(c, id, n, params, what, r);
-    pg_pool_give(st, c);
-    return res;
-}
 
 /* Append v to the array literal in buf (at *len of size). Returns 0, or -1 when full. */
 static int put(char *buf, size_t size, size_t *len, uint64_t v, int first)
@@ -60,7 +48,7 @@ enum store_result pg_throughput_publish(struct store *s, int64_t now,
     const char *params[6] = {
         pg_int_param(nowb, pg_now(st, now)), st->proc, arr[0], arr[1], arr[2], arr[3]};
     enum store_result r;
-    PGresult *res = run(st, PG_TP_PUBLISH, 6, params, "throughput publish", &r);
+    PGresult *res = pg_read_one(st, PG_TP_PUBLISH, 6, params, "throughput publish", &r);
     PQclear(res);
     return res ? STORE_OK : r;
 }
@@ -75,7 +63,7 @@ enum store_result pg_throughput_others(struct store *s, int64_t now, struct coun
     char since[24];
     const char *params[2] = {pg_int_param(since, pts[0].at), st->proc};
     enum store_result r;
-    PGresult *res = run(st, PG_TP_OTHERS, 2, params, "throughput others", &r);
+    PGresult *res = pg_read_one(st, PG_TP_OTHERS, 2, params, "throughput others", &r);
     if (!res)
         return r;
     for (int row = 0; row < PQntuples(res); row++) {

@@ -68,14 +68,6 @@ struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *ca
     (void)st;
     int pause = call->kind == STORE_CALL_PAUSE;
     call->n = 0;
-    if (!pause && (call->status == JOB_RUNNING || call->status == JOB_SCHEDULED)) {
-        call->result = STORE_CONFLICT;
-        return NULL;
-    }
-    if (!pause && call->status < 0) {
-        call->result = STORE_OK; /* blocked: no such jobs yet */
-        return NULL;
-    }
     struct queue_block *b = malloc(sizeof *b);
     if (!b) {
         log_error("out of memory starting a %s", pause ? "pause" : "purge");

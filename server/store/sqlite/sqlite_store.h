@@ -35,8 +35,8 @@ struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *
 struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call);
 struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *call);
 struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *call);
-/* Pause/resume and purge (sqlite_queue.c). NULL when the call needs no transaction or could
- * not start (call->result says which). */
+/* Pause/resume and purge (sqlite_queue.c; store_submit settles the purges that need no
+ * transaction). NULL when out of memory (call->result says so). */
 struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *call);
 
 /* store_submit (sqlite_call.c) and the reads (sqlite_read.c). */
