@@ -4,8 +4,9 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-static int admin_bind(struct pg_call *a, struct pg_bind *b)
+static int admin_bind(struct pg_call *a, size_t k, struct pg_bind *b)
 {
+    (void)k; /* 1: never shares a statement */
     int cancel = a->call->kind == STORE_CALL_CANCEL;
     *b = (struct pg_bind){
         .id = cancel ? PG_CANCEL : PG_RETRY, .what = cancel ? "cancel" : "retry", .n = 2};
@@ -14,18 +15,18 @@ static int admin_bind(struct pg_call *a, struct pg_bind *b)
     return 0;
 }
 
-static enum store_result admin_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+static void admin_recv(struct pg_call *a, size_t k, const PGresult *res, struct pg_notes *notes)
 {
+    (void)k;
     struct store_call *call = a->call;
-    if (PQntuples(res) != 1) {
-        a->follow = 1; /* no such job, or its state does not allow the transition */
-        return STORE_OK;
-    }
+    call->result = STORE_OK;
+    a->follow = PQntuples(res) != 1; /* no such job, or its state does not allow the change */
+    if (a->follow)
+        return;
     if (pg_row_job(res, 0, 0, call->out) != 0)
-        return STORE_ERROR;
-    if (call->kind == STORE_CALL_RETRY)
+        call->result = STORE_ERROR;
+    else if (call->kind == STORE_CALL_RETRY)
         pg_notes_ready(notes, call->out->queue);
-    return STORE_OK;
 }
 
 static enum store_result admin_follow(struct pg_conn *c, struct pg_call *a)
@@ -33,7 +34,7 @@ static enum store_result admin_follow(struct pg_conn *c, struct pg_call *a)
     return pg_miss(c, a->call->id, STORE_CONFLICT);
 }
 
-static const struct pg_one admin_one = {admin_bind, admin_recv, admin_follow};
+static const struct pg_one admin_one = {admin_bind, admin_recv, admin_follow, NULL};
 
 static void admin_discard(void *p)
 {

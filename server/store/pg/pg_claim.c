@@ -9,55 +9,104 @@
 #include "pg_store.h"
 #include "rand.h"
 
-/* Claim order: priority desc, run_at asc, id asc. */
-static int job_cmp(const void *pa, const void *pb)
+static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
-    const struct job *a = pa, *b = pb;
-    return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
-}
-
-static int claim_bind(struct pg_call *a, struct pg_bind *b)
-{
-    const struct claim_req *req = a->call->claim;
+    const struct claim_req *req = calls[0].call->claim;
     *b = (struct pg_bind){.id = PG_CLAIM, .what = "claim", .n = 7};
-    char toks[JOB_CLAIM_MAX][JOB_TOKEN_LEN + 1];
-    const char *tokp[JOB_CLAIM_MAX];
-    for (int i = 0; i < a->max_jobs; i++) {
-        if (rand_token(toks[i]) != 0)
-            return -1;
-        tokp[i] = toks[i];
+    struct pg_arr tokens = {0}, leases = {0}, workers = {0};
+    int64_t now = calls[0].now, total = 0;
+    for (size_t i = 0; i < k; i++) {
+        const struct claim_req *r = calls[i].call->claim;
+        now = calls[i].now > now ? calls[i].now : now;
+        for (int j = 0; j < calls[i].max_jobs; j++) {
+            char tok[JOB_TOKEN_LEN + 1];
+            if (rand_token(tok) != 0)
+                tokens.bad = 1;
+            pg_arr_text(&tokens, tok);
+            pg_arr_int(&leases, r->lease_seconds);
+            pg_arr_text(&workers, r->worker_id);
+        }
+        total += calls[i].max_jobs;
     }
-    if (pg_text_array(b->text[0], sizeof b->text[0], req->queues, a->nqueues) != 0 ||
-        pg_text_array(b->text[1], sizeof b->text[1], tokp, (size_t)a->max_jobs) != 0) {
+    int rc = pg_arr_bind(&tokens, b, 4) | pg_arr_bind(&leases, b, 5) | pg_arr_bind(&workers, b, 6);
+    if (pg_text_array(b->text[0], sizeof b->text[0], req->queues, calls[0].nqueues) != 0) {
         log_error("claim: parameters too long");
+        rc = -1;
+    }
+    if (rc != 0) {
+        pg_bind_free(b);
         return -1;
     }
     b->params[0] = b->text[0];
-    b->params[1] = pg_int_param(b->ints[1], a->now);
+    b->params[1] = pg_int_param(b->ints[1], now);
     b->params[2] = req->capabilities;
-    b->params[3] = pg_int_param(b->ints[3], a->max_jobs);
-    b->params[4] = b->text[1];
-    b->params[5] = pg_int_param(b->ints[5], req->lease_seconds);
-    b->params[6] = req->worker_id;
+    b->params[3] = pg_int_param(b->ints[3], total);
     return 0;
 }
 
-static enum store_result claim_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+/* The n-th best job (rn, the last column) goes to the call whose share of the claim holds n:
+ * the first call's max_jobs first, and so on, each call's jobs in claim order. */
+static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes)
 {
     (void)notes;
-    struct store_call *call = a->call;
-    call->n = 0;
-    int rows = PQntuples(res);
-    for (int i = 0; i < rows && i < a->max_jobs; i++) {
-        if (pg_row_job(res, i, 1, &call->out[call->n]) != 0)
-            return STORE_ERROR;
-        call->n++;
+    for (size_t i = 0; i < k; i++) {
+        calls[i].call->n = 0;
+        calls[i].call->result = STORE_OK;
+        calls[i].follow = 0;
     }
-    qsort(call->out, call->n, sizeof call->out[0], job_cmp);
-    return STORE_OK;
+    int64_t total = 0;
+    for (size_t i = 0; i < k; i++)
+        total += calls[i].max_jobs;
+    int *at = malloc((size_t)total * sizeof *at); /* at[n - 1]: the row of rn n, or -1 */
+    if (!at) {
+        log_error("out of memory reading claimed jobs");
+        for (size_t i = 0; i < k; i++)
+            calls[i].call->result = STORE_ERROR;
+        return;
+    }
+    for (int64_t n = 0; n < total; n++)
+        at[n] = -1;
+    int rows = PQntuples(res), rn_col = PQnfields(res) - 1;
+    for (int row = 0; row < rows; row++) {
+        int64_t rn = pg_row_int(res, row, rn_col);
+        if (rn >= 1 && rn <= total)
+            at[rn - 1] = row;
+    }
+    size_t i = 0;
+    int64_t end = calls[0].max_jobs;
+    for (int64_t n = 0; n < total; n++) {
+        while (n >= end)
+            end += calls[++i].max_jobs;
+        struct store_call *call = calls[i].call;
+        if (at[n] < 0)
+            continue;
+        if (pg_row_job(res, at[n], 1, &call->out[call->n]) != 0)
+            call->result = STORE_ERROR;
+        else
+            call->n++;
+    }
+    free(at);
 }
 
-static const struct pg_one claim_one = {claim_bind, claim_recv, NULL};
+static int same_text(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+/* Claims of the same queues with the same capabilities share one statement. */
+static int claim_same(const struct pg_call *a, const struct pg_call *b)
+{
+    const struct claim_req *x = a->call->claim, *y = b->call->claim;
+    if (a->nqueues != b->nqueues || !same_text(x->capabilities, y->capabilities))
+        return 0;
+    for (size_t i = 0; i < a->nqueues; i++) {
+        if (strcmp(x->queues[i], y->queues[i]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static const struct pg_one claim_one = {claim_bind, claim_recv, NULL, claim_same};
 
 static void claim_discard(void *p)
 {

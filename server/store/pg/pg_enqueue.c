@@ -1,126 +1,148 @@
-/* store_enqueue for PostgreSQL: one insert per job in one transaction; an idempotency_key
- * hit (ON CONFLICT DO NOTHING, then the existing row) creates nothing. */
+/* store_enqueue for PostgreSQL: one set-based insert for every job of the call (and of the
+ * enqueue calls that share its statement, see struct pg_one); an idempotency_key hit
+ * (ON CONFLICT DO NOTHING, then the existing row, read after the commit) creates nothing. */
 #include <string.h>
 
+#include "job_cols.h"
+#include "log.h"
 #include "pg_row.h"
 #include "pg_store.h"
 
-static void insert_bind(const struct job_spec *sp, int64_t now, struct pg_bind *b)
+static int64_t latest_now(const struct pg_call *calls, size_t k)
+{
+    int64_t now = calls[0].now;
+    for (size_t i = 1; i < k; i++)
+        now = calls[i].now > now ? calls[i].now : now;
+    return now;
+}
+
+static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 9};
-    b->params[0] = sp->queue;
-    b->params[1] = sp->payload;
-    b->params[2] = pg_int_param(b->ints[2], sp->priority);
-    b->params[3] = pg_int_param(b->ints[3], sp->run_at);
-    b->params[4] = pg_int_param(b->ints[4], sp->max_attempts);
-    b->params[5] = pg_int_param(b->ints[5], sp->max_runtime_seconds);
-    b->params[6] = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL;
-    b->params[7] = sp->idempotency_key;
-    b->params[8] = pg_int_param(b->ints[8], now);
+    struct pg_arr col[8] = {{0}};
+    for (size_t i = 0; i < k; i++) {
+        const struct store_call *call = calls[i].call;
+        for (size_t s = 0; s < call->nspecs; s++) {
+            const struct job_spec *sp = &call->specs[s];
+            pg_arr_text(&col[0], sp->queue);
+            pg_arr_text(&col[1], sp->payload);
+            pg_arr_int(&col[2], sp->priority);
+            pg_arr_int(&col[3], sp->run_at);
+            pg_arr_int(&col[4], sp->max_attempts);
+            pg_arr_int(&col[5], sp->max_runtime_seconds);
+            pg_arr_text(&col[6],
+                        sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL);
+            pg_arr_text(&col[7], sp->idempotency_key);
+        }
+    }
+    int rc = 0;
+    for (int c = 0; c < 8; c++)
+        rc |= pg_arr_bind(&col[c], b, c);
+    b->params[8] = pg_int_param(b->ints[8], latest_now(calls, k));
+    if (rc != 0)
+        pg_bind_free(b);
+    return rc;
 }
 
-/* The insert's result: the new job (created), or nothing (an idempotency_key hit: *created
- * 0, out untouched). */
-static enum store_result insert_recv(const PGresult *res, int64_t now, struct job *out,
-                                     int *created, struct pg_notes *notes)
+/* Row `row` of res is spec sp's new job. Without a key it must be (the rows come back in the
+ * order of the specs, those that hit their key left out); with one, the key says. */
+static int is_row_of(const PGresult *res, int row, const struct job_spec *sp)
 {
-    *created = PQntuples(res) == 1;
-    if (!*created)
-        return STORE_OK;
-    if (pg_row_job(res, 0, 0, out) != 0)
-        return STORE_ERROR;
-    if (out->run_at <= now)
-        pg_notes_ready(notes, out->queue);
-    else
-        pg_notes_later(notes, out->queue, out->run_at);
-    return STORE_OK;
+    if (strcmp(PQgetvalue(res, row, COL_QUEUE), sp->queue) != 0)
+        return 0;
+    if (!sp->idempotency_key)
+        return PQgetisnull(res, row, COL_IDEMPOTENCY_KEY) &&
+               strcmp(PQgetvalue(res, row, COL_PAYLOAD), sp->payload) == 0;
+    return !PQgetisnull(res, row, COL_IDEMPOTENCY_KEY) &&
+           strcmp(PQgetvalue(res, row, COL_IDEMPOTENCY_KEY), sp->idempotency_key) == 0;
 }
 
-/* An idempotency_key hit: the existing job into out. */
-static enum store_result existing(struct pg_conn *c, const struct job_spec *sp, struct job *out)
+static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
+                        struct pg_notes *notes)
 {
-    const char *key[2] = {sp->queue, sp->idempotency_key};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
-    if (!res)
-        return r;
-    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
-                            : STORE_BUSY; /* inserted by a transaction that rolled back */
-    PQclear(res);
-    return r;
+    int rows = PQntuples(res), row = 0;
+    int64_t now = latest_now(calls, k);
+    for (size_t i = 0; i < k; i++) {
+        struct store_call *call = calls[i].call;
+        call->result = STORE_OK;
+        calls[i].follow = 0;
+        for (size_t s = 0; s < call->nspecs; s++) {
+            const struct job_spec *sp = &call->specs[s];
+            call->created[s] = row < rows && is_row_of(res, row, sp);
+            if (!call->created[s]) {
+                if (!sp->idempotency_key) {
+                    log_error("enqueue: the inserted rows came back out of order");
+                    call->result = STORE_ERROR;
+                }
+                calls[i].follow = 1; /* the existing job, read after the commit */
+                continue;
+            }
+            struct job *out = &call->out[s];
+            if (pg_row_job(res, row++, 0, out) != 0) {
+                call->result = STORE_ERROR;
+                continue;
+            }
+            if (out->run_at <= now)
+                pg_notes_ready(notes, out->queue);
+            else
+                pg_notes_later(notes, out->queue, out->run_at);
+        }
+        if (call->result != STORE_OK)
+            calls[i].follow = 0;
+    }
+    if (row != rows)
+        log_error("enqueue: %d inserted rows answered no job", rows - row);
 }
 
-static enum store_result insert_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
-                                    struct job *out, int *created, struct pg_notes *notes)
-{
-    struct pg_bind b;
-    insert_bind(sp, now, &b);
-    enum store_result r;
-    PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
-    if (!res)
-        return r;
-    r = insert_recv(res, now, out, created, notes);
-    PQclear(res);
-    return r == STORE_OK && !*created ? existing(c, sp, out) : r;
-}
-
-/* One job: a one-statement call. */
-static int one_bind(struct pg_call *a, struct pg_bind *b)
-{
-    insert_bind(&a->call->specs[0], a->now, b);
-    return 0;
-}
-
-static enum store_result one_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+/* The existing jobs of the specs that hit their idempotency_key. */
+static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a)
 {
     struct store_call *call = a->call;
-    enum store_result r = insert_recv(res, a->now, &call->out[0], &call->created[0], notes);
-    a->done = r == STORE_OK && call->created[0];
-    a->follow = r == STORE_OK && !call->created[0];
-    return r;
-}
-
-static enum store_result one_follow(struct pg_conn *c, struct pg_call *a)
-{
-    enum store_result r = existing(c, &a->call->specs[0], &a->call->out[0]);
-    a->done = r == STORE_OK;
-    return r == STORE_OK ? STORE_EXISTS : r;
-}
-
-static const struct pg_one enqueue_one = {one_bind, one_recv, one_follow};
-
-static enum store_result enqueue_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
-{
-    struct pg_call *a = p;
-    struct store_call *call = a->call;
-    for (a->done = 0; a->done < call->nspecs; a->done++) {
-        size_t i = a->done;
-        enum store_result r =
-            insert_one(c, &call->specs[i], a->now, &call->out[i], &call->created[i], notes);
+    for (size_t s = 0; s < call->nspecs; s++) {
+        if (call->created[s])
+            continue;
+        const struct job_spec *sp = &call->specs[s];
+        const char *key[2] = {sp->queue, sp->idempotency_key};
+        enum store_result r;
+        PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
+        if (!res)
+            return r;
+        r = PQntuples(res) == 1
+                ? (pg_row_job(res, 0, 0, &call->out[s]) == 0 ? STORE_OK : STORE_ERROR)
+                : STORE_BUSY; /* inserted by a transaction that rolled back */
+        PQclear(res);
         if (r != STORE_OK)
             return r;
     }
-    return call->nspecs == 1 && !call->created[0] ? STORE_EXISTS : STORE_OK;
+    return call->nspecs == 1 ? STORE_EXISTS : STORE_OK;
 }
+
+static int insert_same(const struct pg_call *a, const struct pg_call *b)
+{
+    (void)a;
+    (void)b;
+    return 1;
+}
+
+static const struct pg_one enqueue_one = {insert_bind, insert_recv, insert_follow, insert_same};
 
 static void enqueue_discard(void *p)
 {
     struct pg_call *a = p;
-    for (size_t i = 0; i < a->done && i < a->call->nspecs; i++)
+    for (size_t i = 0; i < a->call->nspecs; i++)
         job_clear(&a->call->out[i]);
-    a->done = 0;
 }
 
 int pg_enqueue_prepare(struct pg_call *pc)
 {
-    if (pc->call->nspecs == 0) {
-        pc->call->result = STORE_OK;
+    struct store_call *call = pc->call;
+    if (call->nspecs == 0) {
+        call->result = STORE_OK;
         return 0;
     }
-    pc->tx = (struct pg_tx){.name = "enqueue", .fn = enqueue_tx, .discard = enqueue_discard};
-    if (pc->call->nspecs == 1) {
-        pc->tx.fn = pg_one_tx;
-        pc->one = &enqueue_one;
-    }
+    memset(call->out, 0, call->nspecs * sizeof *call->out);
+    memset(call->created, 0, call->nspecs * sizeof *call->created);
+    pc->tx = (struct pg_tx){.name = "enqueue", .fn = pg_one_tx, .discard = enqueue_discard};
+    pc->one = &enqueue_one;
     return 1;
 }

@@ -42,41 +42,78 @@ enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exist
     return r;
 }
 
-/* heartbeat and complete: one guarded UPDATE returning the job. */
-static int heartbeat_bind(struct pg_call *a, struct pg_bind *b)
+/* heartbeat and complete: one guarded UPDATE over arrays (one element per call) returning
+ * the jobs, each with the ordinal of its element. */
+static int64_t latest_now(const struct pg_call *calls, size_t k)
 {
-    const struct store_call *call = a->call;
+    int64_t now = calls[0].now;
+    for (size_t i = 1; i < k; i++)
+        now = calls[i].now > now ? calls[i].now : now;
+    return now;
+}
+
+static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
+{
     *b = (struct pg_bind){.id = PG_HEARTBEAT, .what = "heartbeat", .n = 6};
-    b->params[0] = pg_int_param(b->ints[0], call->id);
-    b->params[1] = call->token;
-    b->params[2] = pg_int_param(b->ints[2], a->now);
-    b->params[3] = pg_int_param(b->ints[3], call->lease_seconds > 0 ? call->lease_seconds : 0);
-    b->params[4] = call->json ? "true" : "false";
-    b->params[5] = call->json;
-    return 0;
+    struct pg_arr id = {0}, token = {0}, lease = {0}, has = {0}, progress = {0};
+    for (size_t i = 0; i < k; i++) {
+        const struct store_call *call = calls[i].call;
+        pg_arr_int(&id, call->id);
+        pg_arr_text(&token, call->token);
+        pg_arr_int(&lease, call->lease_seconds > 0 ? call->lease_seconds : 0);
+        pg_arr_bool(&has, call->json != NULL);
+        pg_arr_text(&progress, call->json);
+    }
+    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
+    int rc = pg_arr_bind(&id, b, 0) | pg_arr_bind(&token, b, 1) | pg_arr_bind(&lease, b, 3) |
+             pg_arr_bind(&has, b, 4) | pg_arr_bind(&progress, b, 5);
+    if (rc != 0)
+        pg_bind_free(b);
+    return rc;
 }
 
-static int complete_bind(struct pg_call *a, struct pg_bind *b)
+static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
-    const struct store_call *call = a->call;
     *b = (struct pg_bind){.id = PG_COMPLETE, .what = "complete", .n = 4};
-    b->params[0] = pg_int_param(b->ints[0], call->id);
-    b->params[1] = call->token;
-    b->params[2] = pg_int_param(b->ints[2], a->now);
-    b->params[3] = call->json;
-    return 0;
+    struct pg_arr id = {0}, token = {0}, result = {0};
+    for (size_t i = 0; i < k; i++) {
+        const struct store_call *call = calls[i].call;
+        pg_arr_int(&id, call->id);
+        pg_arr_text(&token, call->token);
+        pg_arr_text(&result, call->json);
+    }
+    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
+    int rc = pg_arr_bind(&id, b, 0) | pg_arr_bind(&token, b, 1) | pg_arr_bind(&result, b, 3);
+    if (rc != 0)
+        pg_bind_free(b);
+    return rc;
 }
 
-/* The updated job, or a follow-up when the guard matched nothing. */
-static enum store_result lease_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+/* The updated jobs (by the ordinal in the last column), and a follow-up for each call whose
+ * guard matched nothing. */
+static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes)
 {
     (void)notes;
-    a->call->repeated = 0;
-    if (PQntuples(res) == 0) {
-        a->follow = 1;
-        return STORE_OK;
+    for (size_t i = 0; i < k; i++) {
+        calls[i].call->repeated = 0;
+        calls[i].call->result = STORE_OK;
+        calls[i].follow = 1;
     }
-    return pg_row_job(res, 0, 0, a->call->out) == 0 ? STORE_OK : STORE_ERROR;
+    int rows = PQntuples(res), ord_col = PQnfields(res) - 1;
+    for (int row = 0; row < rows; row++) {
+        int64_t ord = pg_row_int(res, row, ord_col);
+        if (ord < 1 || ord > (int64_t)k || !calls[ord - 1].follow)
+            continue; /* cannot happen: one row per element at most */
+        struct pg_call *a = &calls[ord - 1];
+        a->follow = 0;
+        if (pg_row_job(res, row, 0, a->call->out) != 0)
+            a->call->result = STORE_ERROR;
+    }
+}
+
+static int lease_same(const struct pg_call *a, const struct pg_call *b)
+{
+    return a->call->kind == b->call->kind && a->call->id != b->call->id;
 }
 
 static enum store_result heartbeat_follow(struct pg_conn *c, struct pg_call *a)
@@ -101,8 +138,9 @@ static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a)
     return pg_get_on(c, call->id, 0, call->out);
 }
 
-static const struct pg_one heartbeat_one = {heartbeat_bind, lease_recv, heartbeat_follow};
-static const struct pg_one complete_one = {complete_bind, lease_recv, complete_follow};
+static const struct pg_one heartbeat_one = {heartbeat_bind, lease_recv, heartbeat_follow,
+                                            lease_same};
+static const struct pg_one complete_one = {complete_bind, lease_recv, complete_follow, lease_same};
 
 static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {

@@ -6,8 +6,9 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-static int pause_bind(struct pg_call *a, struct pg_bind *b)
+static int pause_bind(struct pg_call *a, size_t k, struct pg_bind *b)
 {
+    (void)k; /* 1: never shares a statement */
     *b = (struct pg_bind){.id = PG_QUEUE_SET, .what = "pause", .n = 3};
     b->params[0] = a->call->queue;
     b->params[1] = a->call->flag ? "true" : "false";
@@ -15,16 +16,18 @@ static int pause_bind(struct pg_call *a, struct pg_bind *b)
     return 0;
 }
 
-static enum store_result pause_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+static void pause_recv(struct pg_call *a, size_t k, const PGresult *res, struct pg_notes *notes)
 {
+    (void)k;
     (void)res;
+    a->call->result = STORE_OK;
     if (!a->call->flag)
         pg_notes_ready(notes, a->call->queue); /* resumed: parked claims look again */
-    return STORE_OK;
 }
 
-static int purge_bind(struct pg_call *a, struct pg_bind *b)
+static int purge_bind(struct pg_call *a, size_t k, struct pg_bind *b)
 {
+    (void)k; /* 1: never shares a statement */
     *b = (struct pg_bind){.id = PG_PURGE, .what = "purge", .n = 3};
     b->params[0] = a->call->queue;
     b->params[1] = pg_int_param(b->ints[1], a->call->status);
@@ -32,15 +35,16 @@ static int purge_bind(struct pg_call *a, struct pg_bind *b)
     return 0;
 }
 
-static enum store_result purge_recv(struct pg_call *a, const PGresult *res, struct pg_notes *notes)
+static void purge_recv(struct pg_call *a, size_t k, const PGresult *res, struct pg_notes *notes)
 {
+    (void)k;
     (void)notes;
     a->call->n = (size_t)strtoull(PQcmdTuples((PGresult *)res), NULL, 10);
-    return STORE_OK;
+    a->call->result = STORE_OK;
 }
 
-static const struct pg_one pause_one = {pause_bind, pause_recv, NULL};
-static const struct pg_one purge_one = {purge_bind, purge_recv, NULL};
+static const struct pg_one pause_one = {pause_bind, pause_recv, NULL, NULL};
+static const struct pg_one purge_one = {purge_bind, purge_recv, NULL, NULL};
 
 static void purge_discard(void *p)
 {

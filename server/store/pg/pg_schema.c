@@ -123,6 +123,52 @@ static const char *const migrations[] = {
     "CREATE TABLE jobq_throughput (at bigint NOT NULL, process text NOT NULL,"
     " enqueued bigint NOT NULL, succeeded bigint NOT NULL, failed bigint NOT NULL,"
     " PRIMARY KEY (at, process));",
+    /* 4: counts sharded by backend pid (no two live connections share a counter row, so
+     * writers never wait on each other's count; the sweeper folds the rows of ended backends
+     * into shard 0), and the attempt history kept by the statement trigger that keeps the
+     * counts (one insert or update per statement, whatever its rows: the writes that do many
+     * calls at once pay it once). */
+    "ALTER TABLE jobq_counts ALTER COLUMN shard TYPE integer;"
+    "CREATE OR REPLACE FUNCTION jobq_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " INSERT INTO jobq_counts AS c SELECT queue, status, pg_backend_pid(), count(*)"
+    "  FROM jobq_new GROUP BY queue, status"
+    "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
+    " RETURN NULL; END $$;"
+    "CREATE OR REPLACE FUNCTION jobq_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    " INSERT INTO jobq_counts AS c SELECT queue, status, pg_backend_pid(), -count(*)"
+    "  FROM jobq_old GROUP BY queue, status"
+    "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
+    " DELETE FROM jobq_attempts a USING jobq_old o WHERE a.job_id = o.id;"
+    " RETURN NULL; END $$;"
+    "DROP TRIGGER jobq_jobs_attempts ON jobq_jobs;"
+    "DROP FUNCTION jobq_attempts_track();"
+    "CREATE OR REPLACE FUNCTION jobq_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " DECLARE started bigint; ended bigint; prune boolean; BEGIN"
+    " INSERT INTO jobq_counts AS c SELECT queue, status, pg_backend_pid(),"
+    "  sum(d) FROM (SELECT queue, status, -1 AS d FROM jobq_old UNION ALL"
+    "  SELECT queue, status, 1 FROM jobq_new) AS m GROUP BY queue, status HAVING sum(d) <> 0"
+    "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
+    " SELECT count(*) FILTER (WHERE n.status = 2), count(*) FILTER (WHERE o.status = 2),"
+    "  coalesce(bool_or(n.status = 2 AND n.fencing_token > " JOB_ATTEMPTS_KEPT_SQL "), false)"
+    "  INTO started, ended, prune"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE o.status <> n.status;"
+    " IF ended > 0 THEN UPDATE jobq_attempts a SET ended_at = n.ended_at,"
+    "  outcome = n.attempt_outcome,"
+    "  error_code = CASE WHEN n.attempt_outcome BETWEEN 2 AND 5 THEN n.error_code END,"
+    "  error_detail = CASE WHEN n.attempt_outcome BETWEEN 2 AND 5 THEN n.error_detail END"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id"
+    "  WHERE o.status = 2 AND n.status <> 2 AND a.job_id = o.id"
+    "  AND a.fencing_token = o.fencing_token; END IF;"
+    " IF started > 0 THEN INSERT INTO jobq_attempts SELECT n.id, n.fencing_token, n.attempts,"
+    "  n.worker_id, n.claimed_at, NULL, 0, NULL, NULL"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE n.status = 2 AND o.status <> 2;"
+    " END IF;"
+    " IF prune THEN DELETE FROM jobq_attempts a USING jobq_old o JOIN jobq_new n ON n.id = o.id"
+    "  WHERE n.status = 2 AND o.status <> 2 AND n.fencing_token > " JOB_ATTEMPTS_KEPT_SQL
+    "  AND a.job_id = n.id AND a.fencing_token <= n.fencing_token - " JOB_ATTEMPTS_KEPT_SQL ";"
+    " END IF;"
+    " RETURN NULL; END $$;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

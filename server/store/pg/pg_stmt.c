@@ -36,8 +36,8 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
  * index (running jobs by lease end, which also holds an entry for every job claimed since the
  * last vacuum): a cached generic plan chose it over the primary key, and every heartbeat and
  * complete then scanned it whole (45 ms each after 60,000 claims). */
-#define LIVE_LEASE                                                                                 \
-    "j.id = $1::bigint AND j.lease_token = $2::text AND j.status = " RUNNING                       \
+#define LIVE_LEASE(id, token)                                                                      \
+    "j.id = " id " AND j.lease_token = " token " AND j.status = " RUNNING                          \
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \
     "$3::bigint)"
 
@@ -55,44 +55,57 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "enqueue: the existing job of an idempotency_key hit"},
     {PG_JOB_INSERT, "job_insert",
      "INSERT INTO jobq_jobs AS j (queue, status, payload, priority, run_at, max_attempts, "
-     "max_runtime_seconds, requires, idempotency_key, created_at) VALUES ($1::text, " QUEUED
-     ", $2::text, $3::integer, $4::bigint, $5::integer, $6::bigint, "
-     "CASE WHEN $7::text IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text($7::json)) "
-     "END, $8::text, $9::bigint) "
+     "max_runtime_seconds, requires, idempotency_key, created_at) "
+     "SELECT u.queue, " QUEUED ", u.payload, u.priority, u.run_at, u.max_attempts, u.runtime, "
+     "CASE WHEN u.requires IS NULL THEN NULL ELSE "
+     "ARRAY(SELECT json_array_elements_text(u.requires::json)) END, u.ikey, $9::bigint "
+     "FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::integer[], "
+     "$6::bigint[], $7::text[], $8::text[]) WITH ORDINALITY "
+     "AS u(queue, payload, priority, run_at, max_attempts, runtime, requires, ikey, ord) "
+     "ORDER BY u.ord "
      "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
      "RETURNING " COLS,
-     "enqueue: insert one job; no row back means an idempotency_key hit"},
+     "enqueue: insert jobs, one per element of the arrays, in their order (the rows come "
+     "back in that order); an idempotency_key hit inserts nothing and returns no row"},
     {PG_CLAIM, "claim",
-     "WITH picked AS MATERIALIZED (SELECT c.id FROM (SELECT u.name FROM unnest($1::text[]) AS "
-     "u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE p.name = u.name AND p.paused)) "
-     "AS q CROSS JOIN LATERAL "
+     "WITH picked AS MATERIALIZED (SELECT c.id, c.priority, c.run_at FROM (SELECT u.name FROM "
+     "unnest($1::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE "
+     "p.name = u.name AND p.paused)) AS q CROSS JOIN LATERAL "
      "(SELECT id, priority, run_at FROM jobq_jobs WHERE status = " QUEUED " AND queue = q.name "
      "AND run_at <= $2::bigint AND (requires IS NULL OR requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]')))) "
      "ORDER BY priority DESC, run_at, id LIMIT $4::integer FOR UPDATE SKIP LOCKED) AS c "
      "ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4::integer), "
-     "numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM picked) "
+     "numbered AS (SELECT id, row_number() OVER (ORDER BY priority DESC, run_at, id) AS rn "
+     "FROM picked) "
      "UPDATE jobq_jobs j SET status = " RUNNING ", lease_token = ($5::text[])[n.rn], "
      "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "
-     "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + $6::bigint, "
-     "lease_seconds = $6::bigint, deadline_at = $2::bigint + j.max_runtime_seconds, "
-     "worker_id = $7::text FROM numbered n WHERE j.id = n.id AND j.status = " QUEUED
-     " RETURNING " COLS,
+     "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + ($6::bigint[])[n.rn], "
+     "lease_seconds = ($6::bigint[])[n.rn], deadline_at = $2::bigint + j.max_runtime_seconds, "
+     "worker_id = ($7::text[])[n.rn] FROM numbered n WHERE j.id = n.id AND j.status = " QUEUED
+     " RETURNING " COLS ", n.rn",
      "claim: the best due jobs of the queues that are not paused whose requires fit the "
      "capabilities, locked with SKIP LOCKED (claimers never wait on each other's rows), then "
-     "taken in one update"},
+     "taken in one update; the n-th best (rn, the last column) gets the n-th token, lease "
+     "and worker id of the arrays (several claims of the same queues share one statement)"},
     {PG_HEARTBEAT, "heartbeat",
      "UPDATE jobq_jobs j SET heartbeat_at = $3::bigint, lease_expires_at = $3::bigint + "
-     "CASE WHEN $4::bigint > 0 THEN $4::bigint ELSE j.lease_seconds END, "
-     "progress = CASE WHEN $5::boolean THEN $6::text ELSE j.progress END "
-     "WHERE " LIVE_LEASE " RETURNING " COLS,
-     "heartbeat: extend a live lease, maybe store progress"},
+     "CASE WHEN u.lease > 0 THEN u.lease ELSE j.lease_seconds END, "
+     "progress = CASE WHEN u.has_progress THEN u.progress ELSE j.progress END "
+     "FROM unnest($1::bigint[], $2::text[], $4::bigint[], $5::boolean[], $6::text[]) "
+     "WITH ORDINALITY AS u(id, token, lease, has_progress, progress, ord) "
+     "WHERE " LIVE_LEASE("u.id", "u.token") " RETURNING " COLS ", u.ord",
+     "heartbeat: extend live leases, maybe store progress; ord (the last column) says which "
+     "element of the arrays a row answers"},
     {PG_COMPLETE, "complete",
-     "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = $4::text, "
+     "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = u.result, "
      "ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
-     "WHERE " LIVE_LEASE " RETURNING " COLS,
-     "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
+     "FROM unnest($1::bigint[], $2::text[], $4::text[]) WITH ORDINALITY "
+     "AS u(id, token, result, ord) "
+     "WHERE " LIVE_LEASE("u.id", "u.token") " RETURNING " COLS ", u.ord",
+     "complete: live leases end in success (lease_token is kept for idempotent repeats); ord "
+     "(the last column) says which element of the arrays a row answers"},
     {PG_LEASE_LOCK, "lease_lock",
-     "SELECT j.attempts, j.max_attempts FROM jobq_jobs j WHERE " LIVE_LEASE " FOR UPDATE",
+     "SELECT j.attempts, j.max_attempts FROM jobq_jobs j WHERE " LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
      "fail: lock the row while its lease is live; the attempts decide requeue or failed"},
     {PG_LEASE_END, "lease_end",
      "UPDATE jobq_jobs j SET status = $2::smallint, run_at = coalesce($3::bigint, j.run_at), "
@@ -143,6 +156,13 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      ", " CANCELLED ") AND finished_at < $1::bigint ORDER BY finished_at LIMIT $2::integer "
      "FOR UPDATE SKIP LOCKED)",
      "sweep: retention deletes finished jobs older than the cutoff"},
+    {PG_COUNTS_FOLD, "counts_fold",
+     "WITH gone AS (DELETE FROM jobq_counts c WHERE c.shard <> 0 AND NOT EXISTS (SELECT 1 FROM "
+     "pg_stat_activity a WHERE a.pid = c.shard) RETURNING c.queue, c.status, c.n) "
+     "INSERT INTO jobq_counts AS c SELECT queue, status, 0, sum(n) FROM gone "
+     "GROUP BY queue, status ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n",
+     "sweep: the count rows of backends that ended (a shard is a backend's pid) fold into "
+     "shard 0, so that they stay as many as the live connections"},
     {PG_STATS_STALE, "stats_stale",
      "SELECT coalesce(n_mod_since_analyze > greatest(1000, n_live_tup / 4), false) FROM "
      "pg_stat_user_tables WHERE relid = 'jobq_jobs'::regclass",

@@ -112,7 +112,7 @@ struct store *pg_store_open(const struct store_options *opts)
         free(st);
         return NULL;
     }
-    if (pg_exec_start(st, pool) != 0 || pg_listen_start(st) != 0) {
+    if (pg_exec_start(st, PG_WRITERS) != 0 || pg_listen_start(st) != 0) {
         pg_store_close(&st->base);
         return NULL;
     }

@@ -140,6 +140,8 @@ static enum store_result retention_tx(struct pg_conn *c, void *p, struct pg_note
     if (res)
         a->res->deleted = atoi(PQcmdTuples(res));
     PQclear(res);
+    if (r == STORE_OK)
+        PQclear(pg_exec(c, PG_COUNTS_FOLD, 0, NULL, "sweep counts", &r));
     return r;
 }
 

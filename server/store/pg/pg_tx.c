@@ -270,14 +270,16 @@ enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct pg_notes *notes
 {
     struct pg_call *pc = arg;
     struct pg_bind b;
-    if (pc->one->bind(pc, &b) != 0)
+    if (pc->one->bind(pc, 1, &b) != 0)
         return STORE_ERROR;
     enum store_result r;
     PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
+    pg_bind_free(&b);
     if (!res)
         return r;
     pc->follow = 0;
-    r = pc->one->recv(pc, res, notes);
+    pc->one->recv(pc, 1, res, notes);
+    r = pc->call->result;
     PQclear(res);
     if (r == STORE_OK && pc->follow)
         r = pc->one->follow(c, pc);
@@ -311,18 +313,25 @@ static void pipe_discard(struct pg_call *calls, size_t n)
     }
 }
 
-/* The answers of the n statements and of the Sync. Returns 0 when all succeeded and the
- * transaction committed, 1 when a statement failed (rolled back; c still usable), -1 when
- * the answer did not come (c marked bad, the outcome unknown), -2 when the connection was
- * lost after a statement failed or before any answer (c marked bad; nothing committed). */
-static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *calls, size_t n,
-                     struct pg_notes *notes)
+/* Calls [first, first + n) of a pipeline, done by one statement. */
+struct pg_unit {
+    size_t first, n;
+};
+
+/* The answers of the nu statements (one per unit) and of the Sync. Returns 0 when all
+ * succeeded and the transaction committed, 1 when a statement failed (rolled back; c still
+ * usable), -1 when the answer did not come (c marked bad, the outcome unknown), -2 when the
+ * connection was lost after a statement failed or before any answer (c marked bad; nothing
+ * committed). */
+static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *calls,
+                     const struct pg_unit *units, size_t nu, struct pg_notes *notes)
 {
     int64_t deadline = clock_mono_ms() + st->statement_ms;
     int failed = 0, lost = 0, from_server = 0;
-    for (size_t i = 0; i < n && !lost; i++) {
+    for (size_t u = 0; u < nu && !lost; u++) {
+        struct pg_call *uc = &calls[units[u].first];
         PGresult *res = next_result(c, deadline, &lost);
-        if (!res && i == 0 && PQstatus(c->db) != CONNECTION_OK) {
+        if (!res && u == 0 && PQstatus(c->db) != CONNECTION_OK) {
             /* Closed before it answered anything: a backend ended while the connection was
              * idle (a restart, pg_terminate_backend) never read the pipeline. */
             c->bad = 1;
@@ -331,13 +340,14 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
         if (!res)
             break;
         if (!failed && pg_result_ok(res)) {
-            /* A result it cannot read (no memory) ends that call alone: its statement
+            /* A result it cannot read (no memory) ends those calls alone: the statement
              * succeeded and commits with the others. */
-            calls[i].follow = 0;
-            calls[i].call->result = calls[i].one->recv(&calls[i], res, notes);
+            for (size_t i = 0; i < units[u].n; i++)
+                uc[i].follow = 0;
+            uc->one->recv(uc, units[u].n, res, notes);
         } else if (!failed) {
             if (PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
-                pg_fail(c, res, calls[i].tx.name); /* logs it */
+                pg_fail(c, res, uc->tx.name); /* logs it */
             failed = 1;
             /* The server said why (an SQLSTATE outside class 08): the transaction is rolled
              * back. libpq's own "connection lost" is not a word from the server: the commit
@@ -374,11 +384,63 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
         return -2;
     }
     pg_cancel(c); /* the wait, then the connection is dropped */
-    log_warn("postgresql: no answer to a pipeline of %zu calls within %lld ms (a synchronous "
+    log_warn("postgresql: no answer to a pipeline of %zu statements within %lld ms (a synchronous "
              "standby that does not confirm, or the connection lost): answered as unavailable",
-             n, (long long)st->statement_ms);
+             nu, (long long)st->statement_ms);
     c->bad = 1;
     return -1;
+}
+
+/* Bytes of parameter text a call adds to its statement (what bounds a shared one). */
+static size_t call_bytes(const struct pg_call *pc)
+{
+    const struct store_call *call = pc->call;
+    size_t n = call->json ? strlen(call->json) : 0;
+    if (call->kind == STORE_CALL_ENQUEUE) {
+        for (size_t i = 0; i < call->nspecs; i++)
+            n += strlen(call->specs[i].payload) + 64;
+    }
+    return n;
+}
+
+/* A statement shared by calls carries at most this much of their text (past it, another
+ * statement starts). */
+#define PG_UNIT_BYTES (4u << 20)
+
+/* Reorder calls[0..n) into units of calls that share one statement (their `one` and `same`
+ * agree, pairwise), each unit's calls adjacent and in their order. Returns the units. */
+static size_t make_units(struct pg_call *calls, size_t n, struct pg_unit *units)
+{
+    struct pg_call sorted[PG_GROUP_MAX];
+    unsigned char used[PG_GROUP_MAX] = {0};
+    size_t out = 0, nu = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (used[i])
+            continue;
+        const struct pg_one *one = calls[i].one;
+        struct pg_unit *u = &units[nu++];
+        *u = (struct pg_unit){.first = out};
+        size_t bytes = 0;
+        for (size_t j = i; j < n; j++) {
+            if (used[j] || calls[j].one != one)
+                continue;
+            if (j > i && (!one->same || bytes + call_bytes(&calls[j]) > PG_UNIT_BYTES))
+                continue;
+            int ok = 1;
+            for (size_t m = u->first; m < out && ok; m++)
+                ok = one->same(&sorted[m], &calls[j]);
+            if (!ok)
+                continue;
+            bytes += call_bytes(&calls[j]);
+            sorted[out++] = calls[j];
+            used[j] = 1;
+            u->n++;
+        }
+    }
+    memcpy(calls, sorted, n * sizeof *calls);
+    for (size_t i = 0; i < n; i++)
+        calls[i].tx.arg = &calls[i]; /* they moved */
+    return nu;
 }
 
 static enum pipe_outcome pipe_run(struct pg_store *st, struct pg_call *calls, size_t n)
@@ -401,20 +463,26 @@ static enum pipe_outcome pipe_run(struct pg_store *st, struct pg_call *calls, si
         pg_pool_give(st, c);
         return PIPE_AGAIN;
     }
-    size_t sent = 0;
-    for (; sent < n; sent++) {
+    struct pg_unit units[PG_GROUP_MAX];
+    size_t nu = make_units(calls, n, units), sent = 0;
+    for (; sent < nu; sent++) {
+        struct pg_call *uc = &calls[units[sent].first];
         struct pg_bind b;
-        if (calls[sent].one->bind(&calls[sent], &b) != 0 || pg_send(c, b.id, b.n, b.params) != 0)
+        if (uc->one->bind(uc, units[sent].n, &b) != 0)
+            break;
+        int rc = pg_send(c, b.id, b.n, b.params);
+        pg_bind_free(&b);
+        if (rc != 0)
             break;
     }
-    if (sent < n || !PQpipelineSync(c->db)) {
+    if (sent < nu || !PQpipelineSync(c->db)) {
         /* Nothing was committed without a Sync: drop the connection, run them alone. */
         c->bad = 1;
         pg_pool_give(st, c);
         return PIPE_AGAIN;
     }
     struct pg_notes notes = {0};
-    int rc = pipe_read(st, c, calls, n, &notes);
+    int rc = pipe_read(st, c, calls, units, nu, &notes);
     if (rc == 0 && !PQexitPipelineMode(c->db))
         c->bad = 1; /* cannot happen: every result was read; the follow-ups then fail */
     if (rc != 0) {

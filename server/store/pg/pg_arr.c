@@ -1,0 +1,108 @@
+/* Array parameters: PostgreSQL array literals built element by element, for the statements
+ * that do several calls at once over unnest(). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pg_store.h"
+
+/* Room for n more bytes (and the closing "}" and NUL). */
+static int room(struct pg_arr *a, size_t n)
+{
+    if (a->bad)
+        return -1;
+    if (a->len + n + 2 <= a->cap)
+        return 0;
+    size_t cap = a->cap ? a->cap : 256;
+    while (cap < a->len + n + 2)
+        cap *= 2;
+    char *s = realloc(a->s, cap);
+    if (!s) {
+        a->bad = 1;
+        return -1;
+    }
+    a->s = s;
+    a->cap = cap;
+    return 0;
+}
+
+/* The separator before the next element ("{" before the first). */
+static void next(struct pg_arr *a)
+{
+    char sep = a->len == 0 ? '{' : ',';
+    a->s[a->len++] = sep;
+}
+
+static void put_raw(struct pg_arr *a, const char *v, size_t n)
+{
+    if (room(a, n + 1) != 0)
+        return;
+    next(a);
+    memcpy(a->s + a->len, v, n);
+    a->len += n;
+}
+
+void pg_arr_text(struct pg_arr *a, const char *v)
+{
+    if (!v) {
+        put_raw(a, "NULL", 4);
+        return;
+    }
+    size_t n = strlen(v), quoted = 0;
+    for (size_t i = 0; i < n; i++)
+        quoted += v[i] == '"' || v[i] == '\\';
+    if (room(a, n + quoted + 3) != 0)
+        return;
+    next(a);
+    a->s[a->len++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '"' || v[i] == '\\')
+            a->s[a->len++] = '\\';
+        a->s[a->len++] = v[i];
+    }
+    a->s[a->len++] = '"';
+}
+
+void pg_arr_int(struct pg_arr *a, int64_t v)
+{
+    if (v == JOB_NONE) {
+        put_raw(a, "NULL", 4);
+        return;
+    }
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%" PRId64, v);
+    put_raw(a, buf, (size_t)n);
+}
+
+void pg_arr_bool(struct pg_arr *a, int v)
+{
+    put_raw(a, v ? "t" : "f", 1);
+}
+
+int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i)
+{
+    if (room(a, 1) == 0 && a->len == 0)
+        a->s[a->len++] = '{';
+    if (a->bad || !a->s) {
+        log_error("out of memory for an array parameter of %s", b->what);
+        free(a->s);
+        *a = (struct pg_arr){0};
+        return -1;
+    }
+    a->s[a->len++] = '}';
+    a->s[a->len] = '\0';
+    b->heap[i] = a->s;
+    b->params[i] = a->s;
+    *a = (struct pg_arr){0};
+    return 0;
+}
+
+void pg_bind_free(struct pg_bind *b)
+{
+    for (int i = 0; i < PG_PARAMS_MAX; i++) {
+        free(b->heap[i]);
+        b->heap[i] = NULL;
+    }
+}
