@@ -25,6 +25,9 @@ struct pending {
     struct job out;
     int created;
     int finished;
+    struct claim_req claim; /* claims */
+    const char *queues[1];
+    struct job outs[4];
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -49,9 +52,11 @@ static void on_ready(void *ctx, const char *queue)
     pthread_mutex_unlock(&mu);
 }
 
-static void submit_enqueue(struct store *s, struct pending *p, const char *payload)
+static void submit_enqueue_key(struct store *s, struct pending *p, const char *payload,
+                               const char *key)
 {
     memset(p, 0, sizeof *p);
+    p->spec.idempotency_key = key;
     p->spec.queue = "g";
     p->spec.payload = payload;
     p->spec.run_at = T0;
@@ -63,6 +68,47 @@ static void submit_enqueue(struct store *s, struct pending *p, const char *paylo
     p->call.nspecs = 1;
     p->call.out = &p->out;
     p->call.created = &p->created;
+    p->call.done = on_done;
+    p->call.ctx = p;
+    store_submit(s, &p->call);
+}
+
+static void submit_enqueue(struct store *s, struct pending *p, const char *payload)
+{
+    submit_enqueue_key(s, p, payload, NULL);
+}
+
+static void submit_claim(struct store *s, struct pending *p, const char *queue, int max_jobs,
+                         const char *worker, int64_t lease)
+{
+    memset(p, 0, sizeof *p);
+    p->queues[0] = queue;
+    p->claim = (struct claim_req){.worker_id = worker,
+                                  .queues = p->queues,
+                                  .nqueues = 1,
+                                  .lease_seconds = lease,
+                                  .max_jobs = max_jobs};
+    p->call.kind = STORE_CALL_CLAIM;
+    p->call.now = T0;
+    p->call.claim = &p->claim;
+    p->call.out = p->outs;
+    p->call.done = on_done;
+    p->call.ctx = p;
+    store_submit(s, &p->call);
+}
+
+/* A complete (json: the result) or heartbeat (json: the progress) of job id. */
+static void submit_lease(struct store *s, struct pending *p, enum store_call_kind kind, int64_t id,
+                         const char *token, int64_t lease, const char *json)
+{
+    memset(p, 0, sizeof *p);
+    p->call.kind = kind;
+    p->call.now = T0;
+    p->call.id = id;
+    p->call.token = token;
+    p->call.lease_seconds = lease;
+    p->call.json = json;
+    p->call.out = &p->out;
     p->call.done = on_done;
     p->call.ctx = p;
     store_submit(s, &p->call);
@@ -102,24 +148,40 @@ static int someone_waits(void)
     return found;
 }
 
+/* Submit calls p[1..n) (the case's own). */
+typedef void (*queue_fn)(struct store *s, struct pending *p, int n, void *arg);
+
 /* Hold the store's only executor on a table lock, queue calls p[1..n) behind the one it runs
- * (p[0]), then let go. payloads[i] is call i's payload. Returns 0, or -1. */
-static int run_held(struct store *s, struct pending *p, const char *const *payloads, int n)
+ * (p[0], an enqueue of payload0) with queue(s, p, n, arg), then let go. Returns 0, or -1. */
+static int run_held_with(struct store *s, struct pending *p, const char *payload0, int n,
+                         queue_fn queue, void *arg)
 {
     PGconn *hold = PQconnectdb(db_url);
     PGresult *r = PQexec(hold, "BEGIN; LOCK TABLE jobq_jobs IN SHARE ROW EXCLUSIVE MODE");
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (ok) {
-        submit_enqueue(s, &p[0], payloads[0]);
+        submit_enqueue(s, &p[0], payload0);
         ok = someone_waits();
-        for (int i = 1; i < n; i++)
-            submit_enqueue(s, &p[i], payloads[i]);
+        queue(s, p, n, arg);
     }
     r = PQexec(hold, "COMMIT");
     PQclear(r);
     PQfinish(hold);
     return ok && wait_all(p, n) == 0 ? 0 : -1;
+}
+
+static void queue_enqueues(struct store *s, struct pending *p, int n, void *arg)
+{
+    const char *const *payloads = arg;
+    for (int i = 1; i < n; i++)
+        submit_enqueue(s, &p[i], payloads[i]);
+}
+
+/* run_held_with for enqueues of payloads[i]. */
+static int run_held(struct store *s, struct pending *p, const char *const *payloads, int n)
+{
+    return run_held_with(s, p, payloads[0], n, queue_enqueues, (void *)payloads);
 }
 
 static struct store *open_one_executor(void)
@@ -218,5 +280,282 @@ TEST(a_call_that_fails_rolls_its_group_back_and_the_others_run_alone)
     drop_db();
 }
 
+/* Count the statements that insert or update jobs from here on (a statement trigger of the
+ * test's own): calls that share a statement run it once. Returns 0 or -1. */
+static int log_statements(void)
+{
+    return pg_sql_on(db_url, "CREATE TABLE stmt_log (op text);"
+                             "CREATE FUNCTION stmt_log_add() RETURNS trigger LANGUAGE plpgsql AS"
+                             " $$ BEGIN INSERT INTO stmt_log VALUES (TG_OP); RETURN NULL; END $$;"
+                             "CREATE TRIGGER stmt_log_t AFTER INSERT OR UPDATE ON jobq_jobs"
+                             " FOR EACH STATEMENT EXECUTE FUNCTION stmt_log_add()");
+}
+
+static int64_t statements(const char *op)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM stmt_log WHERE op = '%s'", op);
+    int64_t n = -1;
+    return pg_sql_value(db_url, sql, &n) == 0 ? n : -1;
+}
+
+static void enqueue_now(struct store *s, const char *queue, const char *payload, int priority,
+                        const char *key, struct job *out)
+{
+    struct job_spec sp = {.queue = queue,
+                          .payload = payload,
+                          .priority = priority,
+                          .run_at = T0,
+                          .max_attempts = 5,
+                          .max_runtime_seconds = JOB_NONE,
+                          .idempotency_key = key};
+    int created = 0;
+    if (store_enqueue(s, &sp, 1, T0, out, &created) != STORE_OK)
+        memset(out, 0, sizeof *out);
+}
+
+static void queue_keyed(struct store *s, struct pending *p, int n, void *arg)
+{
+    (void)arg;
+    (void)n;
+    submit_enqueue_key(s, &p[1], "1", "k");
+    submit_enqueue_key(s, &p[2], "2", "k");   /* the same key in the same statement */
+    submit_enqueue_key(s, &p[3], "3", "pre"); /* a key enqueued before */
+    submit_enqueue(s, &p[4], "4");
+    submit_enqueue(s, &p[5], "5");
+}
+
+TEST(enqueues_of_a_group_share_one_insert_each_with_its_own_answer)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct job pre;
+    enqueue_now(s, "g", "\"pre\"", 0, "pre", &pre);
+    CHECK(pre.id > 0);
+    CHECK_INT(log_statements(), 0);
+    struct pending p[6];
+    CHECK_INT(run_held_with(s, p, "0", 6, queue_keyed, NULL), 0);
+    CHECK_INT(statements("INSERT"), 2); /* the held call's, then one for the five */
+    CHECK_INT(p[1].call.result, STORE_OK);
+    CHECK_INT(p[1].created, 1);
+    CHECK_STR(p[1].out.payload, "1");
+    CHECK_INT(p[2].call.result, STORE_EXISTS);
+    CHECK_INT(p[2].created, 0);
+    CHECK_INT(p[2].out.id, p[1].out.id);
+    CHECK_STR(p[2].out.payload, "1");
+    CHECK_INT(p[3].call.result, STORE_EXISTS);
+    CHECK_INT(p[3].out.id, pre.id);
+    for (int i = 4; i < 6; i++) {
+        CHECK_INT(p[i].call.result, STORE_OK);
+        CHECK_INT(p[i].created, 1);
+        CHECK_INT(p[i].out.payload[0], '0' + i);
+    }
+    CHECK(p[4].out.id != p[5].out.id && p[4].out.id != p[1].out.id);
+    for (int i = 0; i < 6; i++)
+        job_clear(&p[i].out);
+    job_clear(&pre);
+    store_close(s);
+    drop_db();
+}
+
+static void queue_claims(struct store *s, struct pending *p, int n, void *arg)
+{
+    (void)arg;
+    (void)n;
+    submit_claim(s, &p[1], "g", 2, "a", 30);
+    submit_claim(s, &p[2], "g", 1, "b", 60);
+    submit_claim(s, &p[3], "g", 2, "c", 90);
+    submit_claim(s, &p[4], "other", 1, "d", 30); /* other queues: a statement of its own */
+}
+
+TEST(claims_of_a_group_share_one_statement_in_claim_order)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    for (int i = 0; i < 6; i++) {
+        struct job j;
+        char payload[8];
+        snprintf(payload, sizeof payload, "%d", 60 - 10 * i);
+        enqueue_now(s, "g", payload, 60 - 10 * i, NULL, &j);
+        CHECK(j.id > 0);
+        job_clear(&j);
+    }
+    CHECK_INT(log_statements(), 0);
+    struct pending p[5];
+    CHECK_INT(run_held_with(s, p, "0", 5, queue_claims, NULL), 0);
+    CHECK_INT(statements("UPDATE"), 2);
+    const struct {
+        size_t n;
+        int first_priority;
+        const char *worker;
+        int64_t lease;
+    } want[5] = {
+        {0, 0, NULL, 0}, {2, 60, "a", 30}, {1, 40, "b", 60}, {2, 30, "c", 90}, {0, 0, NULL, 0}};
+    const char *tokens[5] = {0};
+    size_t ntokens = 0;
+    for (int i = 1; i < 5; i++) {
+        CHECK_INT(p[i].call.result, STORE_OK);
+        CHECK_INT(p[i].call.n, want[i].n);
+        for (size_t k = 0; k < p[i].call.n && k < want[i].n; k++) {
+            const struct job *j = &p[i].outs[k];
+            CHECK_INT(j->priority, want[i].first_priority - 10 * (int)k);
+            CHECK_STR(j->worker_id, want[i].worker);
+            CHECK_INT(j->lease_expires_at, T0 + want[i].lease);
+            CHECK_INT(j->status, JOB_RUNNING);
+            CHECK(j->lease_token != NULL);
+            for (size_t t = 0; t < ntokens && j->lease_token; t++)
+                CHECK(strcmp(tokens[t], j->lease_token) != 0);
+            if (j->lease_token && ntokens < 5)
+                tokens[ntokens++] = j->lease_token;
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        for (size_t k = 0; k < p[i].call.n && k < 4; k++)
+            job_clear(&p[i].outs[k]);
+        job_clear(&p[i].out);
+    }
+    store_close(s);
+    drop_db();
+}
+
+struct leases {
+    struct job jobs[4];
+};
+
+static void queue_lease_calls(struct store *s, struct pending *p, int n, void *arg)
+{
+    (void)n;
+    struct leases *l = arg;
+    submit_lease(s, &p[1], STORE_CALL_COMPLETE, l->jobs[0].id, l->jobs[0].lease_token, 0, "1");
+    submit_lease(s, &p[2], STORE_CALL_COMPLETE, l->jobs[1].id, "stale-token", 0, "2");
+    /* the same job again: a statement of its own after the first, an idempotent repeat */
+    submit_lease(s, &p[3], STORE_CALL_COMPLETE, l->jobs[0].id, l->jobs[0].lease_token, 0, "1");
+    submit_lease(s, &p[4], STORE_CALL_HEARTBEAT, l->jobs[2].id, l->jobs[2].lease_token, 100, NULL);
+    submit_lease(s, &p[5], STORE_CALL_HEARTBEAT, l->jobs[3].id, l->jobs[3].lease_token, 0,
+                 "{\"p\":1}");
+}
+
+TEST(completes_and_heartbeats_of_a_group_share_statements)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    for (int i = 0; i < 4; i++) {
+        struct job j;
+        enqueue_now(s, "g", "0", 0, NULL, &j);
+        job_clear(&j);
+    }
+    struct leases l;
+    const char *q[1] = {"g"};
+    struct claim_req req = {
+        .worker_id = "w", .queues = q, .nqueues = 1, .lease_seconds = 30, .max_jobs = 4};
+    size_t n = 0;
+    CHECK_INT(store_claim(s, &req, T0, l.jobs, &n), STORE_OK);
+    CHECK_INT(n, 4);
+    if (n != 4)
+        return;
+    CHECK_INT(log_statements(), 0);
+    struct pending p[6];
+    CHECK_INT(run_held_with(s, p, "0", 6, queue_lease_calls, &l), 0);
+    CHECK_INT(statements("UPDATE"), 3); /* complete x2, the repeat, heartbeat x2 */
+    CHECK_INT(p[1].call.result, STORE_OK);
+    CHECK_INT(p[1].call.repeated, 0);
+    CHECK_INT(p[1].out.status, JOB_SUCCEEDED);
+    CHECK_STR(p[1].out.result, "1");
+    CHECK_INT(p[2].call.result, STORE_LEASE_LOST);
+    CHECK_INT(p[3].call.result, STORE_OK);
+    CHECK_INT(p[3].call.repeated, 1);
+    CHECK_INT(p[4].call.result, STORE_OK);
+    CHECK_INT(p[4].out.lease_expires_at, T0 + 100);
+    CHECK(p[4].out.progress == NULL);
+    CHECK_INT(p[5].call.result, STORE_OK);
+    CHECK_INT(p[5].out.lease_expires_at, T0 + 30);
+    CHECK_STR(p[5].out.progress, "{\"p\":1}");
+    /* The statement trigger ended job 0's attempt and left the others running. */
+    struct job_attempt *a = NULL;
+    size_t na = 0;
+    CHECK_INT(store_attempts(s, l.jobs[0].id, &a, &na), STORE_OK);
+    CHECK_INT(na, 1);
+    if (na == 1)
+        CHECK_INT(a[0].outcome, ATTEMPT_SUCCEEDED);
+    job_attempts_free(a, na);
+    CHECK_INT(store_attempts(s, l.jobs[2].id, &a, &na), STORE_OK);
+    CHECK_INT(na, 1);
+    if (na == 1)
+        CHECK_INT(a[0].outcome, ATTEMPT_RUNNING);
+    job_attempts_free(a, na);
+    for (int i = 0; i < 6; i++)
+        job_clear(&p[i].out);
+    for (int i = 0; i < 4; i++)
+        job_clear(&l.jobs[i]);
+    store_close(s);
+    drop_db();
+}
+
+/* Count rows whose backend ended (a shard is a pid), polled for at most 10 s until want. */
+static int64_t ended_count_rows(int64_t want)
+{
+    int64_t n = -1;
+    for (int i = 0; i < 200; i++) {
+        if (pg_sql_value(db_url,
+                         "SELECT count(*) FROM jobq_counts WHERE shard <> 0 AND shard NOT IN"
+                         " (SELECT pid FROM pg_stat_activity)",
+                         &n) != 0 ||
+            n == want)
+            break;
+        nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    }
+    return n;
+}
+
+TEST(counts_of_ended_connections_fold_into_one_row)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    for (int i = 0; i < 3; i++) {
+        struct job j;
+        enqueue_now(s, "g", "0", 0, NULL, &j);
+        job_clear(&j);
+    }
+    store_close(s); /* its connections end, their count rows stay */
+    CHECK_INT(ended_count_rows(1), 1);
+    s = open_one_executor();
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    struct sweep_result res;
+    CHECK_INT(store_sweep(s, T0, 3600, 100, &res), STORE_OK);
+    CHECK_INT(ended_count_rows(0), 0);
+    int64_t folded = -1;
+    CHECK_INT(
+        pg_sql_value(db_url, "SELECT n FROM jobq_counts WHERE shard = 0 AND queue = 'g'", &folded),
+        0);
+    CHECK_INT(folded, 3);
+    struct queue_stats *q = NULL;
+    size_t nq = 0;
+    CHECK_INT(store_queues(s, T0, &q, &nq), STORE_OK);
+    CHECK_INT(nq, 1);
+    if (nq == 1)
+        CHECK_INT(q[0].count[JOB_QUEUED], 3);
+    queue_stats_free(q, nq);
+    store_close(s);
+    drop_db();
+}
+
 TEST_MAIN(TEST_ENTRY(calls_queued_together_share_one_commit),
-          TEST_ENTRY(a_call_that_fails_rolls_its_group_back_and_the_others_run_alone))
+          TEST_ENTRY(a_call_that_fails_rolls_its_group_back_and_the_others_run_alone),
+          TEST_ENTRY(enqueues_of_a_group_share_one_insert_each_with_its_own_answer),
+          TEST_ENTRY(claims_of_a_group_share_one_statement_in_claim_order),
+          TEST_ENTRY(completes_and_heartbeats_of_a_group_share_statements),
+          TEST_ENTRY(counts_of_ended_connections_fold_into_one_row))
