@@ -55,16 +55,26 @@ static int64_t latest_now(const struct pg_call *calls, size_t k)
 static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_HEARTBEAT, .what = "heartbeat", .n = 6};
+    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
+    const struct store_call *call = calls[0].call;
+    if (k == 1) {
+        b->id = PG_HEARTBEAT_ONE;
+        b->params[0] = pg_int_param(b->ints[0], call->id);
+        b->params[1] = call->token;
+        b->params[3] = pg_int_param(b->ints[3], call->lease_seconds > 0 ? call->lease_seconds : 0);
+        b->params[4] = call->json ? "true" : "false";
+        b->params[5] = call->json;
+        return 0;
+    }
     struct pg_arr id = {0}, token = {0}, lease = {0}, has = {0}, progress = {0};
     for (size_t i = 0; i < k; i++) {
-        const struct store_call *call = calls[i].call;
+        call = calls[i].call;
         pg_arr_int(&id, call->id);
         pg_arr_text(&token, call->token);
         pg_arr_int(&lease, call->lease_seconds > 0 ? call->lease_seconds : 0);
         pg_arr_bool(&has, call->json != NULL);
         pg_arr_text(&progress, call->json);
     }
-    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
     int rc = pg_arr_bind(&id, b, 0) | pg_arr_bind(&token, b, 1) | pg_arr_bind(&lease, b, 3) |
              pg_arr_bind(&has, b, 4) | pg_arr_bind(&progress, b, 5);
     if (rc != 0)
@@ -75,14 +85,22 @@ static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_COMPLETE, .what = "complete", .n = 4};
+    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
+    const struct store_call *call = calls[0].call;
+    if (k == 1) {
+        b->id = PG_COMPLETE_ONE;
+        b->params[0] = pg_int_param(b->ints[0], call->id);
+        b->params[1] = call->token;
+        b->params[3] = call->json;
+        return 0;
+    }
     struct pg_arr id = {0}, token = {0}, result = {0};
     for (size_t i = 0; i < k; i++) {
-        const struct store_call *call = calls[i].call;
+        call = calls[i].call;
         pg_arr_int(&id, call->id);
         pg_arr_text(&token, call->token);
         pg_arr_text(&result, call->json);
     }
-    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
     int rc = pg_arr_bind(&id, b, 0) | pg_arr_bind(&token, b, 1) | pg_arr_bind(&result, b, 3);
     if (rc != 0)
         pg_bind_free(b);

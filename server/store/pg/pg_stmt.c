@@ -32,14 +32,26 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
 
 #define COLS PG_JOB_COLUMNS
 
-/* The lease that $2 holds on job $1 is live at time $3. "+ 0" keeps the planner off the lease
- * index (running jobs by lease end, which also holds an entry for every job claimed since the
- * last vacuum): a cached generic plan chose it over the primary key, and every heartbeat and
- * complete then scanned it whole (45 ms each after 60,000 claims). */
+/* The lease that token holds on job id is live at time $3. "+ 0" keeps the planner off the
+ * lease and deadline indexes (running jobs, which also hold an entry for every job claimed
+ * since the last vacuum; "status + 0" is not their predicate): a plan chose them over the
+ * primary key, and every heartbeat and complete then scanned one whole (45 ms each after
+ * 60,000 claims). */
 #define LIVE_LEASE(id, token)                                                                      \
-    "j.id = " id " AND j.lease_token = " token " AND j.status = " RUNNING                          \
+    "j.id = " id " AND j.lease_token = " token " AND j.status + 0 = " RUNNING                      \
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \
     "$3::bigint)"
+
+/* heartbeat: extend the lease (lease 0: by the claim's length), maybe store progress. */
+#define HEARTBEAT_SET(lease, has_progress, progress)                                               \
+    "UPDATE jobq_jobs j SET heartbeat_at = $3::bigint, lease_expires_at = $3::bigint + "           \
+    "CASE WHEN " lease " > 0 THEN " lease " ELSE j.lease_seconds END, "                            \
+    "progress = CASE WHEN " has_progress " THEN " progress " ELSE j.progress END "
+
+/* complete: the lease ends in success (lease_token is kept for idempotent repeats). */
+#define COMPLETE_SET(result)                                                                       \
+    "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = " result    \
+    ", ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
 
 /* List: jobs matching cond after id $1, at most $2 of them, by id. */
 #define LIST(cond)                                                                                 \
@@ -88,22 +100,27 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "taken in one update; the n-th best (rn, the last column) gets the n-th token, lease "
      "and worker id of the arrays (several claims of the same queues share one statement)"},
     {PG_HEARTBEAT, "heartbeat",
-     "UPDATE jobq_jobs j SET heartbeat_at = $3::bigint, lease_expires_at = $3::bigint + "
-     "CASE WHEN u.lease > 0 THEN u.lease ELSE j.lease_seconds END, "
-     "progress = CASE WHEN u.has_progress THEN u.progress ELSE j.progress END "
+     HEARTBEAT_SET("u.lease", "u.has_progress", "u.progress")
      "FROM unnest($1::bigint[], $2::text[], $4::bigint[], $5::boolean[], $6::text[]) "
      "WITH ORDINALITY AS u(id, token, lease, has_progress, progress, ord) "
      "WHERE " LIVE_LEASE("u.id", "u.token") " RETURNING " COLS ", u.ord",
-     "heartbeat: extend live leases, maybe store progress; ord (the last column) says which "
-     "element of the arrays a row answers"},
+     "heartbeat: several calls (arrays of ids, tokens, leases, progress); ord (the last "
+     "column) says which element of the arrays a row answers"},
+    {PG_HEARTBEAT_ONE, "heartbeat_one",
+     HEARTBEAT_SET("$4::bigint", "$5::boolean", "$6::text")
+     "WHERE " LIVE_LEASE("$1::bigint", "$2::text") " RETURNING " COLS ", 1",
+     "heartbeat: one call, as PG_HEARTBEAT with scalars (a plan by the primary key that is "
+     "made once; the arrays' plan depends on their length and is made at every run)"},
     {PG_COMPLETE, "complete",
-     "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = u.result, "
-     "ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
+     COMPLETE_SET("u.result")
      "FROM unnest($1::bigint[], $2::text[], $4::text[]) WITH ORDINALITY "
      "AS u(id, token, result, ord) "
      "WHERE " LIVE_LEASE("u.id", "u.token") " RETURNING " COLS ", u.ord",
-     "complete: live leases end in success (lease_token is kept for idempotent repeats); ord "
-     "(the last column) says which element of the arrays a row answers"},
+     "complete: several calls (arrays of ids, tokens, results); ord (the last column) says "
+     "which element of the arrays a row answers"},
+    {PG_COMPLETE_ONE, "complete_one",
+     COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text") " RETURNING " COLS ", 1",
+     "complete: one call, as PG_COMPLETE with scalars"},
     {PG_LEASE_LOCK, "lease_lock",
      "SELECT j.attempts, j.max_attempts FROM jobq_jobs j WHERE " LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
      "fail: lock the row while its lease is live; the attempts decide requeue or failed"},
