@@ -81,21 +81,31 @@ void pg_arr_bool(struct pg_arr *a, int v)
     put_raw(a, v ? "t" : "f", 1);
 }
 
-int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i)
+char *pg_arr_take(struct pg_arr *a)
 {
     if (room(a, 1) == 0 && a->len == 0)
         a->s[a->len++] = '{';
-    if (a->bad || !a->s) {
-        log_error("out of memory for an array parameter of %s", b->what);
+    char *s = NULL;
+    if (!a->bad && a->s) {
+        a->s[a->len++] = '}';
+        a->s[a->len] = '\0';
+        s = a->s;
+    } else {
         free(a->s);
-        *a = (struct pg_arr){0};
+    }
+    *a = (struct pg_arr){0};
+    return s;
+}
+
+int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i)
+{
+    char *s = pg_arr_take(a);
+    if (!s) {
+        log_error("out of memory for an array parameter of %s", b->what);
         return -1;
     }
-    a->s[a->len++] = '}';
-    a->s[a->len] = '\0';
-    b->heap[i] = a->s;
-    b->params[i] = a->s;
-    *a = (struct pg_arr){0};
+    b->heap[i] = s;
+    b->params[i] = s;
     return 0;
 }
 

@@ -36,105 +36,37 @@ static struct pg_import *import_of(struct store_import *t)
     return (struct pg_import *)t;
 }
 
-/* One PostgreSQL array literal being built: {"text",NULL,...} or {1,NULL,...}. */
-struct pg_array {
-    char *buf;
-    size_t len, cap;
-    size_t n; /* elements so far */
-    int oom;  /* memory ran out: the literal is unusable */
-};
-
-static void arr_put(struct pg_array *a, const char *s, size_t len)
-{
-    if (a->oom)
-        return;
-    if (a->len + len + 2 > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        while (a->len + len + 2 > cap)
-            cap *= 2;
-        char *buf = realloc(a->buf, cap);
-        if (!buf) {
-            a->oom = 1;
-            return;
-        }
-        a->buf = buf;
-        a->cap = cap;
-    }
-    memcpy(a->buf + a->len, s, len);
-    a->len += len;
-    a->buf[a->len] = '\0';
-}
-
-static void arr_next(struct pg_array *a)
-{
-    arr_put(a, a->n++ ? "," : "{", 1);
-}
-
-/* A text element, quoted, with " and \ escaped; NULL is SQL NULL. */
-static void arr_text(struct pg_array *a, const char *s)
-{
-    arr_next(a);
-    if (!s) {
-        arr_put(a, "NULL", 4);
-        return;
-    }
-    arr_put(a, "\"", 1);
-    for (const char *p = s; *p; p++) {
-        size_t run = strcspn(p, "\"\\");
-        arr_put(a, p, run);
-        p += run;
-        if (!*p)
-            break;
-        arr_put(a, "\\", 1);
-        arr_put(a, p, 1);
-    }
-    arr_put(a, "\"", 1);
-}
-
-/* An integer element; JOB_NONE is SQL NULL. */
-static void arr_int(struct pg_array *a, int64_t v)
-{
-    char num[24];
-    arr_next(a);
-    if (v == JOB_NONE) {
-        arr_put(a, "NULL", 4);
-        return;
-    }
-    int len = snprintf(num, sizeof num, "%" PRId64, v);
-    arr_put(a, num, (size_t)len);
-}
-
 /* Append row's columns to cols[], one array per column (see PG_IMPORT_ROWS). */
-static void add_row(struct pg_array *cols, const struct store_row *row)
+static void add_row(struct pg_arr *cols, const struct store_row *row)
 {
     const struct job *j = &row->job;
     /* PostgreSQL stores no scheduled status: a queued job is due when run_at <= now. */
     enum job_status status = j->status == JOB_SCHEDULED ? JOB_QUEUED : j->status;
-    arr_int(&cols[COL_ID], j->id);
-    arr_text(&cols[COL_QUEUE], j->queue);
-    arr_int(&cols[COL_STATUS], status);
-    arr_text(&cols[COL_PAYLOAD], j->payload);
-    arr_int(&cols[COL_PRIORITY], j->priority);
-    arr_int(&cols[COL_RUN_AT], j->run_at);
-    arr_int(&cols[COL_ATTEMPTS], j->attempts);
-    arr_int(&cols[COL_MAX_ATTEMPTS], j->max_attempts);
-    arr_int(&cols[COL_FENCING_TOKEN], j->fencing_token);
-    arr_int(&cols[COL_MAX_RUNTIME], j->max_runtime_seconds);
-    arr_text(&cols[COL_REQUIRES], j->requires);
-    arr_text(&cols[COL_IDEMPOTENCY_KEY], j->idempotency_key);
-    arr_int(&cols[COL_CREATED_AT], j->created_at);
-    arr_int(&cols[COL_CLAIMED_AT], j->claimed_at);
-    arr_int(&cols[COL_HEARTBEAT_AT], j->heartbeat_at);
-    arr_int(&cols[COL_LEASE_EXPIRES_AT], j->lease_expires_at);
-    arr_text(&cols[COL_WORKER_ID], j->worker_id);
-    arr_int(&cols[COL_FINISHED_AT], j->finished_at);
-    arr_text(&cols[COL_RESULT], j->result);
-    arr_text(&cols[COL_PROGRESS], j->progress);
-    arr_text(&cols[COL_ERROR_CODE], j->error_code);
-    arr_text(&cols[COL_ERROR_DETAIL], j->error_detail);
-    arr_text(&cols[COL_LEASE_TOKEN], j->lease_token);
-    arr_int(&cols[IMPORT_LEASE_SECONDS], row->lease_seconds);
-    arr_int(&cols[IMPORT_DEADLINE_AT], row->deadline_at);
+    pg_arr_int(&cols[COL_ID], j->id);
+    pg_arr_text(&cols[COL_QUEUE], j->queue);
+    pg_arr_int(&cols[COL_STATUS], status);
+    pg_arr_text(&cols[COL_PAYLOAD], j->payload);
+    pg_arr_int(&cols[COL_PRIORITY], j->priority);
+    pg_arr_int(&cols[COL_RUN_AT], j->run_at);
+    pg_arr_int(&cols[COL_ATTEMPTS], j->attempts);
+    pg_arr_int(&cols[COL_MAX_ATTEMPTS], j->max_attempts);
+    pg_arr_int(&cols[COL_FENCING_TOKEN], j->fencing_token);
+    pg_arr_int(&cols[COL_MAX_RUNTIME], j->max_runtime_seconds);
+    pg_arr_text(&cols[COL_REQUIRES], j->requires);
+    pg_arr_text(&cols[COL_IDEMPOTENCY_KEY], j->idempotency_key);
+    pg_arr_int(&cols[COL_CREATED_AT], j->created_at);
+    pg_arr_int(&cols[COL_CLAIMED_AT], j->claimed_at);
+    pg_arr_int(&cols[COL_HEARTBEAT_AT], j->heartbeat_at);
+    pg_arr_int(&cols[COL_LEASE_EXPIRES_AT], j->lease_expires_at);
+    pg_arr_text(&cols[COL_WORKER_ID], j->worker_id);
+    pg_arr_int(&cols[COL_FINISHED_AT], j->finished_at);
+    pg_arr_text(&cols[COL_RESULT], j->result);
+    pg_arr_text(&cols[COL_PROGRESS], j->progress);
+    pg_arr_text(&cols[COL_ERROR_CODE], j->error_code);
+    pg_arr_text(&cols[COL_ERROR_DETAIL], j->error_detail);
+    pg_arr_text(&cols[COL_LEASE_TOKEN], j->lease_token);
+    pg_arr_int(&cols[IMPORT_LEASE_SECONDS], row->lease_seconds);
+    pg_arr_int(&cols[IMPORT_DEADLINE_AT], row->deadline_at);
 }
 
 /* Run statement id (n parameters) and read the first column of its first row into *out
@@ -178,22 +110,22 @@ static enum store_result import_write(struct store_import *t, const struct store
     struct pg_import *im = import_of(t);
     if (n == 0)
         return STORE_OK;
-    struct pg_array cols[IMPORT_COLS];
+    struct pg_arr cols[IMPORT_COLS];
     memset(cols, 0, sizeof cols);
     for (size_t i = 0; i < n; i++)
         add_row(cols, &rows[i]);
-    const char *params[IMPORT_COLS];
+    char *params[IMPORT_COLS];
     int oom = 0;
     for (int k = 0; k < IMPORT_COLS; k++) {
-        arr_put(&cols[k], "}", 1);
-        oom |= cols[k].oom;
-        params[k] = cols[k].buf;
+        params[k] = pg_arr_take(&cols[k]);
+        oom |= !params[k];
     }
     enum store_result r = STORE_ERROR;
     if (oom) {
         log_error("out of memory building a batch of %zu jobs", n);
     } else {
-        PGresult *res = pg_exec(&im->conn, PG_IMPORT_ROWS, IMPORT_COLS, params, "import: rows", &r);
+        PGresult *res = pg_exec(&im->conn, PG_IMPORT_ROWS, IMPORT_COLS, (const char *const *)params,
+                                "import: rows", &r);
         if (res && strtoull(PQcmdTuples(res), NULL, 10) != n) {
             log_error("import: %s of %zu jobs written", PQcmdTuples(res), n);
             r = STORE_ERROR;
@@ -201,7 +133,7 @@ static enum store_result import_write(struct store_import *t, const struct store
         PQclear(res);
     }
     for (int k = 0; k < IMPORT_COLS; k++)
-        free(cols[k].buf);
+        free(params[k]);
     return r;
 }
 

@@ -267,6 +267,10 @@ void pg_arr_text(struct pg_arr *a, const char *v);
 void pg_arr_int(struct pg_arr *a, int64_t v);
 void pg_arr_bool(struct pg_arr *a, int v);
 
+/* Close a and return the literal (the caller frees it), or NULL when memory ran out; a is
+ * empty after, either way. */
+char *pg_arr_take(struct pg_arr *a);
+
 /* Close a and make it parameter i of b (b owns it). Returns 0, or -1 when memory ran out
  * (logged; a is freed either way). */
 int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i);

@@ -34,18 +34,6 @@ static enum store_result lead(struct pg_conn *c, int *led)
     return STORE_OK;
 }
 
-/* Append v (JOB_NONE: NULL) to an array literal being built in buf. */
-static int put_int(char *buf, size_t size, size_t *used, int64_t v)
-{
-    int w = v == JOB_NONE
-                ? snprintf(buf + *used, size - *used, "%sNULL", *used > 1 ? "," : "")
-                : snprintf(buf + *used, size - *used, "%s%" PRId64, *used > 1 ? "," : "", v);
-    if (w < 0 || (size_t)w >= size - *used)
-        return -1;
-    *used += (size_t)w;
-    return 0;
-}
-
 static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
 {
     struct sweep_arg *a = p;
@@ -66,45 +54,31 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
         PQclear(res);
         return STORE_OK;
     }
-    /* Five parallel array literals: id, status, run_at, finished_at, error_code. */
-    size_t size = (size_t)n * 24 + 8;
-    char *arr[5];
-    size_t used[5];
-    int bad = 0;
-    for (int k = 0; k < 5; k++) {
-        arr[k] = malloc(size);
-        bad |= !arr[k];
-        if (arr[k])
-            strcpy(arr[k], "{");
-        used[k] = 1;
-    }
-    for (int i = 0; i < n && !bad; i++) {
-        int64_t id = pg_row_int(res, i, 0);
+    /* Five parallel arrays: id, status, run_at, finished_at, error_code. */
+    struct pg_arr arr[5] = {{0}};
+    for (int i = 0; i < n; i++) {
         int timed_out = strcmp(PQgetvalue(res, i, 3), "t") == 0;
         struct job_lease_end e =
             job_lease_end_plan(1, pg_row_int(res, i, 1), pg_row_int(res, i, 2), -1, a->now,
                                a->st->backoff_base, a->st->backoff_max, rand_unit());
-        bad |= put_int(arr[0], size, &used[0], id) |
-               put_int(arr[1], size, &used[1], e.requeue ? JOB_QUEUED : JOB_FAILED) |
-               put_int(arr[2], size, &used[2], e.run_at) |
-               put_int(arr[3], size, &used[3], e.requeue ? JOB_NONE : a->now);
-        const char *code = timed_out ? "timeout" : "lease_expired";
-        int w = snprintf(arr[4] + used[4], size - used[4], "%s%s", i ? "," : "", code);
-        bad |= w < 0 || (size_t)w >= size - used[4];
-        if (!bad)
-            used[4] += (size_t)w;
+        pg_arr_int(&arr[0], pg_row_int(res, i, 0));
+        pg_arr_int(&arr[1], e.requeue ? JOB_QUEUED : JOB_FAILED);
+        pg_arr_int(&arr[2], e.run_at);
+        pg_arr_int(&arr[3], e.requeue ? JOB_NONE : a->now);
+        pg_arr_text(&arr[4], timed_out ? "timeout" : "lease_expired");
     }
     PQclear(res);
-    for (int k = 0; k < 5 && !bad; k++) {
-        bad |= used[k] + 2 > size;
-        if (!bad)
-            strcpy(arr[k] + used[k], "}");
+    char *lit[5];
+    int bad = 0;
+    for (int k = 0; k < 5; k++) {
+        lit[k] = pg_arr_take(&arr[k]);
+        bad |= !lit[k];
     }
     if (bad) {
         log_error("out of memory sweeping %d expired leases", n);
         r = STORE_ERROR;
     } else {
-        const char *up[6] = {arr[0], arr[1], arr[2], arr[3], arr[4], now};
+        const char *up[6] = {lit[0], lit[1], lit[2], lit[3], lit[4], now};
         res = pg_exec(c, PG_SWEEP_END, 6, up, "sweep end", &r);
         for (int i = 0; res && i < PQntuples(res) && r == STORE_OK; i++) {
             int requeued = pg_row_int(res, i, 1) == JOB_QUEUED;
@@ -121,7 +95,7 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
         PQclear(res);
     }
     for (int k = 0; k < 5; k++)
-        free(arr[k]);
+        free(lit[k]);
     return r;
 }
 

@@ -11,45 +11,38 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-/* Append v to the array literal in buf (at *len of size). Returns 0, or -1 when full. */
-static int put(char *buf, size_t size, size_t *len, uint64_t v, int first)
-{
-    int k = snprintf(buf + *len, size - *len, "%s%" PRIu64, first ? "" : ",", v);
-    if (k < 0 || (size_t)k >= size - *len)
-        return -1;
-    *len += (size_t)k;
-    return 0;
-}
-
 enum store_result pg_throughput_publish(struct store *s, int64_t now,
                                         const struct counters_point *pts, size_t n)
 {
     struct pg_store *st = pg_store_of(s);
-    enum { SIZE = COUNTERS_POINTS * 22 + 4 };
-    char arr[4][SIZE];
-    size_t len[4] = {1, 1, 1, 1};
-    for (int k = 0; k < 4; k++)
-        arr[k][0] = '{';
-    size_t used = 0;
+    struct pg_arr arr[4] = {{0}};
     for (size_t i = 0; i < n && i < COUNTERS_POINTS; i++) {
         if (!pts[i].enqueued && !pts[i].succeeded && !pts[i].failed)
             continue;
-        uint64_t v[4] = {(uint64_t)pts[i].at, pts[i].enqueued, pts[i].succeeded, pts[i].failed};
-        for (int k = 0; k < 4; k++)
-            if (put(arr[k], SIZE - 1, &len[k], v[k], used == 0) != 0)
-                return STORE_ERROR;
-        used++;
+        pg_arr_int(&arr[0], pts[i].at);
+        pg_arr_int(&arr[1], (int64_t)pts[i].enqueued);
+        pg_arr_int(&arr[2], (int64_t)pts[i].succeeded);
+        pg_arr_int(&arr[3], (int64_t)pts[i].failed);
     }
-    for (int k = 0; k < 4; k++) {
-        arr[k][len[k]] = '}';
-        arr[k][len[k] + 1] = '\0';
+    struct pg_bind b = {.what = "throughput publish"};
+    int bad = 0;
+    for (int k = 0; k < 4; k++)
+        bad |= pg_arr_bind(&arr[k], &b, k);
+    if (bad) {
+        pg_bind_free(&b);
+        return STORE_ERROR;
     }
     char nowb[24];
-    const char *params[6] = {
-        pg_int_param(nowb, pg_now(st, now)), st->proc, arr[0], arr[1], arr[2], arr[3]};
+    const char *params[6] = {pg_int_param(nowb, pg_now(st, now)),
+                             st->proc,
+                             b.params[0],
+                             b.params[1],
+                             b.params[2],
+                             b.params[3]};
     enum store_result r;
     PGresult *res = pg_read_one(st, PG_TP_PUBLISH, 6, params, "throughput publish", &r);
     PQclear(res);
+    pg_bind_free(&b);
     return res ? STORE_OK : r;
 }
 
