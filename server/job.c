@@ -77,15 +77,20 @@ const char *attempt_outcome_name(enum attempt_outcome o)
     return outcome_names[o];
 }
 
+void job_attempt_clear(struct job_attempt *a)
+{
+    free(a->worker_id);
+    free(a->error_code);
+    free(a->error_detail);
+    memset(a, 0, sizeof *a);
+}
+
 void job_attempts_free(struct job_attempt *a, size_t n)
 {
     if (!a)
         return;
-    for (size_t i = 0; i < n; i++) {
-        free(a[i].worker_id);
-        free(a[i].error_code);
-        free(a[i].error_detail);
-    }
+    for (size_t i = 0; i < n; i++)
+        job_attempt_clear(&a[i]);
     free(a);
 }
 

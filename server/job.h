@@ -147,6 +147,9 @@ const char *attempt_outcome_name(enum attempt_outcome o);
 /* Release an array of n attempts' strings and the array itself. Accepts NULL. */
 void job_attempts_free(struct job_attempt *a, size_t n);
 
+/* Free the strings of one attempt and zero it. */
+void job_attempt_clear(struct job_attempt *a);
+
 /* The name the API shows for a status ("queued" for JOB_SCHEDULED). Never NULL. */
 const char *job_status_name(enum job_status s);
 

@@ -20,10 +20,18 @@ struct store_row {
     int64_t deadline_at;   /* claimed_at + max_runtime_seconds of a running job; JOB_NONE */
 };
 
+/* One entry of a job's attempt history as stored. */
+struct store_attempt_row {
+    int64_t job_id;
+    int64_t fencing_token; /* the claim's: with job_id, what names the entry */
+    struct job_attempt attempt;
+};
+
 /* How many jobs a database holds. */
 struct store_copy_counts {
     int64_t status[JOB_STATUS_COUNT]; /* per stored status (enum job_status) */
     int64_t total;                    /* every row, one with an unknown status included */
+    int64_t attempts;                 /* entries of attempt history, of every job */
     int64_t last_id; /* source: the highest id ever given, deleted jobs included (0: none) */
 };
 
@@ -45,6 +53,15 @@ struct store_export_ops {
      * caller owns the rows' strings (store_rows_clear); else nothing is left in out. */
     enum store_result (*rows)(struct store_export *x, int64_t after_id, size_t max_rows,
                               size_t max_bytes, struct store_row *out, size_t *n);
+    /* The attempt history entries after (after_job, after_token) in (job_id, fencing_token)
+     * order, at most max_rows, into out; *n is how many (0: none left). On STORE_OK the
+     * caller owns their strings (job_attempt_clear); else nothing is left in out. */
+    enum store_result (*attempts)(struct store_export *x, int64_t after_job, int64_t after_token,
+                                  size_t max_rows, struct store_attempt_row *out, size_t *n);
+    /* The names of the paused queues after `after` ("" first) in name order, at most max,
+     * into names (the caller frees each); *n is how many (0: none left). */
+    enum store_result (*paused)(struct store_export *x, const char *after, size_t max, char **names,
+                                size_t *n);
     /* End the snapshot, release the database and free x. */
     void (*close)(struct store_export *x);
 };
@@ -65,6 +82,11 @@ struct store_import_ops {
      * scheduled by the source is stored as the backend stores such a job. STORE_OK or an
      * error result (logged); after an error, only close is allowed. */
     enum store_result (*write)(struct store_import *t, const struct store_row *rows, size_t n);
+    /* Add attempt history entries rows[0..n) (borrowed) as given. Same results as write. */
+    enum store_result (*write_attempts)(struct store_import *t,
+                                        const struct store_attempt_row *rows, size_t n);
+    /* Pause the queues names[0..n) as of now. Same results as write. */
+    enum store_result (*pause)(struct store_import *t, char *const *names, size_t n, int64_t now);
     /* Count the jobs as the database now holds them, the copy included (per API status: a
      * backend without a scheduled status counts such jobs as queued). last_id is 0. */
     enum store_result (*counts)(struct store_import *t, struct store_copy_counts *out);
@@ -88,14 +110,17 @@ struct store_migrate_report {
     struct store_copy_counts source; /* as the source held them (stored statuses) */
     struct store_copy_counts target; /* as the target holds them after the copy */
     int64_t copied;                  /* rows written */
+    int64_t attempts;                /* attempt history entries written */
 };
 
-/* Copy every job (every column, ids kept) of the SQLite database file `from` into the
+/* Copy every job (every column, ids kept), with its attempt history, and which queues are
+ * paused, of the SQLite database file `from` into the
  * PostgreSQL database `to` (a postgres:// or postgresql:// URL), which must hold no job; its
  * schema is created or brought up to date first. The source is opened read-only and only
  * while no jobqd has it open. The copy is written in batches of at most
  * STORE_COPY_BATCH_ROWS rows and STORE_COPY_BATCH_BYTES bytes, all in one target transaction
- * that commits only once the target's counts per status equal the source's: a failed or
+ * that commits only once the target's counts per status (and of attempt history entries)
+ * equal the source's: a failed or
  * interrupted copy leaves the target without jobs. New ids continue after the highest id the
  * source ever gave. Returns 0 with *rep filled, or -1 with one sentence in err (size n) that
  * says why, never with a password (details may have been logged before). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pg_open.h"
 #include "sqlite_open.h"
@@ -62,8 +63,15 @@ static int verify(const struct store_copy_counts *src, const struct store_copy_c
     int64_t a[JOB_STATUS_COUNT], b[JOB_STATUS_COUNT];
     api_counts(src, a);
     api_counts(dst, b);
-    if (memcmp(a, b, sizeof a) == 0 && src->total == dst->total)
-        return 0;
+    if (memcmp(a, b, sizeof a) == 0 && src->total == dst->total) {
+        if (src->attempts == dst->attempts)
+            return 0;
+        snprintf(err, n,
+                 "the copy does not match the source (attempt history: %" PRId64
+                 " entries in the source, %" PRId64 " in the target): nothing was committed",
+                 src->attempts, dst->attempts);
+        return -1;
+    }
     char sa[256], sb[256];
     describe(src, sa, sizeof sa);
     describe(dst, sb, sizeof sb);
@@ -117,6 +125,68 @@ static int copy_rows(struct store_export *x, struct store_import *t, int64_t tot
     return -1;
 }
 
+/* Copy the attempt history of x into t, batch after batch. Returns 0, or -1 with err set. */
+static int copy_attempts(struct store_export *x, struct store_import *t, int64_t *copied, char *err,
+                         size_t n)
+{
+    struct store_attempt_row *rows = calloc(STORE_COPY_BATCH_ROWS, sizeof *rows);
+    if (!rows) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int64_t after_job = 0, after_token = 0;
+    *copied = 0;
+    for (;;) {
+        size_t got = 0;
+        enum store_result r =
+            x->ops->attempts(x, after_job, after_token, STORE_COPY_BATCH_ROWS, rows, &got);
+        if (r == STORE_OK && got == 0)
+            break;
+        if (r == STORE_OK) {
+            r = t->ops->write_attempts(t, rows, got);
+            after_job = rows[got - 1].job_id;
+            after_token = rows[got - 1].fencing_token;
+            for (size_t i = 0; i < got; i++)
+                job_attempt_clear(&rows[i].attempt);
+            *copied += r == STORE_OK ? (int64_t)got : 0;
+        }
+        if (r != STORE_OK) {
+            snprintf(err, n, "copying the attempt history failed after %" PRId64 " entries: %s",
+                     *copied, store_result_name(r));
+            free(rows);
+            return -1;
+        }
+    }
+    free(rows);
+    return 0;
+}
+
+#define PAUSED_BATCH 500 /* queue names per read of the paused queues */
+
+/* Pause in t the queues x has paused. Returns 0, or -1 with err set. */
+static int copy_paused(struct store_export *x, struct store_import *t, int64_t now, char *err,
+                       size_t n)
+{
+    char *names[PAUSED_BATCH];
+    char after[JOB_QUEUE_MAX + 1] = "";
+    for (;;) {
+        size_t got = 0;
+        enum store_result r = x->ops->paused(x, after, PAUSED_BATCH, names, &got);
+        if (r == STORE_OK && got == 0)
+            return 0;
+        if (r == STORE_OK) {
+            r = t->ops->pause(t, names, got, now);
+            snprintf(after, sizeof after, "%s", names[got - 1]);
+            for (size_t i = 0; i < got; i++)
+                free(names[i]);
+        }
+        if (r != STORE_OK) {
+            snprintf(err, n, "copying the paused queues failed: %s", store_result_name(r));
+            return -1;
+        }
+    }
+}
+
 /* Start the copy into t. Returns 0, or -1 with err set. */
 static int begin(struct store_import *t, const struct store_copy_counts *src, const char *to,
                  char *err, size_t n)
@@ -155,7 +225,9 @@ static int run(struct store_export *x, struct store_import *t, const char *to,
         return -1;
     }
     if (begin(t, &rep->source, to, err, n) != 0 ||
-        copy_rows(x, t, rep->source.total, &rep->copied, err, n) != 0)
+        copy_rows(x, t, rep->source.total, &rep->copied, err, n) != 0 ||
+        copy_attempts(x, t, &rep->attempts, err, n) != 0 ||
+        copy_paused(x, t, clock_now(), err, n) != 0)
         return -1;
     r = t->ops->counts(t, &rep->target);
     if (r != STORE_OK) {

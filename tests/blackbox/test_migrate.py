@@ -113,6 +113,16 @@ def queue_counts(c):
             for q in r.json["queues"]}
 
 
+def attempts_of(c, jobs):
+    """GET /jobs/{id}/attempts of every job, by label."""
+    out = {}
+    for label, i in jobs.items():
+        r = c.get("/jobs/%d/attempts" % i)
+        assert r.status == 200, r
+        out[label] = r.json["attempts"]
+    return out
+
+
 class Source:
     """A SQLite jobqd filled with jobs in every status, then stopped. `jobs` maps a label to
     the job's id; `before` holds GET /jobs/{id} of every job as the SQLite jobqd answered."""
@@ -191,6 +201,11 @@ class Source:
             n = min(1000, self.BULK - start)
             self.post("/jobs/batch", {"jobs": [{"queue": "mig-bulk", "payload": {"i": start + k},
                                                 "priority": k % 5} for k in range(n)]}, 201)
+        # A paused queue (with a job) and one resumed again.
+        self.enqueue("paused")
+        self.post("/queues/mig-paused/pause")
+        self.post("/queues/mig-resumed/pause")
+        self.post("/queues/mig-resumed/resume")
         # The highest id, deleted below as retention would: its id must never come back.
         self.last = self.enqueue("deleted")
 
@@ -199,6 +214,7 @@ class Source:
         self.before = {label: self.c.get("/jobs/%d" % i).json for label, i in self.jobs.items()}
         self.before_list = list_every_job(self.c)
         self.before_queues = queue_counts(self.c)
+        self.before_attempts = attempts_of(self.c, self.jobs)
 
     def stop_and_delete_last(self):
         self.srv.stop_checked()
@@ -208,6 +224,7 @@ class Source:
         con.close()
         del self.jobs["deleted"]
         self.before.pop("deleted")
+        self.before_attempts.pop("deleted")
         self.before_list = [j for j in self.before_list if j["id"] != self.last]
         self.before_queues.pop("mig-deleted")
 
@@ -241,6 +258,7 @@ class MigrateEverything(unittest.TestCase):
         cls.after = {label: c.get("/jobs/%d" % i).json for label, i in src.jobs.items()}
         cls.after_list = list_every_job(c)
         cls.after_queues = queue_counts(c)
+        cls.after_attempts = attempts_of(c, src.jobs)
         c.close()
 
     @classmethod
@@ -270,6 +288,17 @@ class MigrateEverything(unittest.TestCase):
         self.assertEqual(self.after_queues, self.src.before_queues)
         self.assertEqual(self.after_queues["mig-bulk"]["queued"], Source.BULK)
 
+    def test_attempt_history_and_paused_queues_are_copied(self):
+        self.assertEqual(self.after_attempts, self.src.before_attempts)
+        outcomes = [a["outcome"] for a in self.after_attempts["requeued"]]
+        self.assertEqual(outcomes, ["retried", "retried"])
+        self.assertEqual([a["outcome"] for a in self.after_attempts["running"]], ["running"])
+        self.assertEqual(self.after_attempts["failed"][0]["error_code"], "boom")
+        self.assertTrue(self.after_queues["mig-paused"]["paused"])
+        self.assertNotIn("mig-resumed", self.after_queues)
+        self.assertIn("with %d attempt history entries" % sum(
+            len(v) for v in self.src.before_attempts.values()), self.out)
+
     def test_columns_the_api_never_shows_are_copied(self):
         """The lease token, the claim's lease length and the runtime deadline."""
         pg = self.pg_hidden
@@ -297,6 +326,8 @@ class MigrateEverything(unittest.TestCase):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["status"], "succeeded")
         self.assertEqual(r.json["fencing_token"], 1)
+        r = self.c.get("/jobs/%d/attempts" % i)  # the copied entry ends as on SQLite
+        self.assertEqual([a["outcome"] for a in r.json["attempts"]], ["succeeded"])
 
     def test_new_ids_continue_after_the_highest_ever_given(self):
         r = self.c.post("/jobs", {"queue": "after", "payload": 1})

@@ -171,8 +171,75 @@ TEST(files_that_are_not_jobq_databases_are_refused)
     CHECK(strstr(err, "is not a jobq database") != NULL);
 }
 
+TEST(attempt_history_and_paused_queues_in_order)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    CHECK(enqueue(s, "q", 0, T0, T0) == 1);
+    CHECK(enqueue(s, "q", 0, T0, T0) == 2);
+    struct job j, out;
+    CHECK(claim_one(s, "q", T0, &j) == 1); /* job 1: failed with retry, then running */
+    struct fail_req f = {.retry = 1, .retry_in_seconds = 0, .error_code = "flaky"};
+    CHECK_INT(store_fail(s, 1, j.lease_token, &f, T0, &out), STORE_OK);
+    job_clear(&j);
+    job_clear(&out);
+    CHECK(claim_one(s, "q", T0, &j) == 1);
+    job_clear(&j);
+    CHECK(claim_one(s, "q", T0, &j) == 2); /* job 2: running */
+    job_clear(&j);
+    CHECK_INT(store_pause(s, "b-paused", 1, T0), STORE_OK);
+    CHECK_INT(store_pause(s, "a-paused", 1, T0), STORE_OK);
+    CHECK_INT(store_pause(s, "c-resumed", 1, T0), STORE_OK);
+    CHECK_INT(store_pause(s, "c-resumed", 0, T0), STORE_OK);
+    store_close(s);
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    if (!x)
+        return;
+    struct store_copy_counts c;
+    CHECK_INT(x->ops->counts(x, &c), STORE_OK);
+    CHECK_INT(c.attempts, 3);
+    /* Two per batch: (1, 1) and (1, 2), then (2, 1). */
+    struct store_attempt_row rows[2];
+    size_t n = 0;
+    CHECK_INT(x->ops->attempts(x, 0, 0, 2, rows, &n), STORE_OK);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(rows[0].job_id == 1 && rows[0].fencing_token == 1);
+        CHECK_INT(rows[0].attempt.outcome, ATTEMPT_RETRIED);
+        CHECK_STR(rows[0].attempt.error_code, "flaky");
+        CHECK(rows[1].job_id == 1 && rows[1].fencing_token == 2);
+        CHECK_INT(rows[1].attempt.outcome, ATTEMPT_RUNNING);
+        CHECK_INT(rows[1].attempt.ended_at, JOB_NONE);
+    }
+    for (size_t i = 0; i < n; i++)
+        job_attempt_clear(&rows[i].attempt);
+    CHECK_INT(x->ops->attempts(x, 1, 2, 2, rows, &n), STORE_OK);
+    CHECK_INT(n, 1);
+    if (n == 1)
+        CHECK(rows[0].job_id == 2 && rows[0].fencing_token == 1);
+    for (size_t i = 0; i < n; i++)
+        job_attempt_clear(&rows[i].attempt);
+    CHECK_INT(x->ops->attempts(x, 2, 1, 2, rows, &n), STORE_OK);
+    CHECK_INT(n, 0);
+    char *names[4];
+    CHECK_INT(x->ops->paused(x, "", 4, names, &n), STORE_OK);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_STR(names[0], "a-paused");
+        CHECK_STR(names[1], "b-paused");
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    CHECK_INT(x->ops->paused(x, "b-paused", 4, names, &n), STORE_OK);
+    CHECK_INT(n, 0);
+    x->ops->close(x);
+}
+
 TEST_MAIN(TEST_ENTRY(refused_while_a_store_has_the_file),
           TEST_ENTRY(counts_per_stored_status_and_the_highest_id_ever_given),
           TEST_ENTRY(rows_in_id_order_bounded_by_rows_and_bytes),
           TEST_ENTRY(a_running_job_keeps_every_column),
-          TEST_ENTRY(files_that_are_not_jobq_databases_are_refused))
+          TEST_ENTRY(files_that_are_not_jobq_databases_are_refused),
+          TEST_ENTRY(attempt_history_and_paused_queues_in_order))

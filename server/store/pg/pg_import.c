@@ -137,6 +137,58 @@ static enum store_result import_write(struct store_import *t, const struct store
     return r;
 }
 
+/* Run statement id with the n array parameters of cols (freed). */
+static enum store_result run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *cols,
+                                    int n, const char *what)
+{
+    struct pg_bind b = {.what = what};
+    int bad = 0;
+    for (int k = 0; k < n; k++)
+        bad |= pg_arr_bind(&cols[k], &b, k);
+    enum store_result r = bad ? STORE_ERROR : run(c, id, n, b.params, what, NULL);
+    pg_bind_free(&b);
+    return r;
+}
+
+static enum store_result import_write_attempts(struct store_import *t,
+                                               const struct store_attempt_row *rows, size_t n)
+{
+    if (n == 0)
+        return STORE_OK;
+    struct pg_arr cols[9] = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        const struct job_attempt *a = &rows[i].attempt;
+        pg_arr_int(&cols[0], rows[i].job_id);
+        pg_arr_int(&cols[1], rows[i].fencing_token);
+        pg_arr_int(&cols[2], a->attempt);
+        pg_arr_text(&cols[3], a->worker_id);
+        pg_arr_int(&cols[4], a->claimed_at);
+        pg_arr_int(&cols[5], a->ended_at);
+        pg_arr_int(&cols[6], a->outcome);
+        pg_arr_text(&cols[7], a->error_code);
+        pg_arr_text(&cols[8], a->error_detail);
+    }
+    return run_arrays(&import_of(t)->conn, PG_IMPORT_ATTEMPTS, cols, 9, "import: attempts");
+}
+
+static enum store_result import_pause(struct store_import *t, char *const *names, size_t n,
+                                      int64_t now)
+{
+    if (n == 0)
+        return STORE_OK;
+    struct pg_arr cols[2] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        pg_arr_text(&cols[0], names[i]);
+    char nowb[24];
+    struct pg_bind b = {.what = "import: paused queues"};
+    if (pg_arr_bind(&cols[0], &b, 0) != 0)
+        return STORE_ERROR;
+    b.params[1] = pg_int_param(nowb, now);
+    enum store_result r = run(&import_of(t)->conn, PG_IMPORT_PAUSE, 2, b.params, b.what, NULL);
+    pg_bind_free(&b);
+    return r;
+}
+
 static enum store_result import_counts(struct store_import *t, struct store_copy_counts *out)
 {
     struct pg_import *im = import_of(t);
@@ -152,7 +204,8 @@ static enum store_result import_counts(struct store_import *t, struct store_copy
         out->total += count;
     }
     PQclear(res);
-    return STORE_OK;
+    return run(&im->conn, PG_IMPORT_ATTEMPT_COUNT, 0, NULL, "import: attempt count",
+               &out->attempts);
 }
 
 static enum store_result import_commit(struct store_import *t)
@@ -179,6 +232,8 @@ static void import_close(struct store_import *t)
 static const struct store_import_ops import_ops = {
     .begin = import_begin,
     .write = import_write,
+    .write_attempts = import_write_attempts,
+    .pause = import_pause,
     .counts = import_counts,
     .commit = import_commit,
     .close = import_close,

@@ -266,6 +266,18 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "when empty, as enqueue stores it)"},
     {PG_IMPORT_COUNTS, "import_counts", "SELECT status, count(*) FROM jobq_jobs GROUP BY status",
      "import: the jobs per status after the copy, compared with the source's before commit"},
+    {PG_IMPORT_ATTEMPTS, "import_attempts",
+     "INSERT INTO jobq_attempts (job_id, fencing_token, attempt, worker_id, claimed_at, "
+     "ended_at, outcome, error_code, error_detail) SELECT * FROM unnest($1::bigint[], "
+     "$2::bigint[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::smallint[], "
+     "$8::text[], $9::text[])",
+     "import: one batch of attempt history entries, each parameter an array of one column"},
+    {PG_IMPORT_ATTEMPT_COUNT, "import_attempt_count", "SELECT count(*) FROM jobq_attempts",
+     "import: the attempt history entries after the copy, compared with the source's"},
+    {PG_IMPORT_PAUSE, "import_pause",
+     "INSERT INTO jobq_queues (name, paused, changed_at) SELECT q, true, $2::bigint "
+     "FROM unnest($1::text[]) AS q ON CONFLICT (name) DO UPDATE SET paused = true",
+     "import: the queues the source had paused"},
     {PG_IMPORT_ANALYZE, "import_analyze", "ANALYZE jobq_jobs",
      "import: planner statistics for the claim and sweep right after the bulk load"},
 };

@@ -63,6 +63,8 @@ static enum store_result export_counts(struct store_export *x, struct store_copy
     sqlite3_reset(st);
     if (r == STORE_OK)
         r = one_int(c, STMT_EXPORT_LAST_ID, &out->last_id);
+    if (r == STORE_OK)
+        r = one_int(c, STMT_EXPORT_ATTEMPT_COUNT, &out->attempts);
     return r;
 }
 
@@ -105,6 +107,75 @@ static enum store_result export_rows(struct store_export *x, int64_t after_id, s
     return STORE_OK;
 }
 
+static enum store_result export_attempts(struct store_export *x, int64_t after_job,
+                                         int64_t after_token, size_t max_rows,
+                                         struct store_attempt_row *out, size_t *n)
+{
+    struct sqlite_conn *c = &export_of(x)->conn;
+    *n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPORT_ATTEMPTS);
+    int rc = sqlite3_bind_int64(st, 1, after_job);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, after_token);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, (sqlite3_int64)max_rows);
+    enum store_result r = STORE_OK;
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if (*n == max_rows || (rc = sqlite_conn_step(c, st)) != SQLITE_ROW)
+            break;
+        struct store_attempt_row *row = &out[*n];
+        row->job_id = sqlite3_column_int64(st, 0);
+        row->fencing_token = sqlite3_column_int64(st, 1);
+        if (sqlite_row_attempt(st, 2, &row->attempt) != 0) {
+            log_error("out of memory reading attempts");
+            r = STORE_ERROR;
+            break;
+        }
+        (*n)++;
+    }
+    if (r == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "export: attempts");
+    sqlite3_reset(st);
+    if (r != STORE_OK) {
+        for (size_t i = 0; i < *n; i++)
+            job_attempt_clear(&out[i].attempt);
+        *n = 0;
+    }
+    return r;
+}
+
+static enum store_result export_paused(struct store_export *x, const char *after, size_t max,
+                                       char **names, size_t *n)
+{
+    struct sqlite_conn *c = &export_of(x)->conn;
+    *n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPORT_PAUSED);
+    int rc = sqlite3_bind_text(st, 1, after, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+    enum store_result r = STORE_OK;
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if (*n == max || (rc = sqlite_conn_step(c, st)) != SQLITE_ROW)
+            break;
+        names[*n] = strdup((const char *)sqlite3_column_text(st, 0));
+        if (!names[*n]) {
+            log_error("out of memory reading paused queues");
+            r = STORE_ERROR;
+            break;
+        }
+        (*n)++;
+    }
+    if (r == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "export: paused queues");
+    sqlite3_reset(st);
+    if (r != STORE_OK) {
+        for (size_t i = 0; i < *n; i++)
+            free(names[i]);
+        *n = 0;
+    }
+    return r;
+}
+
 static void export_close(struct store_export *x)
 {
     struct sqlite_export *e = export_of(x);
@@ -119,6 +190,8 @@ static void export_close(struct store_export *x)
 static const struct store_export_ops export_ops = {
     .counts = export_counts,
     .rows = export_rows,
+    .attempts = export_attempts,
+    .paused = export_paused,
     .close = export_close,
 };
 

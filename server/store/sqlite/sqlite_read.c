@@ -290,14 +290,6 @@ enum store_result sqlite_read_ping(struct store *s)
     return r;
 }
 
-/* A column as a new string (NULL for SQL NULL). Returns -1 when out of memory. */
-static int column_dup(sqlite3_stmt *st, int col, char **out)
-{
-    const char *v = (const char *)sqlite3_column_text(st, col);
-    *out = v ? strdup(v) : NULL;
-    return v && !*out ? -1 : 0;
-}
-
 static enum store_result attempts_on(struct sqlite_conn *c, int64_t id, struct job_attempt **out,
                                      size_t *n)
 {
@@ -323,19 +315,11 @@ static enum store_result attempts_on(struct sqlite_conn *c, int64_t id, struct j
             a = m;
             cap = ncap;
         }
-        struct job_attempt *t = &a[*n];
-        memset(t, 0, sizeof *t);
-        (*n)++;
-        t->attempt = sqlite3_column_int64(st, 0);
-        t->claimed_at = sqlite3_column_int64(st, 2);
-        t->ended_at =
-            sqlite3_column_type(st, 3) == SQLITE_NULL ? JOB_NONE : sqlite3_column_int64(st, 3);
-        t->outcome = (enum attempt_outcome)sqlite3_column_int(st, 4);
-        if (column_dup(st, 1, &t->worker_id) || column_dup(st, 5, &t->error_code) ||
-            column_dup(st, 6, &t->error_detail)) {
+        if (sqlite_row_attempt(st, 0, &a[*n]) != 0) {
             r = STORE_ERROR;
             break;
         }
+        (*n)++;
     }
     if (r == STORE_ERROR)
         log_error("out of memory reading attempts");

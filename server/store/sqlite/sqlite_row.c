@@ -131,3 +131,28 @@ enum store_result sqlite_row_write(struct sqlite_conn *c, sqlite3_stmt *st, int6
     }
     return r;
 }
+
+/* A column as a new string (NULL for SQL NULL). Returns -1 when out of memory. */
+static int column_dup(sqlite3_stmt *st, int col, char **out)
+{
+    const char *v = (const char *)sqlite3_column_text(st, col);
+    *out = v ? strdup(v) : NULL;
+    return v && !*out ? -1 : 0;
+}
+
+int sqlite_row_attempt(sqlite3_stmt *st, int col, struct job_attempt *out)
+{
+    memset(out, 0, sizeof *out);
+    out->attempt = sqlite3_column_int64(st, col);
+    out->claimed_at = sqlite3_column_int64(st, col + 2);
+    out->ended_at = sqlite3_column_type(st, col + 3) == SQLITE_NULL
+                        ? JOB_NONE
+                        : sqlite3_column_int64(st, col + 3);
+    out->outcome = (enum attempt_outcome)sqlite3_column_int(st, col + 4);
+    if (column_dup(st, col + 1, &out->worker_id) || column_dup(st, col + 5, &out->error_code) ||
+        column_dup(st, col + 6, &out->error_detail)) {
+        job_attempt_clear(out);
+        return -1;
+    }
+    return 0;
+}

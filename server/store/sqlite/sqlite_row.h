@@ -33,6 +33,11 @@ static inline int sqlite_row_plain(const struct job *j)
     return !j->requires || strcmp(j->requires, "[]") == 0;
 }
 
+/* Copy the attempt in columns col.. of st (attempt, worker_id, claimed_at, ended_at, outcome,
+ * error_code, error_detail) into out (overwritten). Returns 0, or -1 when memory ran out
+ * (out is left empty). */
+int sqlite_row_attempt(sqlite3_stmt *st, int col, struct job_attempt *out);
+
 /* Read job id on c into out (its stored lease token too when with_token is set): STORE_OK,
  * STORE_NOT_FOUND or an error result (logged). */
 enum store_result sqlite_row_get(struct sqlite_conn *c, int64_t id, int with_token,

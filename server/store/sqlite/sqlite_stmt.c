@@ -181,6 +181,16 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_EXPORT_ROWS, STMT_ON_EXPORT,
      "SELECT " COLS ", lease_seconds, deadline_at FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
      "export: the next batch of rows, every column (SQL_EXPORT_* name the last two)"},
+    {STMT_EXPORT_ATTEMPT_COUNT, STMT_ON_EXPORT, "SELECT count(*) FROM attempts",
+     "export: the attempt history entries, compared with the target's"},
+    {STMT_EXPORT_ATTEMPTS, STMT_ON_EXPORT,
+     "SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, outcome, "
+     "error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
+     "ORDER BY job_id, fencing_token LIMIT ?3",
+     "export: the next batch of attempt history entries"},
+    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT,
+     "SELECT name FROM queues WHERE paused AND name > ?1 ORDER BY name LIMIT ?2",
+     "export: the next names of paused queues"},
 };
 /* clang-format on */
 
