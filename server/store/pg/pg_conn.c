@@ -156,7 +156,7 @@ enum store_result pg_prepare(struct pg_conn *c, enum pg_stmt_id id, const char *
         return STORE_UNAVAILABLE;
     }
     const struct pg_stmt_def *d = pg_stmt_def(id);
-    if ((c->prepared[id / 64] & bit) || pg_stmt_plan_each_run(id))
+    if (c->prepared[id / 64] & bit)
         return STORE_OK;
     PGresult *p = PQprepare(c->db, d->name, d->sql, 0, NULL);
     enum store_result r = ok_status(p) ? STORE_OK : pg_fail(c, p, what);
@@ -172,10 +172,7 @@ PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *cons
     *r = pg_prepare(c, id, what);
     if (*r != STORE_OK)
         return NULL;
-    const struct pg_stmt_def *d = pg_stmt_def(id);
-    PGresult *res = pg_stmt_plan_each_run(id)
-                        ? PQexecParams(c->db, d->sql, n, NULL, params, NULL, NULL, 0)
-                        : PQexecPrepared(c->db, d->name, n, params, NULL, NULL, 0);
+    PGresult *res = PQexecPrepared(c->db, pg_stmt_def(id)->name, n, params, NULL, NULL, 0);
     if (!ok_status(res)) {
         *r = pg_fail(c, res, what);
         PQclear(res);
@@ -187,11 +184,7 @@ PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *cons
 
 int pg_send(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params)
 {
-    const struct pg_stmt_def *d = pg_stmt_def(id);
-    int ok = pg_stmt_plan_each_run(id)
-                 ? PQsendQueryParams(c->db, d->sql, n, NULL, params, NULL, NULL, 0)
-                 : PQsendQueryPrepared(c->db, d->name, n, params, NULL, NULL, 0);
-    return ok ? 0 : -1;
+    return PQsendQueryPrepared(c->db, pg_stmt_def(id)->name, n, params, NULL, NULL, 0) ? 0 : -1;
 }
 
 int pg_result_ok(const PGresult *res)

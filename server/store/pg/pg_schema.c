@@ -127,15 +127,18 @@ static const char *const migrations[] = {
      * writers never wait on each other's count; the sweeper folds the rows of ended backends
      * into shard 0), and the attempt history kept by the statement trigger that keeps the
      * counts (one insert or update per statement, whatever its rows: the writes that do many
-     * calls at once pay it once). */
+     * calls at once pay it once). Their statements join the statement's rows (transition
+     * tables) with jobq_attempts and jobq_counts; a plan is made once per session, and one
+     * made while those tables were small scanned them whole at every statement later
+     * (1.4 ms per complete after 9,000 claims): no sequential scan in them. */
     "ALTER TABLE jobq_counts ALTER COLUMN shard TYPE integer;"
     "CREATE OR REPLACE FUNCTION jobq_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
     " INSERT INTO jobq_counts AS c SELECT queue, status, pg_backend_pid(), count(*)"
     "  FROM jobq_new GROUP BY queue, status"
     "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
     " RETURN NULL; END $$;"
-    "CREATE OR REPLACE FUNCTION jobq_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$"
-    " BEGIN"
+    "CREATE OR REPLACE FUNCTION jobq_counts_remove() RETURNS trigger LANGUAGE plpgsql"
+    " SET enable_seqscan = off AS $$ BEGIN"
     " INSERT INTO jobq_counts AS c SELECT queue, status, pg_backend_pid(), -count(*)"
     "  FROM jobq_old GROUP BY queue, status"
     "  ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;"
@@ -143,8 +146,8 @@ static const char *const migrations[] = {
     " RETURN NULL; END $$;"
     "DROP TRIGGER jobq_jobs_attempts ON jobq_jobs;"
     "DROP FUNCTION jobq_attempts_track();"
-    "CREATE OR REPLACE FUNCTION jobq_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$"
-    " DECLARE started bigint; ended bigint; prune boolean; BEGIN"
+    "CREATE OR REPLACE FUNCTION jobq_counts_move() RETURNS trigger LANGUAGE plpgsql"
+    " SET enable_seqscan = off AS $$ DECLARE started bigint; ended bigint; prune boolean; BEGIN"
     " INSERT INTO jobq_counts AS c SELECT queue, status, pg_backend_pid(),"
     "  sum(d) FROM (SELECT queue, status, -1 AS d FROM jobq_old UNION ALL"
     "  SELECT queue, status, 1 FROM jobq_new) AS m GROUP BY queue, status HAVING sum(d) <> 0"

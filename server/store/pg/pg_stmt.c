@@ -93,12 +93,15 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "
      "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + ($6::bigint[])[n.rn], "
      "lease_seconds = ($6::bigint[])[n.rn], deadline_at = $2::bigint + j.max_runtime_seconds, "
-     "worker_id = ($7::text[])[n.rn] FROM numbered n WHERE j.id = n.id AND j.status = " QUEUED
+     "worker_id = ($7::text[])[n.rn] FROM numbered n WHERE j.id = n.id AND j.status + 0 = " QUEUED
      " RETURNING " COLS ", n.rn",
      "claim: the best due jobs of the queues that are not paused whose requires fit the "
      "capabilities, locked with SKIP LOCKED (claimers never wait on each other's rows), then "
      "taken in one update; the n-th best (rn, the last column) gets the n-th token, lease "
-     "and worker id of the arrays (several claims of the same queues share one statement)"},
+     "and worker id of the arrays (several claims of the same queues share one statement). "
+     "Prepared: the update finds the picked rows by primary key (\"status + 0\" keeps a plan "
+     "made while the table was small off the queued-jobs indexes, which once scanned every "
+     "queued job at each claim after a fill: 60 claims/s)"},
     {PG_HEARTBEAT, "heartbeat",
      HEARTBEAT_SET("u.lease", "u.has_progress", "u.progress")
      "FROM unnest($1::bigint[], $2::text[], $4::bigint[], $5::boolean[], $6::text[]) "
@@ -288,9 +291,4 @@ const struct pg_stmt_def *pg_stmt_def(enum pg_stmt_id id)
     assert((unsigned)id < PG_STMT_COUNT);
     assert(stmts[id].id == id);
     return &stmts[id];
-}
-
-int pg_stmt_plan_each_run(enum pg_stmt_id id)
-{
-    return id == PG_CLAIM;
 }

@@ -61,10 +61,4 @@ struct pg_stmt_def {
 /* The definition of statement id. This function can't fail. */
 const struct pg_stmt_def *pg_stmt_def(enum pg_stmt_id id);
 
-/* 1 when statement id is never prepared but planned for its parameters at every run: a
- * statement whose best plan depends on how many rows match (the claim), where a cached
- * generic plan, made while the table was small, can scan the whole table at every run until
- * the next ANALYZE (seen: 60 claims/s instead of 1,400 after a fill). */
-int pg_stmt_plan_each_run(enum pg_stmt_id id);
-
 #endif
