@@ -14,10 +14,9 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     const struct claim_req *req = calls[0].call->claim;
     *b = (struct pg_bind){.id = PG_CLAIM, .what = "claim", .n = 7};
     struct pg_arr tokens = {0}, leases = {0}, workers = {0};
-    int64_t now = calls[0].now, total = 0;
+    int64_t total = 0;
     for (size_t i = 0; i < k; i++) {
         const struct claim_req *r = calls[i].call->claim;
-        now = calls[i].now > now ? calls[i].now : now;
         for (int j = 0; j < calls[i].max_jobs; j++) {
             char tok[JOB_TOKEN_LEN + 1];
             if (rand_token(tok) != 0)
@@ -38,7 +37,7 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
         return -1;
     }
     b->params[0] = b->text[0];
-    b->params[1] = pg_int_param(b->ints[1], now);
+    b->params[1] = pg_int_param(b->ints[1], pg_calls_now(calls, k));
     b->params[2] = req->capabilities;
     b->params[3] = pg_int_param(b->ints[3], total);
     return 0;

@@ -8,14 +8,6 @@
 #include "pg_row.h"
 #include "pg_store.h"
 
-static int64_t latest_now(const struct pg_call *calls, size_t k)
-{
-    int64_t now = calls[0].now;
-    for (size_t i = 1; i < k; i++)
-        now = calls[i].now > now ? calls[i].now : now;
-    return now;
-}
-
 static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 9};
@@ -38,7 +30,7 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     int rc = 0;
     for (int c = 0; c < 8; c++)
         rc |= pg_arr_bind(&col[c], b, c);
-    b->params[8] = pg_int_param(b->ints[8], latest_now(calls, k));
+    b->params[8] = pg_int_param(b->ints[8], pg_calls_now(calls, k));
     if (rc != 0)
         pg_bind_free(b);
     return rc;
@@ -61,7 +53,7 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
                         struct pg_notes *notes)
 {
     int rows = PQntuples(res), row = 0;
-    int64_t now = latest_now(calls, k);
+    int64_t now = pg_calls_now(calls, k);
     for (size_t i = 0; i < k; i++) {
         struct store_call *call = calls[i].call;
         call->result = STORE_OK;

@@ -44,18 +44,10 @@ enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exist
 
 /* heartbeat and complete: one guarded UPDATE over arrays (one element per call) returning
  * the jobs, each with the ordinal of its element. */
-static int64_t latest_now(const struct pg_call *calls, size_t k)
-{
-    int64_t now = calls[0].now;
-    for (size_t i = 1; i < k; i++)
-        now = calls[i].now > now ? calls[i].now : now;
-    return now;
-}
-
 static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_HEARTBEAT, .what = "heartbeat", .n = 6};
-    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
+    b->params[2] = pg_int_param(b->ints[2], pg_calls_now(calls, k));
     const struct store_call *call = calls[0].call;
     if (k == 1) {
         b->id = PG_HEARTBEAT_ONE;
@@ -85,7 +77,7 @@ static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_COMPLETE, .what = "complete", .n = 4};
-    b->params[2] = pg_int_param(b->ints[2], latest_now(calls, k));
+    b->params[2] = pg_int_param(b->ints[2], pg_calls_now(calls, k));
     const struct store_call *call = calls[0].call;
     if (k == 1) {
         b->id = PG_COMPLETE_ONE;

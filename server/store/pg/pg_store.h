@@ -310,6 +310,9 @@ struct pg_call {
     int follow;               /* set by one->recv */
 };
 
+/* The now of calls[0..k) that share one statement: the latest of theirs. */
+int64_t pg_calls_now(const struct pg_call *calls, size_t k);
+
 /* The transaction of a one-statement call (pc->one): bind, run, recv, and follow when asked
  * (struct pg_tx's fn, with arg a struct pg_call). */
 enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct pg_notes *notes);

@@ -266,6 +266,14 @@ static void group_discard(void *p)
 
 static void run_group(struct pg_store *st, struct pg_call *calls, size_t n);
 
+int64_t pg_calls_now(const struct pg_call *calls, size_t k)
+{
+    int64_t now = calls[0].now;
+    for (size_t i = 1; i < k; i++)
+        now = calls[i].now > now ? calls[i].now : now;
+    return now;
+}
+
 enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct pg_notes *notes)
 {
     struct pg_call *pc = arg;
