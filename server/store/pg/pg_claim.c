@@ -1,6 +1,7 @@
 /* store_claim for PostgreSQL: one statement picks the best due jobs of every requested queue
  * with FOR UPDATE SKIP LOCKED (claimers on any process never wait on each other's rows and
  * never take the same job) and takes them, each with a fresh random lease token. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,10 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
         total += calls[i].max_jobs;
     }
     int rc = pg_arr_bind(&tokens, b, 4) | pg_arr_bind(&leases, b, 5) | pg_arr_bind(&workers, b, 6);
-    if (pg_text_array(b->text[0], sizeof b->text[0], req->queues, calls[0].nqueues) != 0) {
+    if (calls[0].nqueues == 1) {
+        b->id = PG_CLAIM_ONE_QUEUE;
+        snprintf(b->text[0], sizeof b->text[0], "%s", req->queues[0]);
+    } else if (pg_text_array(b->text[0], sizeof b->text[0], req->queues, calls[0].nqueues) != 0) {
         log_error("claim: parameters too long");
         rc = -1;
     }

@@ -42,6 +42,29 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \
     "$3::bigint)"
 
+/* claim: the jobs of queue q that are due and whose requires fit the capabilities $3. */
+#define CLAIM_DUE(q)                                                                               \
+    "status = " QUEUED " AND queue = " q " AND run_at <= $2::bigint AND (requires IS NULL OR "     \
+    "requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]'))))"
+
+/* claim: take the picked jobs, the n-th best (its place in o.ids) with the n-th token $5,
+ * lease $6 and worker $7, by primary key through one array (o is one row whatever the
+ * LIMIT). Joined with the picked rows instead, a generic plan (the claim's is cached) saw a
+ * LIMIT it could not know as a tenth of the table and hashed the whole table at every
+ * claim; "status + 0" keeps the update off the queued-jobs indexes. */
+#define CLAIM_TAKE                                                                                 \
+    "o AS (SELECT array_agg(id ORDER BY priority DESC, run_at, id) AS ids FROM picked) "           \
+    "UPDATE jobq_jobs j SET status = " RUNNING ", "                                                \
+    "lease_token = ($5::text[])[array_position(o.ids, j.id)], "                                    \
+    "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "    \
+    "heartbeat_at = $2::bigint, "                                                                  \
+    "lease_expires_at = $2::bigint + ($6::bigint[])[array_position(o.ids, j.id)], "                \
+    "lease_seconds = ($6::bigint[])[array_position(o.ids, j.id)], "                                \
+    "deadline_at = $2::bigint + j.max_runtime_seconds, "                                           \
+    "worker_id = ($7::text[])[array_position(o.ids, j.id)] FROM o "                                \
+    "WHERE j.id = ANY (o.ids) AND j.status + 0 = " QUEUED " RETURNING " COLS                       \
+    ", array_position(o.ids, j.id)"
+
 /* heartbeat: extend the lease (lease 0: by the claim's length), maybe store progress. */
 #define HEARTBEAT_SET(lease, has_progress, progress)                                               \
     "UPDATE jobq_jobs j SET heartbeat_at = $3::bigint, lease_expires_at = $3::bigint + "           \
@@ -83,25 +106,19 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "WITH picked AS MATERIALIZED (SELECT c.id, c.priority, c.run_at FROM (SELECT u.name FROM "
      "unnest($1::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE "
      "p.name = u.name AND p.paused)) AS q CROSS JOIN LATERAL "
-     "(SELECT id, priority, run_at FROM jobq_jobs WHERE status = " QUEUED " AND queue = q.name "
-     "AND run_at <= $2::bigint AND (requires IS NULL OR requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]')))) "
+     "(SELECT id, priority, run_at FROM jobq_jobs WHERE " CLAIM_DUE("q.name") " "
      "ORDER BY priority DESC, run_at, id LIMIT $4::integer FOR UPDATE SKIP LOCKED) AS c "
-     "ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4::integer), "
-     "numbered AS (SELECT id, row_number() OVER (ORDER BY priority DESC, run_at, id) AS rn "
-     "FROM picked) "
-     "UPDATE jobq_jobs j SET status = " RUNNING ", lease_token = ($5::text[])[n.rn], "
-     "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "
-     "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + ($6::bigint[])[n.rn], "
-     "lease_seconds = ($6::bigint[])[n.rn], deadline_at = $2::bigint + j.max_runtime_seconds, "
-     "worker_id = ($7::text[])[n.rn] FROM numbered n WHERE j.id = n.id AND j.status + 0 = " QUEUED
-     " RETURNING " COLS ", n.rn",
+     "ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4::integer), " CLAIM_TAKE,
      "claim: the best due jobs of the queues that are not paused whose requires fit the "
      "capabilities, locked with SKIP LOCKED (claimers never wait on each other's rows), then "
-     "taken in one update; the n-th best (rn, the last column) gets the n-th token, lease "
-     "and worker id of the arrays (several claims of the same queues share one statement). "
-     "Prepared: the update finds the picked rows by primary key (\"status + 0\" keeps a plan "
-     "made while the table was small off the queued-jobs indexes, which once scanned every "
-     "queued job at each claim after a fill: 60 claims/s)"},
+     "taken in one update; the n-th best (its place, the last column) gets the n-th token, lease "
+     "and worker id of the arrays (several claims of the same queues share one statement)"},
+    {PG_CLAIM_ONE_QUEUE, "claim_one_queue",
+     "WITH picked AS MATERIALIZED (SELECT id, priority, run_at FROM jobq_jobs WHERE "
+     CLAIM_DUE("$1::text") " AND NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE p.name = "
+     "$1::text AND p.paused) ORDER BY priority DESC, run_at, id LIMIT $4::integer "
+     "FOR UPDATE SKIP LOCKED), " CLAIM_TAKE,
+     "claim: as PG_CLAIM for one queue ($1 its name): a plan that costs a third less to make"},
     {PG_HEARTBEAT, "heartbeat",
      HEARTBEAT_SET("u.lease", "u.has_progress", "u.progress")
      "FROM unnest($1::bigint[], $2::text[], $4::bigint[], $5::boolean[], $6::text[]) "

@@ -13,6 +13,7 @@ enum pg_stmt_id {
     PG_JOB_BY_KEY,
     PG_JOB_INSERT,
     PG_CLAIM,
+    PG_CLAIM_ONE_QUEUE,
     PG_HEARTBEAT,
     PG_HEARTBEAT_ONE,
     PG_COMPLETE,

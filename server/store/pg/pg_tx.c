@@ -464,8 +464,8 @@ static enum pipe_outcome pipe_run(struct pg_store *st, struct pg_call *calls, si
     /* Statements are prepared outside the pipeline (a Parse skipped after an error in it
      * would leave one thought prepared that is not). */
     static const enum pg_stmt_id hot[] = {
-        PG_JOB_INSERT,   PG_CLAIM,  PG_HEARTBEAT, PG_HEARTBEAT_ONE, PG_COMPLETE,
-        PG_COMPLETE_ONE, PG_CANCEL, PG_RETRY,     PG_QUEUE_SET,     PG_PURGE};
+        PG_JOB_INSERT,   PG_CLAIM,  PG_CLAIM_ONE_QUEUE, PG_HEARTBEAT, PG_HEARTBEAT_ONE, PG_COMPLETE,
+        PG_COMPLETE_ONE, PG_CANCEL, PG_RETRY,           PG_QUEUE_SET, PG_PURGE};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0] && r == STORE_OK; i++)
         r = pg_prepare(c, hot[i], "prepare");
     if (r != STORE_OK || !PQenterPipelineMode(c->db)) {
