@@ -1,7 +1,6 @@
 /* store_claim for PostgreSQL: one statement picks the best due jobs of every requested queue
  * with FOR UPDATE SKIP LOCKED (claimers on any process never wait on each other's rows and
  * never take the same job) and takes them, each with a fresh random lease token. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,16 +30,17 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     int rc = pg_arr_bind(&tokens, b, 4) | pg_arr_bind(&leases, b, 5) | pg_arr_bind(&workers, b, 6);
     if (calls[0].nqueues == 1) {
         b->id = PG_CLAIM_ONE_QUEUE;
-        snprintf(b->text[0], sizeof b->text[0], "%s", req->queues[0]);
-    } else if (pg_text_array(b->text[0], sizeof b->text[0], req->queues, calls[0].nqueues) != 0) {
-        log_error("claim: parameters too long");
-        rc = -1;
+        b->params[0] = req->queues[0];
+    } else {
+        struct pg_arr queues = {0};
+        for (size_t i = 0; i < calls[0].nqueues; i++)
+            pg_arr_text(&queues, req->queues[i]);
+        rc |= pg_arr_bind(&queues, b, 0);
     }
     if (rc != 0) {
         pg_bind_free(b);
         return -1;
     }
-    b->params[0] = b->text[0];
     b->params[1] = pg_int_param(b->ints[1], pg_calls_now(calls, k));
     b->params[2] = req->capabilities;
     b->params[3] = pg_int_param(b->ints[3], total);
@@ -52,14 +52,13 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes)
 {
     (void)notes;
+    int64_t total = 0;
     for (size_t i = 0; i < k; i++) {
         calls[i].call->n = 0;
         calls[i].call->result = STORE_OK;
         calls[i].follow = 0;
-    }
-    int64_t total = 0;
-    for (size_t i = 0; i < k; i++)
         total += calls[i].max_jobs;
+    }
     int *at = malloc((size_t)total * sizeof *at); /* at[n - 1]: the row of rn n, or -1 */
     if (!at) {
         log_error("out of memory reading claimed jobs");

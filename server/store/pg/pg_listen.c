@@ -63,11 +63,12 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
     pthread_mutex_unlock(&l->mu);
     if (n.n == 0 && !n.all)
         return 0;
-    char list[JOB_QUEUES_MAX * (JOB_QUEUE_MAX + 4) + 8];
-    const char *all[1] = {"*"};
+    struct pg_arr queues = {0};
+    for (size_t i = 0; i < (n.all ? 1 : n.n); i++)
+        pg_arr_text(&queues, n.all ? "*" : n.queues[i]);
+    char *list = pg_arr_take(&queues);
     int rc = 0;
-    if (pg_text_array(list, sizeof list, n.all ? all : (const char *const *)n.queues,
-                      n.all ? 1 : n.n) == 0) {
+    if (list) {
         const char *params[2] = {st->proc, list};
         enum store_result r;
         PGresult *res = pg_exec(&l->conn, PG_NOTIFY, 2, params, "notify", &r);
@@ -76,6 +77,7 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
         if (r == STORE_OK)
             atomic_fetch_add(&st->notes_sent, n.all ? 1 : n.n);
     }
+    free(list);
     pg_notes_clear(&n);
     l->last_notify_ms = clock_mono_ms();
     return rc;

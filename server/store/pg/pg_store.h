@@ -203,10 +203,6 @@ void pg_due_add(struct pg_store *st, const struct pg_notes *n);
 /* Announce the queues whose remembered time is at or before now, and forget them. */
 void pg_due_announce(struct pg_store *st, int64_t now);
 
-/* Write items[0..n) as a PostgreSQL text array literal ({"a","b"}) into buf. Returns 0, or
- * -1 when buf is too small. */
-int pg_text_array(char *buf, size_t size, const char *const *items, size_t n);
-
 /* Free what n holds and empty it. */
 void pg_notes_clear(struct pg_notes *n);
 
@@ -241,14 +237,12 @@ void pg_submit(struct store *s, struct store_call *call);
 
 /* One statement's parameters, with room for their text. */
 #define PG_PARAMS_MAX 9
-#define PG_TEXT_PARAM_MAX (JOB_QUEUES_MAX * (JOB_QUEUE_MAX + 4) + 8) /* a text[] literal */
 struct pg_bind {
     enum pg_stmt_id id;
     const char *what; /* for logs */
     int n;
     const char *params[PG_PARAMS_MAX];
     char ints[PG_PARAMS_MAX][24];
-    char text[2][PG_TEXT_PARAM_MAX];
     char *heap[PG_PARAMS_MAX]; /* array parameters built by pg_arr (owned; pg_bind_free) */
 };
 
@@ -302,7 +296,6 @@ struct pg_call {
     struct pg_store *st;
     struct store_call *call;
     int64_t now;              /* the call's now on the database's clock */
-    size_t done;              /* enqueue: jobs in call->out so far */
     int max_jobs;             /* claim: bounded by JOB_CLAIM_MAX */
     size_t nqueues;           /* claim: bounded by JOB_QUEUES_MAX */
     struct pg_tx tx;          /* tx.arg == this struct */

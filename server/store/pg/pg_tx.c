@@ -50,33 +50,6 @@ void pg_notes_clear(struct pg_notes *n)
     memset(n, 0, sizeof *n);
 }
 
-int pg_text_array(char *buf, size_t size, const char *const *items, size_t n)
-{
-    size_t u = 0;
-#define PUT(ch)                                                                                    \
-    do {                                                                                           \
-        if (u + 2 > size)                                                                          \
-            return -1;                                                                             \
-        buf[u++] = (ch);                                                                           \
-    } while (0)
-    PUT('{');
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            PUT(',');
-        PUT('"');
-        for (const char *p = items[i]; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                PUT('\\');
-            PUT(*p);
-        }
-        PUT('"');
-    }
-    PUT('}');
-#undef PUT
-    buf[u] = '\0';
-    return 0;
-}
-
 /* After a commit, from this thread: the local hooks. */
 static void fire_hooks(struct pg_store *st, const struct pg_notes *n)
 {
