@@ -47,7 +47,7 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     return 0;
 }
 
-/* The n-th best job (rn, the last column) goes to the call whose share of the claim holds n:
+/* The n-th best job (its place in the pick, the last column) goes to the call whose share of the claim holds n:
  * the first call's max_jobs first, and so on, each call's jobs in claim order. */
 static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes)
 {

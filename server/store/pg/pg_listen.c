@@ -64,8 +64,10 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
     if (n.n == 0 && !n.all)
         return 0;
     struct pg_arr queues = {0};
-    for (size_t i = 0; i < (n.all ? 1 : n.n); i++)
-        pg_arr_text(&queues, n.all ? "*" : n.queues[i]);
+    if (n.all)
+        pg_arr_text(&queues, "*");
+    for (size_t i = 0; !n.all && i < n.n; i++)
+        pg_arr_text(&queues, n.queues[i]);
     char *list = pg_arr_take(&queues);
     int rc = 0;
     if (list) {
