@@ -82,6 +82,12 @@ class MetricsTest(ServerTest):
                    and self.get_job(t["id"])["status"] == "queued"
                    and self.get_job(t["id"])["error_code"] == "timeout", 30, 0.1,
                    "the sweeper to end the expired and the timed-out leases")
+        # The sweeper counts what a sweep ended once its store_sweep returns, which on
+        # PostgreSQL follows the retention transaction: a moment after the jobs read as ended.
+        def swept():
+            s = parse(self.scrape())
+            return self.counter(s, "lease_expired", q) == 1 and self.counter(s, "timed_out", q) == 1
+        wait_until(swept, 30, 0.1, "the sweeper's counters")
         self.assertEqual(self.get_job(x["id"])["error_code"], "lease_expired")
         self.assertEqual(len(jobs), 3)
         return {"enqueued": 6, "claimed": 6, "succeeded": 1, "failed": 2, "retried": 2,
