@@ -288,5 +288,65 @@ class StopUnderLoad(unittest.TestCase):
             srv.proc = None
 
 
+@unittest.skipIf(backend() != "pg", "PostgreSQL only: news from another process")
+class StopWhileAnotherProcessNotifies(unittest.TestCase):
+    """Two processes on one database: B enqueues without pause to the queue on which A has
+    claims parked, so A's listener keeps delivering B's news into A's wait queue; A is stopped
+    with SIGTERM, again and again. The listener lives until the store is closed, so the wait
+    queue it delivers into must outlive the store: every stop exits 0 (under AddressSanitizer
+    a notification delivered into a freed wait queue aborts the process)."""
+
+    ROUNDS = int(os.environ.get("JOBQ_STOP_ROUNDS", "12"))
+
+    def test_sigterm_while_the_other_process_notifies_exits_0(self):
+        b = Server()
+        self.addCleanup(b.cleanup)
+        b.start()
+        a = Server(db=b.db)
+        self.addCleanup(a.cleanup)
+        q = "notify-%d" % os.getpid()
+        stop = threading.Event()
+        sent = [0]
+
+        def produce():
+            c = Client(b.port, timeout=10)
+            for i in range(200000):  # bounded; ends when the test says so
+                if stop.is_set():
+                    break
+                r = c.post("/jobs", {"queue": q, "payload": {"i": i}})
+                if r.status != 201:
+                    break
+                sent[0] += 1
+            c.close()
+
+        producer = threading.Thread(target=produce)
+        producer.start()
+        self.addCleanup(producer.join, 60)
+        self.addCleanup(stop.set)
+        for rnd in range(self.ROUNDS):
+            a.start() if rnd == 0 else a.restart()
+            socks = []
+            try:
+                for i in range(4):
+                    s = socket.create_connection((HOST, a.port), timeout=30)
+                    socks.append(s)
+                    data = json.dumps({"worker_id": "p%d" % i, "queue": q,
+                                       "wait_seconds": 30, "lease_seconds": 1}).encode()
+                    s.sendall(b"POST /claim HTTP/1.1\r\nHost: x\r\n"
+                              b"Content-Type: application/json\r\n"
+                              b"Content-Length: %d\r\n\r\n" % len(data) + data)
+                before = sent[0]
+                wait_until(lambda: sent[0] >= before + 20, 10, what="B enqueues")
+                code = a.terminate()
+                self.assertEqual(code, 0, "round %d\n%s" % (rnd, a.log_tail()))
+                a.proc = None
+            finally:
+                for s in socks:
+                    s.close()
+        stop.set()
+        producer.join(60)
+        self.assertGreater(sent[0], 0)
+
+
 if __name__ == "__main__":
     unittest.main()
