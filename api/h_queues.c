@@ -26,7 +26,7 @@ static cJSON *queue_json(const struct queue_stats *q)
 {
     cJSON *o = cJSON_CreateObject();
     int ok = o && cJSON_AddStringToObject(o, "name", q->name) &&
-             add_count(o, "queued", q->count[JOB_QUEUED] + q->count[JOB_SCHEDULED]) &&
+             add_count(o, "queued", q->count[JOB_QUEUED]) &&
              add_count(o, "running", q->count[JOB_RUNNING]) &&
              add_count(o, "succeeded", q->count[JOB_SUCCEEDED]) &&
              add_count(o, "failed", q->count[JOB_FAILED]) &&

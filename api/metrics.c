@@ -209,8 +209,6 @@ static void write_gauges(struct jtext *b, const struct queue_stats *rows, size_t
     for (size_t i = 0; i < n; i++) {
         for (size_t s = 0; s < sizeof shown / sizeof shown[0]; s++) {
             int64_t v = rows[i].count[shown[s]];
-            if (shown[s] == JOB_QUEUED)
-                v += rows[i].count[JOB_SCHEDULED];
             write_queue_label(b, "jobq_jobs", rows[i].name);
             sb_printf(b, ",status=\"%s\"} %" PRId64 "\n", job_status_name(shown[s]), v);
         }

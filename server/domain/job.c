@@ -6,7 +6,7 @@
 #include "backoff.h"
 
 static const char *const status_names[JOB_STATUS_COUNT] = {
-    [JOB_SCHEDULED] = "queued",    [JOB_QUEUED] = "queued", [JOB_RUNNING] = "running",
+    [JOB_STATUS_NONE] = "unknown", [JOB_QUEUED] = "queued", [JOB_RUNNING] = "running",
     [JOB_SUCCEEDED] = "succeeded", [JOB_FAILED] = "failed", [JOB_CANCELLED] = "cancelled",
 };
 

@@ -26,12 +26,12 @@
 #define JOB_RUN_AT_HORIZON (10LL * 366 * 86400) /* run_at at most this far from now */
 #define JOB_TOKEN_LEN 32 /* lease token: 32 URL-safe chars, 192 random bits */
 
-/* Internal states. JOB_SCHEDULED is a queued job whose run_at is still in the future: it is
- * kept out of the claim index and promoted to JOB_QUEUED when due. The API shows it as
- * "queued". */
+/* The statuses of the API; the store returns these only. The numbers are stored: append
+ * only. 0 is no API status: a backend may store a state of its own under it (the SQLite
+ * backend keeps a queued job that is not due yet as "scheduled", out of its claim index). */
 enum job_status {
-    JOB_SCHEDULED = 0,
-    JOB_QUEUED,
+    JOB_STATUS_NONE = 0,
+    JOB_QUEUED = 1,
     JOB_RUNNING,
     JOB_SUCCEEDED,
     JOB_FAILED,
@@ -41,8 +41,8 @@ enum job_status {
 
 /* One job as stored. Strings are owned by the struct (malloc'd) and released by job_clear().
  * JSON-valued fields (payload, requires, result, progress, error_detail) hold compact JSON
- * text; a NULL pointer means JSON null (payload and requires are never NULL once loaded:
- * requires is "[]" when empty). */
+ * text; a NULL pointer means JSON null (payload is never NULL once loaded), except requires,
+ * which is NULL when empty (the API shows []): an empty requires has that one form. */
 struct job {
     int64_t id;
     char *queue;
@@ -86,7 +86,7 @@ struct claim_req {
     const char *worker_id;
     const char *const *queues; /* 1..JOB_QUEUES_MAX validated, distinct names */
     size_t nqueues;
-    const char *capabilities; /* compact JSON array of strings, NULL when none */
+    const char *capabilities; /* compact JSON array of strings, NULL when empty */
     int64_t lease_seconds;    /* 1..JOB_LEASE_MAX */
     int max_jobs;             /* 1..JOB_CLAIM_MAX */
 };
@@ -102,7 +102,7 @@ struct fail_req {
 /* GET /jobs filter. Borrowed. */
 struct list_filter {
     const char *queue; /* NULL: every queue */
-    int status;        /* an API status (JOB_QUEUED covers JOB_SCHEDULED); -1: any */
+    int status;        /* an API status; -1: any */
     int64_t after_id;  /* 0: from the start */
     int limit;         /* 1..JOB_LIST_MAX */
 };
@@ -110,7 +110,7 @@ struct list_filter {
 /* One row of GET /queues. Owns name. */
 struct queue_stats {
     char *name;
-    int64_t count[JOB_STATUS_COUNT]; /* per API status; count[JOB_SCHEDULED] is always 0 */
+    int64_t count[JOB_STATUS_COUNT]; /* per API status (count[JOB_STATUS_NONE] is 0) */
     int64_t oldest_queued_age;       /* seconds; 0 when no queued job is due */
     int paused;                      /* 1: claims skip the queue */
 };
@@ -150,7 +150,7 @@ void job_attempts_free(struct job_attempt *a, size_t n);
 /* Free the strings of one attempt and zero it. */
 void job_attempt_clear(struct job_attempt *a);
 
-/* The name the API shows for a status ("queued" for JOB_SCHEDULED). Never NULL. */
+/* The name the API shows for a status ("unknown" for any other number). Never NULL. */
 const char *job_status_name(enum job_status s);
 
 /* Parse an API status name. Returns 0 and sets *out, or -1 for an unknown name.

@@ -95,7 +95,7 @@ static int purge_settled(struct store_call *call)
     if (call->kind != STORE_CALL_PURGE)
         return 0;
     call->n = 0;
-    if (call->status == JOB_RUNNING || call->status == JOB_SCHEDULED)
+    if (call->status == JOB_RUNNING)
         call->result = STORE_CONFLICT;
     else if (call->status < 0)
         call->result = STORE_OK;

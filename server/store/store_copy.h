@@ -15,7 +15,7 @@
 
 /* One job row as stored: every column, those the API never shows included. */
 struct store_row {
-    struct job job;        /* lease_token included; status as the source stores it */
+    struct job job;        /* lease_token included; an API status */
     int64_t lease_seconds; /* the claim's lease length (heartbeat's default); JOB_NONE */
     int64_t deadline_at;   /* claimed_at + max_runtime_seconds of a running job; JOB_NONE */
 };
@@ -29,7 +29,7 @@ struct store_attempt_row {
 
 /* How many jobs a database holds. */
 struct store_copy_counts {
-    int64_t status[JOB_STATUS_COUNT]; /* per stored status (enum job_status) */
+    int64_t status[JOB_STATUS_COUNT]; /* per API status (enum job_status) */
     int64_t total;                    /* every row, one with an unknown status included */
     int64_t attempts;                 /* entries of attempt history, of every job */
     int64_t last_id; /* source: the highest id ever given, deleted jobs included (0: none) */

@@ -33,19 +33,10 @@ void store_rows_clear(struct store_row *rows, size_t n)
         job_clear(&rows[i].job);
 }
 
-/* Jobs of c per API status (a scheduled job counts as queued) into api[]. */
-static void api_counts(const struct store_copy_counts *c, int64_t api[JOB_STATUS_COUNT])
-{
-    memcpy(api, c->status, sizeof c->status);
-    api[JOB_QUEUED] += api[JOB_SCHEDULED];
-    api[JOB_SCHEDULED] = 0;
-}
-
 /* The counts of c per API status, "queued 3, running 1, ..." into out. */
 static void describe(const struct store_copy_counts *c, char *out, size_t n)
 {
-    int64_t api[JOB_STATUS_COUNT];
-    api_counts(c, api);
+    const int64_t *api = c->status;
     size_t o = 0;
     out[0] = '\0';
     for (int s = JOB_QUEUED; s < JOB_STATUS_COUNT && o < n; s++) {
@@ -60,10 +51,8 @@ static void describe(const struct store_copy_counts *c, char *out, size_t n)
 static int verify(const struct store_copy_counts *src, const struct store_copy_counts *dst,
                   char *err, size_t n)
 {
-    int64_t a[JOB_STATUS_COUNT], b[JOB_STATUS_COUNT];
-    api_counts(src, a);
-    api_counts(dst, b);
-    if (memcmp(a, b, sizeof a) == 0 && src->total == dst->total) {
+    if (memcmp(src->status, dst->status, sizeof src->status) == 0 &&
+        src->total == dst->total) {
         if (src->attempts == dst->attempts)
             return 0;
         snprintf(err, n,

@@ -101,13 +101,13 @@ TEST(fresh_job_in_contract_order)
     struct job j = {0};
     j.id = 42;
     j.queue = "default";
-    j.status = JOB_SCHEDULED;
+    j.status = JOB_QUEUED;
     j.payload = "{\"big\":12345678901234567890}";
     j.priority = -7;
     j.run_at = 1763700000;
     j.max_attempts = 5;
     j.max_runtime_seconds = JOB_NONE;
-    j.requires = "[]";
+    j.requires = NULL; /* empty: shown as [] */
     j.created_at = 1763700000;
     j.claimed_at = j.heartbeat_at = j.lease_expires_at = j.finished_at = JOB_NONE;
     j.lease_token = "tok";

@@ -99,8 +99,7 @@ TEST(queue_gauges_counters_and_store)
     struct queue_stats rows[2];
     memset(rows, 0, sizeof rows);
     rows[0].name = "default";
-    rows[0].count[JOB_SCHEDULED] = 2;
-    rows[0].count[JOB_QUEUED] = 3;
+    rows[0].count[JOB_QUEUED] = 5;
     rows[0].count[JOB_RUNNING] = 1;
     rows[0].oldest_queued_age = 17;
     rows[1].name = "we\"ird\\q\n";

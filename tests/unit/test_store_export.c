@@ -66,7 +66,7 @@ TEST(counts_per_stored_status_and_the_highest_id_ever_given)
     x->ops->close(x);
     CHECK_INT(r, STORE_OK);
     CHECK_INT(c.total, 2);
-    CHECK_INT(c.status[JOB_SCHEDULED], 1);
+    CHECK_INT(c.status[JOB_QUEUED], 1); /* the scheduled job, in its API status */
     CHECK_INT(c.status[JOB_RUNNING], 1);
     CHECK_INT(c.status[JOB_SUCCEEDED], 0);
     CHECK_INT(c.last_id, 3);

@@ -320,7 +320,7 @@ static int group_check(const struct group *g, const char *what)
     int64_t d = sql_int("SELECT status FROM jobs WHERE queue = 'd'");
     int bad = a != (ok(g, 0) ? 1 : 0) || b != (ok(g, 1) ? 2 : 0) ||
               c != (ok(g, 2) ? JOB_SUCCEEDED : JOB_RUNNING) ||
-              d != (ok(g, 3) ? JOB_RUNNING : JOB_SCHEDULED);
+              d != (ok(g, 3) ? JOB_RUNNING : SQLITE_SCHEDULED);
     bad = bad || (ok(g, 0) && g->out_a.id <= 0) || (ok(g, 1) && g->out_b[1].id <= 0) ||
           (ok(g, 2) && g->out_c.status != JOB_SUCCEEDED) || g->call[3].n != (ok(g, 3) ? 1u : 0u);
     int want_ready = ok(g, 0) + ok(g, 1) + ok(g, 3); /* a, b, and d promoted */

@@ -48,7 +48,7 @@ TEST(sweep_requeues_expired_leases)
     CHECK_INT(r.failed, 0);
     struct job j;
     CHECK_INT(store_get(s, 1, &j), STORE_OK);
-    CHECK_INT(j.status, not_due_status(s)); /* backoff base 10: due at T0 + 40..41 */
+    CHECK_INT(j.status, JOB_QUEUED); /* backoff base 10: due at T0 + 40..41 */
     CHECK_STR(j.error_code, "lease_expired");
     CHECK(j.run_at >= T0 + 40 && j.run_at <= T0 + 41);
     CHECK_INT(j.attempts, 1);

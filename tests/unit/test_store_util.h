@@ -194,11 +194,12 @@ static inline int promotes(struct store *s)
     return s->ops->next_due != NULL;
 }
 
-/* The status store_get shows for a queued job that is not due yet: JOB_SCHEDULED where the
- * store promotes jobs, JOB_QUEUED where it does not (job.h: both are "queued" in the API). */
-static inline int not_due_status(struct store *s)
+/* The status a backend stores for a queued job that is not due yet (raw SQL): SQLite's own
+ * "scheduled" (0, no API status) where the store promotes jobs, else JOB_QUEUED. The store
+ * itself shows both as JOB_QUEUED. */
+static inline int stored_not_due_status(struct store *s)
 {
-    return promotes(s) ? JOB_SCHEDULED : JOB_QUEUED;
+    return promotes(s) ? JOB_STATUS_NONE : JOB_QUEUED;
 }
 
 /* The EXPLAIN QUERY PLAN of sql on the test's own connection, one detail per line, in buf. */

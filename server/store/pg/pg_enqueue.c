@@ -22,8 +22,7 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
             pg_arr_int(&col[3], sp->run_at);
             pg_arr_int(&col[4], sp->max_attempts);
             pg_arr_int(&col[5], sp->max_runtime_seconds);
-            pg_arr_text(&col[6],
-                        sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL);
+            pg_arr_text(&col[6], sp->requires);
             pg_arr_text(&col[7], sp->idempotency_key);
         }
     }

@@ -40,8 +40,7 @@ static struct pg_import *import_of(struct store_import *t)
 static void add_row(struct pg_arr *cols, const struct store_row *row)
 {
     const struct job *j = &row->job;
-    /* PostgreSQL stores no scheduled status: a queued job is due when run_at <= now. */
-    enum job_status status = j->status == JOB_SCHEDULED ? JOB_QUEUED : j->status;
+    enum job_status status = j->status; /* a queued job is due when run_at <= now */
     pg_arr_int(&cols[COL_ID], j->id);
     pg_arr_text(&cols[COL_QUEUE], j->queue);
     pg_arr_int(&cols[COL_STATUS], status);

@@ -53,7 +53,7 @@ enum store_result pg_read_list(struct store *s, const struct list_filter *f, str
     int np = 2;
     if (f->status >= 0) {
         /* "queued" covers what SQLite calls scheduled: PostgreSQL stores both as queued. */
-        int want = f->status == JOB_SCHEDULED ? JOB_QUEUED : f->status;
+        int want = f->status;
         params[np++] = pg_int_param(status, want);
         id = PG_LIST_STATUS;
     }

@@ -184,8 +184,6 @@ struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *ca
     b->bounded = *req;
     b->bounded.nqueues = nqueues;
     const char *caps = req->capabilities;
-    if (caps && strcmp(caps, "[]") == 0)
-        caps = NULL;
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
     b->a = (struct claim_arg){&b->bounded, caps,    max_jobs,  call->now,  call->out,
                               &call->n,    b->cand, &b->notes, &st->writer};

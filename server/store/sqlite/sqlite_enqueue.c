@@ -17,8 +17,8 @@ struct enqueue_arg {
 
 static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, int64_t now)
 {
-    /* An empty requires is stored as NULL so the job sits in the no-requirements index. */
-    const char *requires = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : NULL;
+    /* An empty requires is NULL, so the job sits in the no-requirements index. */
+    const char *requires = sp->requires;
     int rc = sqlite_conn_bind_text(st, 1, sp->queue);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 2, status);
@@ -71,15 +71,14 @@ static char *dup_or_null(const char *s, int *bad)
 }
 
 /* The job just inserted from sp, built from what was bound instead of read back: the row
- * holds exactly these values (sqlite_row_job shows a NULL requires as []). Returns 0, or -1
+ * holds exactly these values (a queued job not due yet shows as queued). Returns 0, or -1
  * when memory ran out (logged; out is left empty). */
 static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64_t now,
                         struct job *out)
 {
     int bad = 0;
-    const char *requires = sp->requires && strcmp(sp->requires, "[]") != 0 ? sp->requires : "[]";
     *out = (struct job){.id = id,
-                        .status = (enum job_status)status,
+                        .status = status == SQLITE_SCHEDULED ? JOB_QUEUED : (enum job_status)status,
                         .priority = sp->priority,
                         .run_at = sp->run_at,
                         .max_attempts = sp->max_attempts,
@@ -91,7 +90,7 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
                         .finished_at = JOB_NONE};
     out->queue = dup_or_null(sp->queue, &bad);
     out->payload = dup_or_null(sp->payload ? sp->payload : "null", &bad);
-    out->requires = dup_or_null(requires, &bad);
+    out->requires = dup_or_null(sp->requires, &bad);
     out->idempotency_key = dup_or_null(sp->idempotency_key, &bad);
     if (bad || !out->queue) {
         log_error("out of memory copying new job %lld", (long long)id);
@@ -104,7 +103,7 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
 static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
                                     struct job *out, int *created, struct sqlite_notes *notes)
 {
-    int status = sp->run_at > now ? JOB_SCHEDULED : JOB_QUEUED;
+    int status = sp->run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_INSERT);
     int rc = bind_spec(st, sp, status, now);
     if (rc != SQLITE_OK) {
@@ -126,10 +125,9 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
     if (inserted_job(sp, status, sqlite3_last_insert_rowid(c->db), now, out) != 0)
         return STORE_ERROR;
     *created = 1;
-    if (status == JOB_SCHEDULED)
+    if (status == SQLITE_SCHEDULED)
         sqlite_notes_scheduled(notes, sp->run_at);
-    else if (sqlite_notes_ready(notes, sp->queue,
-                                !sp->requires || strcmp(sp->requires, "[]") == 0) != 0)
+    else if (sqlite_notes_ready(notes, sp->queue, !sp->requires) != 0)
         return STORE_ERROR;
     return STORE_OK;
 }

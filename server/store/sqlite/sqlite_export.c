@@ -55,6 +55,8 @@ static enum store_result export_counts(struct store_export *x, struct store_copy
     while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
         int status = sqlite3_column_int(st, 0);
         int64_t n = sqlite3_column_int64(st, 1);
+        if (status == SQLITE_SCHEDULED)
+            status = JOB_QUEUED; /* the API shows scheduled jobs as queued */
         if (status >= 0 && status < JOB_STATUS_COUNT)
             out->status[status] += n;
         out->total += n;

@@ -145,7 +145,7 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
                                    enum attempt_outcome how, struct sqlite_notes *notes,
                                    struct job *out)
 {
-    int status = !requeue ? JOB_FAILED : run_at > now ? JOB_SCHEDULED : JOB_QUEUED;
+    int status = !requeue ? JOB_FAILED : run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
     if (how == ATTEMPT_RETRIED && !requeue)
         how = ATTEMPT_FAILED;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LEASE_END);
@@ -170,7 +170,7 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
     enum store_result r = sqlite_row_write(c, st, id, 0, "lease end", &j);
     if (r != STORE_OK)
         return r;
-    if (status == JOB_SCHEDULED)
+    if (status == SQLITE_SCHEDULED)
         sqlite_notes_scheduled(notes, run_at);
     else if (status == JOB_QUEUED && sqlite_notes_ready(notes, j.queue, sqlite_row_plain(&j)) != 0)
         r = STORE_ERROR;

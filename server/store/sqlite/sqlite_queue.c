@@ -37,7 +37,7 @@ static int purge_tx(struct sqlite_conn *c, void *p)
     struct store_call *call = a->call;
     int status = call->status, status2 = -1;
     if (status == JOB_QUEUED)
-        status2 = JOB_SCHEDULED;
+        status2 = SQLITE_SCHEDULED;
     call->n = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PURGE);
     int rc = sqlite_conn_bind_text(st, 1, call->queue);

@@ -27,9 +27,8 @@ static sqlite3_stmt *list_stmt(struct sqlite_conn *c, const struct list_filter *
                                int *rc)
 {
     int status = f->status, status2 = -1;
-    if (status == JOB_QUEUED || status == JOB_SCHEDULED) {
-        status = JOB_QUEUED;
-        status2 = JOB_SCHEDULED;
+    if (status == JOB_QUEUED) {
+        status2 = SQLITE_SCHEDULED;
     }
     enum stmt_id id = STMT_LIST_ALL;
     if (f->queue && f->status >= 0)
@@ -149,7 +148,7 @@ static enum store_result read_counts(struct sqlite_conn *c, struct stats *qs)
             r = STORE_ERROR;
             break;
         }
-        if (status == JOB_SCHEDULED)
+        if (status == SQLITE_SCHEDULED)
             status = JOB_QUEUED; /* the API shows scheduled jobs as queued */
         if (status >= 0 && status < JOB_STATUS_COUNT)
             row->count[status] += sqlite3_column_int64(st, 2);

@@ -35,7 +35,8 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
 {
     memset(out, 0, sizeof *out);
     out->id = sqlite3_column_int64(st, COL_ID);
-    out->status = (enum job_status)sqlite3_column_int(st, COL_STATUS);
+    int status = sqlite3_column_int(st, COL_STATUS);
+    out->status = status == SQLITE_SCHEDULED ? JOB_QUEUED : (enum job_status)status;
     out->priority = sqlite3_column_int64(st, COL_PRIORITY);
     out->run_at = sqlite3_column_int64(st, COL_RUN_AT);
     out->attempts = sqlite3_column_int64(st, COL_ATTEMPTS);
@@ -57,8 +58,6 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
               copy_text(st, COL_ERROR_DETAIL, &out->error_detail);
     if (with_token)
         bad |= copy_text(st, COL_LEASE_TOKEN, &out->lease_token);
-    if (!bad && !out->requires && !(out->requires = strdup("[]")))
-        bad = -1;
     if (!bad && !out->queue)
         out->queue = strdup("");
     if (!bad && !out->payload)

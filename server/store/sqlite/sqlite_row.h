@@ -30,7 +30,7 @@ enum store_result sqlite_row_write(struct sqlite_conn *c, sqlite3_stmt *st, int6
 /* 1 when the job j (read by sqlite_row_job) requires nothing. */
 static inline int sqlite_row_plain(const struct job *j)
 {
-    return !j->requires || strcmp(j->requires, "[]") == 0;
+    return !j->requires;
 }
 
 /* Copy the attempt in columns col.. of st (attempt, worker_id, claimed_at, ended_at, outcome,

@@ -13,7 +13,7 @@
 #define SUCCEEDED "3"
 #define FAILED "4"
 #define CANCELLED "5"
-_Static_assert(JOB_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
+_Static_assert(SQLITE_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
 _Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
 
 /* enum attempt_outcome values the statements set as literals. */

@@ -6,6 +6,11 @@
 
 #include "job_cols.h"
 
+/* The status the SQLite store gives a queued job that is not due yet (in the number that no
+ * API status takes): it is kept out of the claim index and made JOB_QUEUED when due (the
+ * sweeper's promotion). Rows read back show it as JOB_QUEUED: it never leaves this folder. */
+#define SQLITE_SCHEDULED JOB_STATUS_NONE
+
 /* Which connections prepare a statement. */
 #define STMT_ON_WRITER 1
 #define STMT_ON_READER 2
