@@ -1,5 +1,5 @@
 /* The retry delay policy: min(max, base * 2^(attempts-1)) plus up to 10% jitter. */
-#include "backoff.h"
+#include "lease.h"
 #include "testlib.h"
 
 TEST(doubles_from_base)

@@ -1,4 +1,4 @@
-#include "backoff.h"
+#include "lease.h"
 
 int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter)
 {
