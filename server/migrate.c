@@ -115,7 +115,7 @@ int migrate_main(int argc, char **argv)
            ", running %" PRId64 ", succeeded %" PRId64 ", failed %" PRId64 ", cancelled %" PRId64
            ": the same as the source) with %" PRId64
            " attempt history entries; new ids start after %" PRId64 "\n",
-           rep.copied, a.from, shown, c[JOB_QUEUED], c[JOB_RUNNING],
-           c[JOB_SUCCEEDED], c[JOB_FAILED], c[JOB_CANCELLED], rep.attempts, rep.source.last_id);
+           rep.copied, a.from, shown, c[JOB_QUEUED], c[JOB_RUNNING], c[JOB_SUCCEEDED],
+           c[JOB_FAILED], c[JOB_CANCELLED], rep.attempts, rep.source.last_id);
     return 0;
 }

@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
-
 static const char *const status_names[JOB_STATUS_COUNT] = {
     [JOB_STATUS_NONE] = "unknown", [JOB_QUEUED] = "queued", [JOB_RUNNING] = "running",
     [JOB_SUCCEEDED] = "succeeded", [JOB_FAILED] = "failed", [JOB_CANCELLED] = "cancelled",
@@ -105,18 +103,6 @@ int job_queue_name_ok(const char *name)
             return 0;
     }
     return n >= 1;
-}
-
-struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max_attempts,
-                                        int64_t retry_in, int64_t now, int64_t backoff_base,
-                                        int64_t backoff_max, double jitter)
-{
-    struct job_lease_end e = {.requeue = retry && attempts < max_attempts, .run_at = JOB_NONE};
-    if (e.requeue)
-        e.run_at =
-            now +
-            (retry_in >= 0 ? retry_in : backoff_delay(backoff_base, backoff_max, attempts, jitter));
-    return e;
 }
 
 int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,

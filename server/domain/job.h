@@ -166,22 +166,6 @@ void job_array_free(struct job *jobs, size_t n);
 /* Release an array of n queue rows and the array itself. Accepts NULL. */
 void queue_stats_free(struct queue_stats *rows, size_t n);
 
-/* How the lease of a running job ends when it is not completed: the requeue-or-fail rule of
- * the contract, the same for a worker's fail and for the sweeper's expiry and timeout. */
-struct job_lease_end {
-    int requeue;    /* 1: back to queued, due at run_at; 0: failed now */
-    int64_t run_at; /* when requeue: now + the delay; else JOB_NONE */
-};
-
-/* Decide how a lease ends. retry: 0 when the worker asked for no retry (fail with
- * retry:false), else 1 (every expiry and timeout); attempts and max_attempts: the job's;
- * retry_in: the worker's retry_in_seconds, or -1 for the backoff policy (backoff_base,
- * backoff_max, jitter in [0, 1), e.g. rand_unit()). A job requeues while retry is set and
- * attempts < max_attempts. A pure function: it can't fail. */
-struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max_attempts,
-                                        int64_t retry_in, int64_t now, int64_t backoff_base,
-                                        int64_t backoff_max, double jitter);
-
 /* Claim order of two jobs given as (priority, run_at, id): < 0 when a comes first (priority
  * desc, run_at asc, id asc), > 0 when b does, 0 when equal. This function can't fail. */
 int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,

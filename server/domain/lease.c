@@ -1,5 +1,7 @@
 #include "lease.h"
 
+#include "job.h"
+
 int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter)
 {
     if (attempts < 1)
@@ -18,4 +20,16 @@ int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter
     if (jitter >= 1.0)
         jitter = 0.999999;
     return d + (int64_t)((double)d * 0.1 * jitter);
+}
+
+struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max_attempts,
+                                        int64_t retry_in, int64_t now, int64_t backoff_base,
+                                        int64_t backoff_max, double jitter)
+{
+    struct job_lease_end e = {.requeue = retry && attempts < max_attempts, .run_at = JOB_NONE};
+    if (e.requeue)
+        e.run_at =
+            now +
+            (retry_in >= 0 ? retry_in : backoff_delay(backoff_base, backoff_max, attempts, jitter));
+    return e;
 }

@@ -1,6 +1,7 @@
-/* Retry delay policy of the contract. */
-#ifndef JOBQ_BACKOFF_H
-#define JOBQ_BACKOFF_H
+/* How a lease ends when its job is not completed: the requeue-or-fail rule of the contract
+ * and the retry delay policy behind it. Pure functions: no I/O, no clock (now is given). */
+#ifndef JOBQ_LEASE_H
+#define JOBQ_LEASE_H
 
 #include <stdint.h>
 
@@ -8,5 +9,21 @@
  * plus jitter * 10% of that (jitter in [0, 1), e.g. rand_unit()), rounded down. Never
  * overflows: large attempts saturate at max. This function can't fail. */
 int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter);
+
+/* What a lease's end does to its job: the same for a worker's fail and for the sweeper's
+ * expiry and timeout. */
+struct job_lease_end {
+    int requeue;    /* 1: back to queued, due at run_at; 0: failed now */
+    int64_t run_at; /* when requeue: now + the delay; else JOB_NONE */
+};
+
+/* Decide how a lease ends. retry: 0 when the worker asked for no retry (fail with
+ * retry:false), else 1 (every expiry and timeout); attempts and max_attempts: the job's;
+ * retry_in: the worker's retry_in_seconds, or -1 for the backoff policy (backoff_base,
+ * backoff_max, jitter in [0, 1), e.g. rand_unit()). A job requeues while retry is set and
+ * attempts < max_attempts. This function can't fail. */
+struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max_attempts,
+                                        int64_t retry_in, int64_t now, int64_t backoff_base,
+                                        int64_t backoff_max, double jitter);
 
 #endif

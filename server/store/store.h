@@ -333,7 +333,7 @@ static inline enum store_result store_attempts(struct store *s, int64_t id,
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:
  * make due scheduled jobs claimable (where the backend needs it); requeue or fail running
  * jobs whose lease expired (error_code "lease_expired") or whose max runtime passed
- * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan); delete
+ * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan, lease.h); delete
  * succeeded and cancelled jobs finished more than `retention` seconds ago. At most one
  * process sweeps at a time: when another holds the role, nothing is done, res->led is 0 and
  * the result is STORE_OK. The caller loops while any count equals batch. The leases ended

@@ -51,8 +51,7 @@ static void describe(const struct store_copy_counts *c, char *out, size_t n)
 static int verify(const struct store_copy_counts *src, const struct store_copy_counts *dst,
                   char *err, size_t n)
 {
-    if (memcmp(src->status, dst->status, sizeof src->status) == 0 &&
-        src->total == dst->total) {
+    if (memcmp(src->status, dst->status, sizeof src->status) == 0 && src->total == dst->total) {
         if (src->attempts == dst->attempts)
             return 0;
         snprintf(err, n,

@@ -1,4 +1,6 @@
-/* The retry delay policy: min(max, base * 2^(attempts-1)) plus up to 10% jitter. */
+/* The lease-end plan and the retry delay policy behind it (server/domain/lease.h):
+ * min(max, base * 2^(attempts-1)) plus up to 10% jitter. */
+#include "job.h"
 #include "lease.h"
 #include "testlib.h"
 
@@ -51,5 +53,46 @@ TEST(jitter_within_ten_percent)
     CHECK_INT(backoff_delay(3600, 3600, 1, 0.999999), 3959);
 }
 
+TEST(plan_requeues_while_attempts_remain)
+{
+    /* attempts 1 of 3, backoff base 2: due again 2 s later. */
+    struct job_lease_end e = job_lease_end_plan(1, 1, 3, -1, 1000, 2, 3600, 0.0);
+    CHECK_INT(e.requeue, 1);
+    CHECK_INT(e.run_at, 1002);
+    e = job_lease_end_plan(1, 2, 3, -1, 1000, 2, 3600, 0.0);
+    CHECK_INT(e.requeue, 1);
+    CHECK_INT(e.run_at, 1004);
+    /* The last attempt: failed, no run_at. */
+    e = job_lease_end_plan(1, 3, 3, -1, 1000, 2, 3600, 0.0);
+    CHECK_INT(e.requeue, 0);
+    CHECK_INT(e.run_at, JOB_NONE);
+    e = job_lease_end_plan(1, 7, 3, -1, 1000, 2, 3600, 0.0);
+    CHECK_INT(e.requeue, 0);
+}
+
+TEST(plan_without_retry_fails_now)
+{
+    struct job_lease_end e = job_lease_end_plan(0, 1, 5, -1, 1000, 2, 3600, 0.0);
+    CHECK_INT(e.requeue, 0);
+    CHECK_INT(e.run_at, JOB_NONE);
+    e = job_lease_end_plan(0, 1, 5, 30, 1000, 2, 3600, 0.0);
+    CHECK_INT(e.requeue, 0);
+}
+
+TEST(plan_takes_the_workers_delay)
+{
+    /* retry_in_seconds replaces the backoff policy, 0 included. */
+    struct job_lease_end e = job_lease_end_plan(1, 1, 5, 30, 1000, 2, 3600, 0.9);
+    CHECK_INT(e.requeue, 1);
+    CHECK_INT(e.run_at, 1030);
+    e = job_lease_end_plan(1, 4, 5, 0, 1000, 2, 3600, 0.9);
+    CHECK_INT(e.run_at, 1000);
+    /* The backoff policy with jitter: within 10% above the plain delay. */
+    e = job_lease_end_plan(1, 4, 5, -1, 1000, 10, 3600, 0.5);
+    CHECK_INT(e.run_at, 1000 + 80 + 4);
+}
+
 TEST_MAIN(TEST_ENTRY(doubles_from_base), TEST_ENTRY(saturates_at_max),
-          TEST_ENTRY(huge_attempts_do_not_overflow), TEST_ENTRY(jitter_within_ten_percent))
+          TEST_ENTRY(huge_attempts_do_not_overflow), TEST_ENTRY(jitter_within_ten_percent),
+          TEST_ENTRY(plan_requeues_while_attempts_remain), TEST_ENTRY(plan_without_retry_fails_now),
+          TEST_ENTRY(plan_takes_the_workers_delay))

@@ -3,6 +3,7 @@
  * changes the row; fail locks the row first (FOR UPDATE) and checks the token again. */
 #include <string.h>
 
+#include "lease.h"
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"

@@ -10,7 +10,7 @@
 /* Every column of a job, the table aliased as j; requires as a JSON array (NULL when empty). */
 #define PG_JOB_COLUMNS                                                                             \
     "j.id, j.queue, j.status, j.payload, j.priority, j.run_at, j.attempts, j.max_attempts, "       \
-    "j.fencing_token, j.max_runtime_seconds, array_to_json(j.requires)::text, "    \
+    "j.fencing_token, j.max_runtime_seconds, array_to_json(j.requires)::text, "                    \
     "j.idempotency_key, j.created_at, j.claimed_at, j.heartbeat_at, j.lease_expires_at, "          \
     "j.worker_id, j.finished_at, j.result, j.progress, j.error_code, j.error_detail, "             \
     "j.lease_token"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "lease.h"
 #include "log.h"
 #include "pg_row.h"
 #include "pg_store.h"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease.h"
 #include "log.h"
 #include "rand.h"
 #include "sqlite_store.h"
