@@ -83,6 +83,13 @@ static int member_has_nul(const struct fields *f, const char *name)
     return json_member(f->span, name, &v) && json_has_nul(v);
 }
 
+/* Refuse a member whose strings hold a NUL, naming the field and the character. Returns -1. */
+static int bad_nul(struct fields *f, const char *name)
+{
+    return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must not contain a NUL character (\\u0000)",
+                       f->prefix, name);
+}
+
 int fields_int(struct fields *f, const char *name, int64_t min, int64_t max, int64_t *out)
 {
     const cJSON *item = member(f, name);
@@ -117,8 +124,7 @@ int fields_string(struct fields *f, const char *name, size_t min, size_t max, co
     if (!cJSON_IsString(item) || !item->valuestring)
         return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be a string", f->prefix, name);
     if (member_has_nul(f, name))
-        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must not contain NUL characters",
-                           f->prefix, name);
+        return bad_nul(f, name);
     size_t len = strlen(item->valuestring);
     if (len < min || len > max)
         return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be %zu to %zu bytes long", f->prefix,
@@ -139,8 +145,11 @@ int fields_queue(struct fields *f, const char *name, const char **out)
     const cJSON *item = member(f, name);
     if (!item)
         return 0;
-    if (!cJSON_IsString(item) || !item->valuestring || member_has_nul(f, name) ||
-        !job_queue_name_ok(item->valuestring))
+    if (!cJSON_IsString(item) || !item->valuestring)
+        return bad_queue(f, name);
+    if (member_has_nul(f, name))
+        return bad_nul(f, name);
+    if (!job_queue_name_ok(item->valuestring))
         return bad_queue(f, name);
     *out = item->valuestring;
     return 1;
@@ -156,7 +165,7 @@ int fields_queue_list(struct fields *f, const char *name, const char **out, size
         return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be an array of 1 to %zu queue names",
                            f->prefix, name, max);
     if (member_has_nul(f, name))
-        return bad_queue(f, name);
+        return bad_nul(f, name);
     size_t k = 0;
     const cJSON *el;
     cJSON_ArrayForEach(el, item)
@@ -189,8 +198,10 @@ int fields_tags(struct fields *f, const char *name, char **out)
     size_t count = cJSON_IsArray(item) ? (size_t)cJSON_GetArraySize(item) : JOB_TAGS_MAX + 1;
     const char *tags[JOB_TAGS_MAX];
     size_t k = 0;
-    if (count > JOB_TAGS_MAX || member_has_nul(f, name))
+    if (count > JOB_TAGS_MAX)
         goto bad;
+    if (member_has_nul(f, name))
+        return bad_nul(f, name);
     const cJSON *el;
     cJSON_ArrayForEach(el, item)
     {
