@@ -10,6 +10,7 @@ items, recursively) and its path and query parameters.
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -127,3 +128,106 @@ def text(v):
     if isinstance(v, list):
         return ",".join(sorted(str(x) for x in v))
     return str(v)
+
+
+# ----- values at and past the limits, for the black-box test --------------------------------
+
+# Characters to fill a string with, widest first: 4, 2 and 1 bytes of UTF-8.
+FILL = ("\U0001F600", "\u00e9", "q", "1")
+# Strings that break a pattern while their length is in bounds.
+OFF_PATTERN = ("a\u0000", "a b", "A")
+
+
+def fits(schema, s):
+    """1 when s is within the string schema's pattern (a JSON Schema pattern is not anchored
+    by itself) and lengths."""
+    p = schema.get("pattern")
+    return ((p is None or re.search(p, s) is not None) and
+            schema.get("minLength", 0) <= len(s) <= schema.get("maxLength", len(s)))
+
+
+def sample(schema, i=0, fill=None):
+    """A value the schema accepts, different for different i where it can be. fill: property
+    values to use in objects that have them (e.g. {"queue": ...})."""
+    schema = merged(schema)
+    if "enum" in schema:
+        return schema["enum"][i % len(schema["enum"])]
+    kind = schema.get("type")
+    if kind == "integer":
+        v = schema.get("minimum", 0) + i
+        return v if "maximum" not in schema else min(v, schema["maximum"])
+    if kind == "boolean":
+        return True
+    if kind == "string":
+        for c in ("x", "1"):
+            if fits(schema, "%s%d" % (c, i)):
+                return "%s%d" % (c, i)
+        raise ValueError("no sample for %r" % schema)
+    if kind == "array":
+        return [sample(schema["items"], k, fill) for k in range(schema.get("minItems", 1))]
+    if kind == "object":
+        props = schema.get("properties", {})
+        out = {k: sample(props[k], i, fill) for k in schema.get("required", ())}
+        out.update({k: v for k, v in (fill or {}).items() if k in props})
+        return out
+    return i  # any JSON
+
+
+def utf8_len(s):
+    return len(s.encode("utf-8"))
+
+
+def boundary_cases(schema, fill=None):
+    """(label, value, accepted) for a value of the schema at each of its limits (accepted)
+    and just past it (refused): integers at and past minimum and maximum; strings of
+    maxLength characters of the widest character the pattern allows, and one more (refused
+    when it is past the byte limit too, or there is none); of x-jobq-max-bytes bytes of ASCII
+    and of 2-byte characters, and one character more; empty below minLength; in bounds but
+    off the pattern; arrays at and past minItems and maxItems; every enum member and one
+    that is not."""
+    schema = merged(schema)
+    kind = schema.get("type")
+    cases = []
+    if "enum" in schema:
+        cases += [("enum %s" % v, v, True) for v in schema["enum"]]
+        cases.append(("not in enum", "bogus", False))
+        return cases
+    if kind == "integer":
+        if "minimum" in schema:
+            lo = schema["minimum"]
+            cases += [("minimum", lo, True), ("minimum - 1", lo - 1, False)]
+        if "maximum" in schema:
+            hi = schema["maximum"]
+            cases += [("maximum", hi, True), ("maximum + 1", hi + 1, False)]
+    elif kind == "string":
+        most = schema.get("x-jobq-max-bytes")
+        n = schema.get("maxLength")
+        wide = [c for c in FILL if n is not None and fits(schema, c * n)]
+        if wide:
+            c = wide[0]
+            past = most is None or utf8_len(c * (n + 1)) > most
+            cases += [("maxLength of U+%04X" % ord(c), c * n, True),
+                      ("maxLength + 1 of U+%04X" % ord(c), c * (n + 1), not past)]
+        if most is not None:
+            for c in ("a", "\u00e9"):
+                k = most // utf8_len(c)
+                loose = dict(schema, maxLength=most)
+                if fits(loose, c * k):
+                    cases += [("%d bytes of U+%04X" % (most, ord(c)), c * k, True),
+                              ("%d bytes of U+%04X" % (utf8_len(c * (k + 1)), ord(c)),
+                               c * (k + 1), False)]
+        if schema.get("minLength", 0) == 1:
+            cases.append(("empty", "", False))
+        if "pattern" in schema:
+            for s in OFF_PATTERN:
+                if not fits(schema, s) and fits(dict(schema, pattern=None), s):
+                    cases.append(("off the pattern: %r" % s, s, False))
+    elif kind == "array":
+        items = schema.get("items", {})
+        for label, k, ok in (("minItems - 1", schema.get("minItems", 0) - 1, False),
+                             ("minItems", schema.get("minItems"), True),
+                             ("maxItems", schema.get("maxItems"), True),
+                             ("maxItems + 1", (schema.get("maxItems") or -2) + 1, False)):
+            if k is not None and k >= 0 and (k > 0 or "minItems" in schema):
+                cases.append((label, [sample(items, i, fill) for i in range(k)], ok))
+    return cases
