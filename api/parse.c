@@ -198,10 +198,13 @@ int parse_list_query(struct fields *f, const char *queue, const char *status, co
     out->status = -1;
     out->limit = DEFAULT_LIST_LIMIT;
     if (queue) {
-        if (!job_queue_name_ok(queue))
+        if (!job_queue_name_ok(queue)) {
+            char why[64];
+            fields_queue_why(queue, strlen(queue), why, sizeof why);
             return fields_fail(f, ERR_INVALID_REQUEST,
-                               "queue must be 1 to %d characters of A-Z a-z 0-9 . _ : -",
-                               JOB_QUEUE_MAX);
+                               "queue must be 1 to %d characters of A-Z a-z 0-9 . _ : - (%s)",
+                               JOB_QUEUE_MAX, why);
+        }
         out->queue = queue;
     }
     if (status) {

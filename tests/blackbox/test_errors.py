@@ -436,18 +436,32 @@ class SchemaLimits(ServerTest):
                                   headers={"Content-Type": "application/json"})
         return self.c.request(method, path, body=body)
 
-    def check(self, op, where, label, r, accepted, nul=False):
+    def check(self, op, where, label, r, accepted, names=None):
+        """r answers a request that sent the case `label` of the value at where: accepted or
+        refused naming the field (and `names` too, when given)."""
         with self.subTest(op=op, where=where, case=label):
             if where.startswith("path.") and label == "empty":
                 self.assert_error(r, 404, "not_found")  # another path: /queues//pause
             elif not accepted:
                 self.assert_error(r, 400, "invalid_request", mentions=field_name(where))
-                if nul:
-                    self.assertIn("NUL", r.json["error"]["message"], r)
+                if names:
+                    self.assertIn(names, r.json["error"]["message"], r)
             elif where.endswith(".lease_token"):
                 self.assert_error(r, 409, "lease_lost")  # read, but not the claim's token
             else:
                 self.assertIn(r.status, (200, 201), r)
+
+    @staticmethod
+    def offender(where, value):
+        """What the refusal of a string off its pattern must name: a NUL in a body string as
+        such, a space in a name as the character and where (a cursor is opaque)."""
+        if not isinstance(value, str) or where == "query.cursor":
+            return None
+        if "\0" in value and where.startswith("body"):
+            return "NUL"
+        if value == "a b":
+            return "' ' at byte 1"
+        return None
 
     def test_every_request_value_at_and_past_its_limits(self):
         self.counter = itertools.count()
@@ -481,8 +495,7 @@ class SchemaLimits(ServerTest):
                 absent = tuple(b for (o, a), b in others.items()
                                if o == op and (where == a or where.startswith(a + "[]")))
                 r = self.send(op, [(where, value)], absent=absent)
-                nul = isinstance(value, str) and "\0" in value and where.startswith("body")
-                self.check(op, where, label, r, accepted, nul)
+                self.check(op, where, label, r, accepted, self.offender(where, value))
         # The document's bounded values, each tried: a sanity check of the walk itself.
         for must in (("POST /jobs", "body.run_at"), ("POST /jobs/batch", "body.jobs"),
                      ("POST /jobs/batch", "body.jobs[].requires[]"),

@@ -547,6 +547,49 @@ static int list_of(const char *queue, const char *status, const char *limit, con
     return r;
 }
 
+TEST(queue_refusal_names_the_character)
+{
+    char why[64];
+    const char *cases[][2] = {
+        {"has space", "it holds ' ' at byte 3"},
+        {"caf\xc3\xa9", "it holds U+00E9 at byte 3"},
+        {"a\tb", "it holds U+0009 at byte 1"},
+        {"x\xf0\x9f\x98\x80", "it holds U+1F600 at byte 1"},
+        {"bad\xff", "it holds the byte 0xFF at byte 3"},
+        {"a%00", "it holds '%' at byte 1"},
+        {"", "it is empty"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fields_queue_why(cases[i][0], strlen(cases[i][0]), why, sizeof why);
+        CHECK_STR(why, cases[i][1]);
+    }
+    char longq[JOB_QUEUE_MAX + 2];
+    memset(longq, 'q', sizeof longq - 1);
+    longq[sizeof longq - 1] = '\0';
+    fields_queue_why(longq, strlen(longq), why, sizeof why);
+    CHECK_STR(why, "it is 129 bytes long");
+
+    /* Each reader of a queue name says so. */
+    char msg[256];
+    CHECK_INT(spec_at("{\"payload\":1,\"queue\":\"a b\"}", NOW, msg, sizeof msg), -1);
+    CHECK(strstr(msg, "queue must be 1 to 128 characters") != NULL);
+    CHECK(strstr(msg, "(it holds ' ' at byte 1)") != NULL);
+    CHECK_INT(spec_at("{\"payload\":1,\"queue\":7}", NOW, msg, sizeof msg), -1);
+    CHECK(strstr(msg, "(it is not a string)") != NULL);
+    struct claim_args c;
+    cJSON *root;
+    CHECK_INT(claim_of("{\"worker_id\":\"w\",\"queues\":[\"ok\",\"n\u00e9\"]}", &c, msg, sizeof msg,
+                       &root),
+              -1);
+    claim_args_clear(&c);
+    cJSON_Delete(root);
+    CHECK(strstr(msg, "queues[1] must be 1 to 128 characters") != NULL);
+    CHECK(strstr(msg, "(it holds U+00E9 at byte 1)") != NULL);
+    struct list_filter lf;
+    CHECK_INT(list_of("a/b", NULL, NULL, NULL, &lf, msg), -1);
+    CHECK(strstr(msg, "(it holds '/' at byte 1)") != NULL);
+}
+
 TEST(list_query)
 {
     struct list_filter lf;
@@ -610,4 +653,4 @@ TEST_MAIN(TEST_ENTRY(body_pipeline), TEST_ENTRY(depth_is_invalid_json),
           TEST_ENTRY(job_spec_limits), TEST_ENTRY(prefix_names_batch_element),
           TEST_ENTRY(claim_args), TEST_ENTRY(lease_bodies), TEST_ENTRY(list_query),
           TEST_ENTRY(cursor_round_trip), TEST_ENTRY(run_at_bound_is_fixed),
-          TEST_ENTRY(nul_is_named))
+          TEST_ENTRY(nul_is_named), TEST_ENTRY(queue_refusal_names_the_character))
