@@ -83,6 +83,13 @@ static int member_has_nul(const struct fields *f, const char *name)
     return json_member(f->span, name, &v) && json_has_nul(v);
 }
 
+/* Refuse a member whose strings hold a NUL, naming the field and the character. Returns -1. */
+static int bad_nul(struct fields *f, const char *name)
+{
+    return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must not contain a NUL character (\\u0000)",
+                       f->prefix, name);
+}
+
 int fields_int(struct fields *f, const char *name, int64_t min, int64_t max, int64_t *out)
 {
     const cJSON *item = member(f, name);
@@ -117,8 +124,7 @@ int fields_string(struct fields *f, const char *name, size_t min, size_t max, co
     if (!cJSON_IsString(item) || !item->valuestring)
         return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be a string", f->prefix, name);
     if (member_has_nul(f, name))
-        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must not contain NUL characters",
-                           f->prefix, name);
+        return bad_nul(f, name);
     size_t len = strlen(item->valuestring);
     if (len < min || len > max)
         return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be %zu to %zu bytes long", f->prefix,
@@ -127,11 +133,55 @@ int fields_string(struct fields *f, const char *name, size_t min, size_t max, co
     return 1;
 }
 
-static int bad_queue(struct fields *f, const char *name)
+/* The code point of the UTF-8 sequence at u (avail bytes), or -1 when it is not one. */
+static long utf8_at(const unsigned char *u, size_t avail)
 {
+    size_t len = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 0;
+    if (len == 0 || len > avail)
+        return -1;
+    long cp = u[0] & (0x3F >> (len - 1));
+    for (size_t k = 1; k < len; k++) {
+        if ((u[k] & 0xC0) != 0x80)
+            return -1;
+        cp = cp << 6 | (u[k] & 0x3F);
+    }
+    return cp;
+}
+
+void fields_queue_why(const char *s, size_t n, char *out, size_t len)
+{
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        char one[2] = {s[i], '\0'};
+        if (s[i] != '\0' && job_queue_name_ok(one))
+            continue;
+        long cp = u[0] < 0x80 ? u[0] : utf8_at(u, n - i);
+        if (u[0] >= 0x20 && u[0] < 0x7f)
+            snprintf(out, len, "it holds '%c' at byte %zu", s[i], i);
+        else if (cp >= 0)
+            snprintf(out, len, "it holds U+%04lX at byte %zu", (unsigned long)cp, i);
+        else
+            snprintf(out, len, "it holds the byte 0x%02X at byte %zu", u[0], i);
+        return;
+    }
+    if (n == 0)
+        snprintf(out, len, "it is empty");
+    else
+        snprintf(out, len, "it is %zu bytes long", n);
+}
+
+/* Refuse the queue name value (NULL when it is not a string) of field name[index] (index -1:
+ * not in an array), saying why. Returns -1. */
+static int bad_queue(struct fields *f, const char *name, long index, const char *value)
+{
+    char why[64] = "it is not a string", at[24] = "";
+    if (value)
+        fields_queue_why(value, strlen(value), why, sizeof why);
+    if (index >= 0)
+        snprintf(at, sizeof at, "[%ld]", index);
     return fields_fail(f, ERR_INVALID_REQUEST,
-                       "%s%s must be 1 to %d characters of A-Z a-z 0-9 . _ : -", f->prefix, name,
-                       JOB_QUEUE_MAX);
+                       "%s%s%s must be 1 to %d characters of A-Z a-z 0-9 . _ : - (%s)", f->prefix,
+                       name, at, JOB_QUEUE_MAX, why);
 }
 
 int fields_queue(struct fields *f, const char *name, const char **out)
@@ -139,9 +189,12 @@ int fields_queue(struct fields *f, const char *name, const char **out)
     const cJSON *item = member(f, name);
     if (!item)
         return 0;
-    if (!cJSON_IsString(item) || !item->valuestring || member_has_nul(f, name) ||
-        !job_queue_name_ok(item->valuestring))
-        return bad_queue(f, name);
+    if (!cJSON_IsString(item) || !item->valuestring)
+        return bad_queue(f, name, -1, NULL);
+    if (member_has_nul(f, name))
+        return bad_nul(f, name);
+    if (!job_queue_name_ok(item->valuestring))
+        return bad_queue(f, name, -1, item->valuestring);
     *out = item->valuestring;
     return 1;
 }
@@ -156,16 +209,16 @@ int fields_queue_list(struct fields *f, const char *name, const char **out, size
         return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be an array of 1 to %zu queue names",
                            f->prefix, name, max);
     if (member_has_nul(f, name))
-        return bad_queue(f, name);
+        return bad_nul(f, name);
     size_t k = 0;
+    long i = 0;
     const cJSON *el;
     cJSON_ArrayForEach(el, item)
     {
-        if (!cJSON_IsString(el) || !el->valuestring || !job_queue_name_ok(el->valuestring))
-            return fields_fail(f, ERR_INVALID_REQUEST,
-                               "%s%s must hold queue names of 1 to %d characters of "
-                               "A-Z a-z 0-9 . _ : -",
-                               f->prefix, name, JOB_QUEUE_MAX);
+        const char *v = cJSON_IsString(el) ? el->valuestring : NULL;
+        if (!v || !job_queue_name_ok(v))
+            return bad_queue(f, name, i, v);
+        i++;
         size_t d = 0;
         while (d < k && strcmp(out[d], el->valuestring) != 0)
             d++;
@@ -189,8 +242,10 @@ int fields_tags(struct fields *f, const char *name, char **out)
     size_t count = cJSON_IsArray(item) ? (size_t)cJSON_GetArraySize(item) : JOB_TAGS_MAX + 1;
     const char *tags[JOB_TAGS_MAX];
     size_t k = 0;
-    if (count > JOB_TAGS_MAX || member_has_nul(f, name))
+    if (count > JOB_TAGS_MAX)
         goto bad;
+    if (member_has_nul(f, name))
+        return bad_nul(f, name);
     const cJSON *el;
     cJSON_ArrayForEach(el, item)
     {

@@ -50,11 +50,18 @@ int fields_bool(struct fields *f, const char *name, int *out);
 /* A string of min..max bytes without NUL. *out is borrowed from the parsed object. */
 int fields_string(struct fields *f, const char *name, size_t min, size_t max, const char **out);
 
-/* A valid queue name (job_queue_name_ok). *out is borrowed from the parsed object. */
+/* Why s[0..n) is not a valid queue name, for a message naming what is wrong with it: "it
+ * holds ' ' at byte 3", "it holds U+00E9 at byte 0", "it is empty", "it is 129 bytes long".
+ * Written to out (len bytes). This function can't fail. */
+void fields_queue_why(const char *s, size_t n, char *out, size_t len);
+
+/* A valid queue name (job_queue_name_ok); a refusal names what is wrong with it. *out is
+ * borrowed from the parsed object. */
 int fields_queue(struct fields *f, const char *name, const char **out);
 
-/* An array of 1..max valid queue names; duplicates are dropped, order kept. out must hold
- * max entries, borrowed from the parsed object. */
+/* An array of 1..max valid queue names; duplicates are dropped, order kept; a refusal names
+ * the element (queues[2]) and what is wrong with it. out must hold max entries, borrowed
+ * from the parsed object. */
 int fields_queue_list(struct fields *f, const char *name, const char **out, size_t max, size_t *n);
 
 /* An array of at most JOB_TAGS_MAX strings of 1..JOB_TAG_MAX bytes, deduplicated and sorted

@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "clock.h"
+#include "fields.h"
 #include "handlers.h"
 #include "pending.h"
 #include "reply.h"
@@ -101,9 +102,14 @@ static int path_queue(const struct request *rq, char *name)
 static enum MHD_Result queue_start(struct request *rq, struct store_call call)
 {
     char name[JOB_QUEUE_MAX + 1];
-    if (path_queue(rq, name) != 0)
+    if (path_queue(rq, name) != 0) {
+        const char *s = rq->url + strlen("/queues/");
+        char why[64];
+        fields_queue_why(s, strcspn(s, "/"), why, sizeof why);
         return reply_error(rq, ERR_INVALID_REQUEST,
-                           "name: a queue name is 1-128 characters of A-Z a-z 0-9 . _ : -");
+                           "name: a queue name is 1-%d characters of A-Z a-z 0-9 . _ : - (%s)",
+                           JOB_QUEUE_MAX, why);
+    }
     struct queue_state *qs = calloc(1, sizeof *qs);
     if (!qs)
         return reply_error(rq, ERR_INTERNAL, "out of memory");

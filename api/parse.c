@@ -8,7 +8,6 @@
 #define DEFAULT_MAX_ATTEMPTS 5
 #define DEFAULT_LEASE_SECONDS 30
 #define DEFAULT_LIST_LIMIT 100
-#define TOKEN_MAX 256 /* lease tokens are JOB_TOKEN_LEN; anything longer cannot match */
 
 static const char *const default_queues[] = {DEFAULT_QUEUE};
 
@@ -38,7 +37,7 @@ int parse_job_spec(struct fields *f, int64_t now, struct job_spec *spec, struct 
         spec->priority = (int32_t)v;
 
     int64_t run_at, delay;
-    int has_run_at = fields_int(f, "run_at", 0, now + JOB_RUN_AT_HORIZON, &run_at);
+    int has_run_at = fields_int(f, "run_at", 0, JOB_RUN_AT_MAX, &run_at);
     if (has_run_at < 0)
         return -1;
     int has_delay = fields_int(f, "delay_seconds", 0, JOB_DELAY_MAX, &delay);
@@ -130,7 +129,7 @@ void claim_args_clear(struct claim_args *c)
 static int read_token(struct fields *f, struct lease_args *a)
 {
     memset(a, 0, sizeof *a);
-    int r = fields_string(f, "lease_token", 1, TOKEN_MAX, &a->lease_token);
+    int r = fields_string(f, "lease_token", 1, PARSE_TOKEN_MAX, &a->lease_token);
     if (r == 0)
         return fields_fail(f, ERR_INVALID_REQUEST, "lease_token is required");
     return r < 0 ? -1 : 0;
@@ -199,10 +198,13 @@ int parse_list_query(struct fields *f, const char *queue, const char *status, co
     out->status = -1;
     out->limit = DEFAULT_LIST_LIMIT;
     if (queue) {
-        if (!job_queue_name_ok(queue))
+        if (!job_queue_name_ok(queue)) {
+            char why[64];
+            fields_queue_why(queue, strlen(queue), why, sizeof why);
             return fields_fail(f, ERR_INVALID_REQUEST,
-                               "queue must be 1 to %d characters of A-Z a-z 0-9 . _ : -",
-                               JOB_QUEUE_MAX);
+                               "queue must be 1 to %d characters of A-Z a-z 0-9 . _ : - (%s)",
+                               JOB_QUEUE_MAX, why);
+        }
         out->queue = queue;
     }
     if (status) {

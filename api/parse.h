@@ -11,6 +11,10 @@
 #include "fields.h"
 #include "job.h"
 
+/* A lease_token of more bytes is invalid_request. Tokens are JOB_TOKEN_LEN characters: a
+ * longer one cannot match, but up to this many it is read and answered lease_lost. */
+#define PARSE_TOKEN_MAX 256
+
 /* Memory owned behind a job_spec. */
 struct spec_buf {
     char *payload;

@@ -10,21 +10,21 @@
 #define JOB_NONE INT64_MIN
 
 /* Limits of the v1 contract (../shared/API.md). */
-#define JOB_QUEUE_MAX 128                       /* bytes of A-Z a-z 0-9 . _ : - */
-#define JOB_IDENT_MAX 200                       /* worker_id, idempotency_key, error_code */
-#define JOB_TAGS_MAX 32                         /* requires, capabilities */
-#define JOB_TAG_MAX 64                          /* bytes per tag */
-#define JOB_QUEUES_MAX 32                       /* queues[] in a claim */
-#define JOB_BATCH_MAX 1000                      /* jobs in POST /jobs/batch */
-#define JOB_CLAIM_MAX 100                       /* max_jobs in a claim */
-#define JOB_LIST_MAX 1000                       /* limit in GET /jobs */
-#define JOB_LEASE_MAX 86400                     /* lease_seconds */
-#define JOB_WAIT_MAX 60                         /* wait_seconds */
-#define JOB_ATTEMPTS_MAX 1000                   /* max_attempts */
-#define JOB_RUNTIME_MAX 2592000                 /* max_runtime_seconds */
-#define JOB_DELAY_MAX 31536000                  /* delay_seconds, retry_in_seconds */
-#define JOB_RUN_AT_HORIZON (10LL * 366 * 86400) /* run_at at most this far from now */
-#define JOB_TOKEN_LEN 32 /* lease token: 32 URL-safe chars, 192 random bits */
+#define JOB_QUEUE_MAX 128           /* bytes of A-Z a-z 0-9 . _ : - */
+#define JOB_IDENT_MAX 200           /* worker_id, idempotency_key, error_code */
+#define JOB_TAGS_MAX 32             /* requires, capabilities */
+#define JOB_TAG_MAX 64              /* bytes per tag */
+#define JOB_QUEUES_MAX 32           /* queues[] in a claim */
+#define JOB_BATCH_MAX 1000          /* jobs in POST /jobs/batch */
+#define JOB_CLAIM_MAX 100           /* max_jobs in a claim */
+#define JOB_LIST_MAX 1000           /* limit in GET /jobs */
+#define JOB_LEASE_MAX 86400         /* lease_seconds */
+#define JOB_WAIT_MAX 60             /* wait_seconds */
+#define JOB_ATTEMPTS_MAX 1000       /* max_attempts */
+#define JOB_RUNTIME_MAX 2592000     /* max_runtime_seconds */
+#define JOB_DELAY_MAX 31536000      /* delay_seconds, retry_in_seconds */
+#define JOB_RUN_AT_MAX 4102444799LL /* run_at: before 2100-01-01 UTC, a bound that holds still */
+#define JOB_TOKEN_LEN 32            /* lease token: 32 URL-safe chars, 192 random bits */
 
 /* The statuses of the API; the store returns these only. The numbers are stored: append
  * only. 0 is no API status: a backend may store a state of its own under it (the SQLite

@@ -1,14 +1,26 @@
 """Every error of the contract: invalid_json, invalid_request at and past each limit,
 not_found, method_not_allowed, lease_lost, conflict, payload_too_large,
-unsupported_media_type; and the shape of every error body."""
+unsupported_media_type; and the shape of every error body. SchemaLimits reads its limits off
+openapi.yaml (through tests/openapi/openapi_spec.py), so the server is held to the document."""
 
+import copy
+import itertools
+import os
+import re
 import socket
+import sys
 import time
 import unittest
+import urllib.parse
 
 from harness import HOST, ServerTest, now, raw_exchange, read_response
 
-TEN_YEARS = 10 * 365 * 86400
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "openapi"))
+import openapi_spec  # noqa: E402  (tests/openapi: openapi.yaml as data)
+
+OPENAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "openapi.yaml")
+
+RUN_AT_BOUND = 4102444800  # 2100-01-01 UTC: run_at must be before it (API.md)
 
 
 def nested(depth):
@@ -154,9 +166,9 @@ class InvalidRequest(ServerTest):
     def test_run_at_limits(self):
         t = now()
         self.job_ok(run_at=0)
-        self.job_ok(run_at=t + 9 * 365 * 86400)
+        self.job_ok(run_at=RUN_AT_BOUND - 1)
         self.job_bad("run_at", run_at=-1)
-        self.job_bad("run_at", run_at=t + TEN_YEARS + 30 * 86400)
+        self.job_bad("run_at", run_at=RUN_AT_BOUND)
         self.job_bad("run_at", run_at=2**62)
         self.job_bad("run_at", run_at=t + 0.5)
         self.job_bad("run_at", run_at=str(t))
@@ -318,6 +330,179 @@ class InvalidRequest(ServerTest):
         for q in ("cursor=!!not-a-cursor!!", "cursor=%25%25%25"):
             r = self.c.get("/jobs?" + q)
             self.assert_error(r, 400, "invalid_request", mentions="cursor")
+
+
+def put(body, where, value):
+    """Set the value at where ("body.jobs[].queue", "body.requires[]") in body; an array on
+    the way is made one element long, or its first element is used."""
+    toks = re.findall(r"\[\]|[^.\[\]]+", where)[1:]
+    cur = body
+    for i, tok in enumerate(toks):
+        last = i == len(toks) - 1
+        if tok == "[]":
+            if last:
+                cur[:] = [value]
+                return
+            cur = cur[0]
+        elif last:
+            cur[tok] = value
+        else:
+            if toks[i + 1] == "[]" and not cur.get(tok):
+                cur[tok] = [None]
+            cur = cur[tok]
+
+
+def drop(body, where):
+    """Remove the member at where ("body.payload", "body.jobs[].payload") from body."""
+    toks = re.findall(r"\[\]|[^.\[\]]+", where)[1:]
+    cur = body
+    for tok in toks[:-1]:
+        cur = cur[0] if tok == "[]" else cur[tok]
+    cur.pop(toks[-1], None)
+
+
+def field_name(where):
+    """The name the server's message gives the value at where: "jobs[0].queue" for
+    body.jobs[].queue, "requires" for body.requires[], "limit" for query.limit."""
+    name = where.split(".", 1)[1]
+    while name.endswith("[]"):
+        name = name[:-2]
+    return name.replace("[]", "[0]")
+
+
+class SchemaLimits(ServerTest):
+    """Driven by openapi.yaml: every value a client sends, at each limit its schema states
+    (accepted) and just past it (400 invalid_request naming the field; a NUL also named as
+    such), each required value left out, and each pair the schema forbids together. So a
+    client or tester generated from the document meets no refusal it was not told of.
+    openapi.limits checks that the document's limits are the server's constants; this checks
+    that the server answers by them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = openapi_spec.load(OPENAPI)
+        super().setUpClass()
+
+    def fresh(self, op):
+        """(method, path, query, body) of a request of op that the server accepts as it is,
+        with whatever it needs done first (a job to claim, a lease)."""
+        q = self.q
+        if op in ("POST /jobs/{id}/heartbeat", "POST /jobs/{id}/complete",
+                  "POST /jobs/{id}/fail"):
+            qn = self.queue("lease%d" % next(self.counter))
+            self.enqueue(queue=qn)
+            job = self.claim_one(queue=qn)
+            return ("POST", op.split(" ")[1].replace("{id}", str(job["id"])), {},
+                    {"lease_token": job["lease_token"]})
+        if op == "POST /claim":
+            self.enqueue()  # due: a claim with wait_seconds answers at once
+            return "POST", "/claim", {}, {"worker_id": "w", "queue": q}
+        plain = {
+            "POST /jobs": ("POST", "/jobs", {}, {"queue": q, "payload": 1}),
+            "POST /jobs/batch": ("POST", "/jobs/batch", {}, {"jobs": [{"queue": q,
+                                                                      "payload": 1}]}),
+            "GET /jobs": ("GET", "/jobs", {}, None),
+            "DELETE /queues/{name}/jobs": ("DELETE", "/queues/{name}/jobs",
+                                           {"status": "succeeded"}, None),
+            "POST /queues/{name}/pause": ("POST", "/queues/{name}/pause", {}, None),
+            "POST /queues/{name}/resume": ("POST", "/queues/{name}/resume", {}, None),
+        }
+        if op not in plain:
+            self.fail("SchemaLimits does not know how to send %s: add it to fresh()" % op)
+        method, path, query, body = copy.deepcopy(plain[op])
+        return method, path.replace("{name}", q), query, body
+
+    def send(self, op, values=(), absent=(), empty=False):
+        """Send op with each (where, value) of values set, the values at `absent` left out,
+        and no body at all when empty. Returns the Response."""
+        method, path, query, body = self.fresh(op)
+        for w in absent:
+            if w.startswith("query."):
+                query.pop(w[6:], None)
+            else:
+                drop(body, w)
+        for where, value in values:
+            if where.startswith("query."):
+                query[where[6:]] = value
+            elif where.startswith("path."):
+                param = urllib.parse.quote(str(value), safe="")
+                path = op.split(" ")[1].replace("{%s}" % where[5:], param)
+            else:
+                put(body, where, value)
+        if query:
+            path += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+        if empty:
+            return self.c.request(method, path, raw=b"",
+                                  headers={"Content-Type": "application/json"})
+        return self.c.request(method, path, body=body)
+
+    def check(self, op, where, label, r, accepted, names=None):
+        """r answers a request that sent the case `label` of the value at where: accepted or
+        refused naming the field (and `names` too, when given)."""
+        with self.subTest(op=op, where=where, case=label):
+            if where.startswith("path.") and label == "empty":
+                self.assert_error(r, 404, "not_found")  # another path: /queues//pause
+            elif not accepted:
+                self.assert_error(r, 400, "invalid_request", mentions=field_name(where))
+                if names:
+                    self.assertIn(names, r.json["error"]["message"], r)
+            elif where.endswith(".lease_token"):
+                self.assert_error(r, 409, "lease_lost")  # read, but not the claim's token
+            else:
+                self.assertIn(r.status, (200, 201), r)
+
+    @staticmethod
+    def offender(where, value):
+        """What the refusal of a string off its pattern must name: a NUL in a body string as
+        such, a space in a name as the character and where (a cursor is opaque)."""
+        if not isinstance(value, str) or where == "query.cursor":
+            return None
+        if "\0" in value and where.startswith("body"):
+            return "NUL"
+        if value == "a b":
+            return "' ' at byte 1"
+        return None
+
+    def test_every_request_value_at_and_past_its_limits(self):
+        self.counter = itertools.count()
+        fill = {"queue": self.q}
+        tried = set()
+        fields = list(openapi_spec.request_fields(self.doc))
+        # The members each object forbids together, both ways round: (op, where) -> other.
+        others = {}
+        for op, where, schema, _ in fields:
+            pair = schema.get("not", {}).get("required", ())
+            for a, b in ((pair[0], pair[1]), (pair[1], pair[0])) if len(pair) == 2 else ():
+                others[(op, "%s.%s" % (where, a))] = "%s.%s" % (where, b)
+        for op, where, schema, required in fields:
+            if where == "path.id":
+                continue  # an id out of range is an unknown job: 404 (test_unknown_paths)
+            if where == "body":
+                if required:
+                    r = self.send(op, empty=True)
+                    self.check(op, "body." + schema["required"][0], "no body", r, False)
+            elif required and not where.startswith("path."):
+                r = self.send(op, absent=(where,))
+                self.check(op, where, "left out", r, False)
+            together = schema.get("not", {}).get("required", ())
+            if together:
+                props = schema.get("properties", {})
+                r = self.send(op, [("%s.%s" % (where, name), openapi_spec.sample(props[name], 1))
+                                   for name in together])
+                self.check(op, "%s.%s" % (where, together[0]), "with " + together[1], r, False)
+            for label, value, accepted in openapi_spec.boundary_cases(schema, fill):
+                tried.add((op, where))
+                absent = tuple(b for (o, a), b in others.items()
+                               if o == op and (where == a or where.startswith(a + "[]")))
+                r = self.send(op, [(where, value)], absent=absent)
+                self.check(op, where, label, r, accepted, self.offender(where, value))
+        # The document's bounded values, each tried: a sanity check of the walk itself.
+        for must in (("POST /jobs", "body.run_at"), ("POST /jobs/batch", "body.jobs"),
+                     ("POST /jobs/batch", "body.jobs[].requires[]"),
+                     ("POST /claim", "body.queues[]"), ("POST /jobs/{id}/fail",
+                                                         "body.error_code"),
+                     ("GET /jobs", "query.cursor"), ("POST /queues/{name}/pause", "path.name")):
+            self.assertIn(must, tried)
 
 
 class NotFoundAndMethods(ServerTest):

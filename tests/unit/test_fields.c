@@ -462,6 +462,80 @@ TEST(lease_bodies)
     }
 }
 
+/* parse_job_spec on body at time now. Returns its result; the message goes to msg. */
+static int spec_at(const char *body, int64_t now, char *msg, size_t msglen)
+{
+    struct fields f;
+    cJSON *root = NULL;
+    struct job_spec spec;
+    struct spec_buf buf = {0};
+    int r = open_body(&f, &root, body);
+    if (r == 0)
+        r = parse_job_spec(&f, now, &spec, &buf);
+    snprintf(msg, msglen, "%s", r < 0 ? f.msg : "");
+    spec_buf_clear(&buf);
+    cJSON_Delete(root);
+    return r;
+}
+
+TEST(run_at_bound_is_fixed)
+{
+    /* The bound is the epoch 4102444800 (2100-01-01 UTC) whatever the clock says, so that a
+     * schema can state it: the same answers at the epoch, today and just before the bound. */
+    int64_t nows[] = {0, NOW, JOB_RUN_AT_MAX - 60};
+    char msg[256];
+    for (size_t i = 0; i < sizeof nows / sizeof nows[0]; i++) {
+        CHECK_INT(spec_at("{\"payload\":1,\"run_at\":4102444799}", nows[i], msg, sizeof msg), 0);
+        CHECK_INT(spec_at("{\"payload\":1,\"run_at\":0}", nows[i], msg, sizeof msg), 0);
+        CHECK_INT(spec_at("{\"payload\":1,\"run_at\":4102444800}", nows[i], msg, sizeof msg), -1);
+        CHECK(strstr(msg, "run_at must be an integer between 0 and 4102444799") != NULL);
+    }
+    CHECK_INT(JOB_RUN_AT_MAX, 4102444799LL);
+}
+
+/* A string field holding \u0000 is refused with a message naming the field and the NUL. */
+TEST(nul_is_named)
+{
+    const char *spec_bodies[][2] = {
+        {"{\"payload\":1,\"queue\":\"q\\u0000\"}", "queue"},
+        {"{\"payload\":1,\"idempotency_key\":\"k\\u0000\"}", "idempotency_key"},
+        {"{\"payload\":1,\"requires\":[\"gpu\",\"a\\u0000b\"]}", "requires"},
+    };
+    const char *claim_bodies[][2] = {
+        {"{\"worker_id\":\"\\u0000\"}", "worker_id"},
+        {"{\"worker_id\":\"w\",\"queue\":\"\\u0000\"}", "queue"},
+        {"{\"worker_id\":\"w\",\"queues\":[\"a\",\"b\\u0000\"]}", "queues"},
+        {"{\"worker_id\":\"w\",\"capabilities\":[\"\\u0000\"]}", "capabilities"},
+    };
+    const char *fail_bodies[][2] = {
+        {"{\"lease_token\":\"t\\u0000\"}", "lease_token"},
+        {"{\"lease_token\":\"t\",\"error_code\":\"e\\u0000\"}", "error_code"},
+    };
+    char msg[256], want[64];
+    cJSON *root;
+    for (size_t i = 0; i < sizeof spec_bodies / sizeof spec_bodies[0]; i++) {
+        CHECK_INT(spec_at(spec_bodies[i][0], NOW, msg, sizeof msg), -1);
+        snprintf(want, sizeof want, "%s must not contain a NUL character", spec_bodies[i][1]);
+        CHECK(strstr(msg, want) != NULL);
+    }
+    for (size_t i = 0; i < sizeof claim_bodies / sizeof claim_bodies[0]; i++) {
+        struct claim_args c;
+        CHECK_INT(claim_of(claim_bodies[i][0], &c, msg, sizeof msg, &root), -1);
+        claim_args_clear(&c);
+        cJSON_Delete(root);
+        snprintf(want, sizeof want, "%s must not contain a NUL character", claim_bodies[i][1]);
+        CHECK(strstr(msg, want) != NULL);
+    }
+    for (size_t i = 0; i < sizeof fail_bodies / sizeof fail_bodies[0]; i++) {
+        struct lease_args a;
+        CHECK_INT(lease_of(parse_fail, fail_bodies[i][0], &a, msg, &root), -1);
+        lease_args_clear(&a);
+        cJSON_Delete(root);
+        snprintf(want, sizeof want, "%s must not contain a NUL character", fail_bodies[i][1]);
+        CHECK(strstr(msg, want) != NULL);
+    }
+}
+
 static int list_of(const char *queue, const char *status, const char *limit, const char *cursor,
                    struct list_filter *out, char *msg)
 {
@@ -471,6 +545,49 @@ static int list_of(const char *queue, const char *status, const char *limit, con
     int r = parse_list_query(&f, queue, status, limit, cursor, out);
     snprintf(msg, 256, "%s", r < 0 ? f.msg : "");
     return r;
+}
+
+TEST(queue_refusal_names_the_character)
+{
+    char why[64];
+    const char *cases[][2] = {
+        {"has space", "it holds ' ' at byte 3"},
+        {"caf\xc3\xa9", "it holds U+00E9 at byte 3"},
+        {"a\tb", "it holds U+0009 at byte 1"},
+        {"x\xf0\x9f\x98\x80", "it holds U+1F600 at byte 1"},
+        {"bad\xff", "it holds the byte 0xFF at byte 3"},
+        {"a%00", "it holds '%' at byte 1"},
+        {"", "it is empty"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fields_queue_why(cases[i][0], strlen(cases[i][0]), why, sizeof why);
+        CHECK_STR(why, cases[i][1]);
+    }
+    char longq[JOB_QUEUE_MAX + 2];
+    memset(longq, 'q', sizeof longq - 1);
+    longq[sizeof longq - 1] = '\0';
+    fields_queue_why(longq, strlen(longq), why, sizeof why);
+    CHECK_STR(why, "it is 129 bytes long");
+
+    /* Each reader of a queue name says so. */
+    char msg[256];
+    CHECK_INT(spec_at("{\"payload\":1,\"queue\":\"a b\"}", NOW, msg, sizeof msg), -1);
+    CHECK(strstr(msg, "queue must be 1 to 128 characters") != NULL);
+    CHECK(strstr(msg, "(it holds ' ' at byte 1)") != NULL);
+    CHECK_INT(spec_at("{\"payload\":1,\"queue\":7}", NOW, msg, sizeof msg), -1);
+    CHECK(strstr(msg, "(it is not a string)") != NULL);
+    struct claim_args c;
+    cJSON *root;
+    CHECK_INT(claim_of("{\"worker_id\":\"w\",\"queues\":[\"ok\",\"n\u00e9\"]}", &c, msg, sizeof msg,
+                       &root),
+              -1);
+    claim_args_clear(&c);
+    cJSON_Delete(root);
+    CHECK(strstr(msg, "queues[1] must be 1 to 128 characters") != NULL);
+    CHECK(strstr(msg, "(it holds U+00E9 at byte 1)") != NULL);
+    struct list_filter lf;
+    CHECK_INT(list_of("a/b", NULL, NULL, NULL, &lf, msg), -1);
+    CHECK(strstr(msg, "(it holds '/' at byte 1)") != NULL);
 }
 
 TEST(list_query)
@@ -535,4 +652,5 @@ TEST_MAIN(TEST_ENTRY(body_pipeline), TEST_ENTRY(depth_is_invalid_json),
           TEST_ENTRY(job_spec_defaults_and_exact_payload), TEST_ENTRY(job_spec_all_fields),
           TEST_ENTRY(job_spec_limits), TEST_ENTRY(prefix_names_batch_element),
           TEST_ENTRY(claim_args), TEST_ENTRY(lease_bodies), TEST_ENTRY(list_query),
-          TEST_ENTRY(cursor_round_trip))
+          TEST_ENTRY(cursor_round_trip), TEST_ENTRY(run_at_bound_is_fixed),
+          TEST_ENTRY(nul_is_named), TEST_ENTRY(queue_refusal_names_the_character))
