@@ -321,6 +321,10 @@ enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exist
  * STORE_CONFLICT having written nothing (so it can share a transaction with other calls,
  * see pg_tx.c); any other result may follow writes and must roll back. */
 int pg_enqueue_prepare(struct pg_call *pc);
+
+/* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
+ * a server may send them (RETURNING promises no order); 0: in the order they came. */
+void pg_enqueue_reverse_rows(int on);
 int pg_claim_prepare(struct pg_call *pc);
 int pg_lease_prepare(struct pg_call *pc);
 int pg_admin_prepare(struct pg_call *pc);
