@@ -12,6 +12,7 @@
 static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 9};
+    int64_t now = pg_calls_now(calls, k); /* the database's clock: delays are resolved on it */
     struct pg_arr col[8] = {{0}};
     for (size_t i = 0; i < k; i++) {
         const struct store_call *call = calls[i].call;
@@ -20,7 +21,7 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
             pg_arr_text(&col[0], sp->queue);
             pg_arr_text(&col[1], sp->payload);
             pg_arr_int(&col[2], sp->priority);
-            pg_arr_int(&col[3], sp->run_at);
+            pg_arr_int(&col[3], job_spec_run_at(sp, now));
             pg_arr_int(&col[4], sp->max_attempts);
             pg_arr_int(&col[5], sp->max_runtime_seconds);
             pg_arr_text(&col[6],
@@ -31,7 +32,7 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     int rc = 0;
     for (int c = 0; c < 8; c++)
         rc |= pg_arr_bind(&col[c], b, c);
-    b->params[8] = pg_int_param(b->ints[8], pg_calls_now(calls, k));
+    b->params[8] = pg_int_param(b->ints[8], now);
     if (rc != 0)
         pg_bind_free(b);
     return rc;
