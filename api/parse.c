@@ -18,7 +18,7 @@ int parse_job_spec(struct fields *f, int64_t now, struct job_spec *spec, struct 
     memset(spec, 0, sizeof *spec);
     memset(buf, 0, sizeof *buf);
     spec->queue = DEFAULT_QUEUE;
-    spec->run_at = now;
+    spec->run_at = JOB_NONE; /* due at the store's now (+ delay_seconds) */
     spec->max_attempts = DEFAULT_MAX_ATTEMPTS;
     spec->max_runtime_seconds = JOB_NONE;
 
@@ -50,7 +50,7 @@ int parse_job_spec(struct fields *f, int64_t now, struct job_spec *spec, struct 
     if (has_run_at)
         spec->run_at = run_at;
     if (has_delay)
-        spec->run_at = now + delay;
+        spec->delay = delay;
 
     if (fields_int(f, "max_attempts", 1, JOB_ATTEMPTS_MAX, &spec->max_attempts) < 0)
         return -1;

@@ -30,9 +30,10 @@ installed() {
 # libcurl4-openssl-dev: the HTTP client library of the `jobq` command-line client (cli/).
 # prometheus: for its promtool, which checks /metrics (tests/blackbox/test_metrics.py) and
 # the example alert rules (docs/alerts.yml, ctest static.alerts); its service is never used.
+# faketime (libfaketime): tests/blackbox/test_clock_skew.py runs jobqd with a clock that lags.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
           python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
-          libcurl4-openssl-dev prometheus)
+          libcurl4-openssl-dev prometheus faketime)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

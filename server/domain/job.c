@@ -105,6 +105,11 @@ int job_queue_name_ok(const char *name)
     return n >= 1;
 }
 
+int64_t job_spec_run_at(const struct job_spec *sp, int64_t now)
+{
+    return sp->run_at != JOB_NONE ? sp->run_at : now + sp->delay;
+}
+
 int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,
                     int64_t run_at_b, int64_t id_b)
 {

@@ -74,7 +74,11 @@ struct job_spec {
     const char *queue;   /* validated queue name */
     const char *payload; /* compact JSON text, required */
     int32_t priority;
-    int64_t run_at; /* absolute epoch seconds (the caller resolves delay_seconds) */
+    /* When it is due: at run_at (epoch seconds, as a client gave it), or, when run_at is
+     * JOB_NONE, `delay` seconds (0..JOB_DELAY_MAX) after the store's now, on the store's
+     * clock (job_spec_run_at): a delay is never measured on one clock and kept on another. */
+    int64_t run_at;
+    int64_t delay;
     int64_t max_attempts;
     int64_t max_runtime_seconds; /* JOB_NONE when unset */
     const char *requires;        /* compact JSON array of strings, NULL when empty */
@@ -165,6 +169,10 @@ void job_array_free(struct job *jobs, size_t n);
 
 /* Release an array of n queue rows and the array itself. Accepts NULL. */
 void queue_stats_free(struct queue_stats *rows, size_t n);
+
+/* The run_at of a job enqueued from sp at the store's now: sp->run_at, or now + sp->delay when
+ * it is JOB_NONE. A pure function: it can't fail. */
+int64_t job_spec_run_at(const struct job_spec *sp, int64_t now);
 
 /* Claim order of two jobs given as (priority, run_at, id): < 0 when a comes first (priority
  * desc, run_at asc, id asc), > 0 when b does, 0 when equal. This function can't fail. */

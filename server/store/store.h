@@ -45,7 +45,8 @@ enum store_result {
 struct store_hooks {
     /* Jobs in `queue` became claimable (enqueued due, requeued due, retried, promoted). */
     void (*on_ready)(void *ctx, const char *queue);
-    /* A job was scheduled for `run_at` in the future (the timer may need to wake earlier). */
+    /* A job was scheduled for `run_at` in the future (the timer may need to wake earlier);
+     * run_at is on the clock the callers' `now` comes from. */
     void (*on_scheduled)(void *ctx, int64_t run_at);
     void *ctx;
     /* May be NULL: `jobs` jobs in `queue` became claimable, none of which requires anything,
@@ -254,7 +255,9 @@ enum store_result store_purge(struct store *s, const char *queue, int status, in
 /* Enqueue n (1..JOB_BATCH_MAX) jobs in one transaction, all or nothing. out[i] receives job i
  * (created, or the existing job of an idempotency_key hit); created[i] is 1 when job i is new.
  * Returns STORE_OK when at least one job is new or n == 1 and it is new, STORE_EXISTS when
- * n == 1 and it was an idempotency hit; for n > 1 STORE_OK whenever it committed. */
+ * n == 1 and it was an idempotency hit; for n > 1 STORE_OK whenever it committed. A spec's
+ * delay is resolved on the store's clock (job_spec_run_at with the now of every other time
+ * the job keeps), never on the caller's. */
 enum store_result store_enqueue(struct store *s, const struct job_spec *specs, size_t n,
                                 int64_t now, struct job *out, int *created);
 

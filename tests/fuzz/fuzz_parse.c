@@ -186,7 +186,9 @@ static void run_readers(const cJSON *root, struct jspan span)
         INVARIANT(spec.payload != NULL && job_queue_name_ok(spec.queue));
         INVARIANT(json_validate(spec.payload, strlen(spec.payload), NULL) == JV_OK);
         INVARIANT(spec.max_attempts >= 1 && spec.max_attempts <= JOB_ATTEMPTS_MAX);
-        INVARIANT(spec.run_at >= 0);
+        INVARIANT(spec.run_at >= 0 || spec.run_at == JOB_NONE);
+        INVARIANT(spec.delay >= 0 && spec.delay <= JOB_DELAY_MAX);
+        INVARIANT(spec.run_at == JOB_NONE || spec.delay == 0);
     } else {
         check_error(&f);
     }

@@ -114,7 +114,8 @@ TEST(job_spec_defaults_and_exact_payload)
     CHECK_STR(spec.queue, "default");
     CHECK_STR(spec.payload, "{\"big\":12345678901234567890,\"s\":\"a  b\\u00e9\"}");
     CHECK_INT(spec.priority, 0);
-    CHECK_INT(spec.run_at, NOW);
+    CHECK(spec.run_at == JOB_NONE); /* due at the store's now */
+    CHECK_INT(spec.delay, 0);
     CHECK_INT(spec.max_attempts, 5);
     CHECK(spec.max_runtime_seconds == JOB_NONE);
     CHECK(spec.requires == NULL);
@@ -146,6 +147,7 @@ TEST(job_spec_all_fields)
     CHECK_STR(spec.payload, "[1,2]");
     CHECK_INT(spec.priority, -7);
     CHECK_INT(spec.run_at, 1763700100);
+    CHECK_INT(spec.delay, 0);
     CHECK_INT(spec.max_attempts, 1000);
     CHECK_INT(spec.max_runtime_seconds, 60);
     CHECK_STR(spec.requires, "[\"gpu\",\"x86\"]"); /* deduplicated, sorted */
@@ -156,7 +158,8 @@ TEST(job_spec_all_fields)
                       "\"requires\":[]}",
                       &spec, &buf, msg, sizeof msg),
               0);
-    CHECK_INT(spec.run_at, NOW + 50);
+    CHECK(spec.run_at == JOB_NONE); /* the store adds the delay to its own now */
+    CHECK_INT(spec.delay, 50);
     CHECK_INT(spec.priority, 2147483647);
     CHECK(spec.requires == NULL); /* empty is none */
     spec_done(&buf);

@@ -108,6 +108,27 @@ TEST(enqueue_future_is_scheduled_and_shown_queued)
     store_close(s);
 }
 
+/* A spec without run_at is due `delay` seconds after the now the store keeps as created_at
+ * (store.h: a delay is resolved on the store's clock). */
+TEST(enqueue_delay_is_added_to_the_store_now)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job_spec sp[2] = {spec_of("q", 0, JOB_NONE), spec_of("q", 0, JOB_NONE)};
+    sp[0].delay = 60;
+    struct job out[2];
+    int created[2];
+    CHECK_INT(store_enqueue(s, sp, 2, T0, out, created), STORE_OK);
+    CHECK(out[0].created_at >= T0 - 1 && out[0].created_at <= T0 + 1);
+    CHECK_INT(out[0].run_at, out[0].created_at + 60);
+    CHECK_INT(out[1].run_at, out[1].created_at);
+    CHECK_INT(status_of(s, out[0].id), not_due_status(s));
+    CHECK_INT(status_of(s, out[1].id), JOB_QUEUED);
+    job_clear(&out[0]);
+    job_clear(&out[1]);
+    store_close(s);
+}
+
 TEST(next_due_none)
 {
     struct store *s = open_store();
@@ -455,7 +476,8 @@ TEST(ids_are_not_reused)
 
 TEST_MAIN(TEST_ENTRY(open_creates_parent_dir_and_wal), TEST_ENTRY(open_refuses_memory_and_bad_dir),
           TEST_ENTRY(enqueue_and_get_roundtrip),
-          TEST_ENTRY(enqueue_future_is_scheduled_and_shown_queued), TEST_ENTRY(next_due_none),
+          TEST_ENTRY(enqueue_future_is_scheduled_and_shown_queued),
+          TEST_ENTRY(enqueue_delay_is_added_to_the_store_now), TEST_ENTRY(next_due_none),
           TEST_ENTRY(enqueue_requires_kept_and_empty_is_null),
           TEST_ENTRY(idempotency_same_queue_returns_existing),
           TEST_ENTRY(idempotency_other_queue_creates), TEST_ENTRY(idempotency_batch_with_duplicate),

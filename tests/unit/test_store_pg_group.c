@@ -2,8 +2,9 @@
  * BEGIN, one NOTIFY per queue, one COMMIT), each with its own result; a call that cannot share
  * the transaction (its statement failed) rolls the group back and every call runs alone, so
  * one bad call never takes the others down with it. The executor is held on a table lock
- * while the group queues up, so the grouping is deterministic. Needs JOBQ_TEST_PG_URL (see
- * test_pg_util.h). */
+ * while the group queues up, so the grouping is deterministic. The jobs of a shared insert
+ * are paired with their calls and elements by the element each row names, whatever order the
+ * rows come in. Needs JOBQ_TEST_PG_URL (see test_pg_util.h). */
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "job.h"
+#include "pg_store.h"
 #include "store.h"
 #include "test_pg_util.h"
 #include "testlib.h"
@@ -52,13 +54,14 @@ static void on_ready(void *ctx, const char *queue)
     pthread_mutex_unlock(&mu);
 }
 
-static void submit_enqueue_key(struct store *s, struct pending *p, const char *payload,
-                               const char *key)
+static void submit_enqueue_prio(struct store *s, struct pending *p, const char *payload,
+                                const char *key, int32_t priority)
 {
     memset(p, 0, sizeof *p);
     p->spec.idempotency_key = key;
     p->spec.queue = "g";
     p->spec.payload = payload;
+    p->spec.priority = priority;
     p->spec.run_at = T0;
     p->spec.max_attempts = 5;
     p->spec.max_runtime_seconds = JOB_NONE;
@@ -71,6 +74,12 @@ static void submit_enqueue_key(struct store *s, struct pending *p, const char *p
     p->call.done = on_done;
     p->call.ctx = p;
     store_submit(s, &p->call);
+}
+
+static void submit_enqueue_key(struct store *s, struct pending *p, const char *payload,
+                               const char *key)
+{
+    submit_enqueue_prio(s, p, payload, key, 0);
 }
 
 static void submit_enqueue(struct store *s, struct pending *p, const char *payload)
@@ -361,6 +370,108 @@ TEST(enqueues_of_a_group_share_one_insert_each_with_its_own_answer)
     drop_db();
 }
 
+/* 1 when out holds a new job of spec sp (queue, payload, priority, run_at, key). */
+static int is_job_of(const struct job *out, const struct job_spec *sp)
+{
+    return out->id > 0 && strcmp(out->queue, sp->queue) == 0 &&
+           strcmp(out->payload, sp->payload) == 0 && out->priority == sp->priority &&
+           out->run_at == sp->run_at &&
+           (sp->idempotency_key
+                ? out->idempotency_key && strcmp(out->idempotency_key, sp->idempotency_key) == 0
+                : !out->idempotency_key);
+}
+
+/* The rows of a batch's insert read in reverse (as a server may send them: RETURNING
+ * promises no order) still answer each element with its own job: jobs that differ only in
+ * priority and run_at, other queues, an idempotency hit on an older job and one on an
+ * element of the same batch. */
+TEST(a_batch_pairs_each_element_with_its_row_in_any_row_order)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct job pre;
+    enqueue_now(s, "g", "\"pre\"", 0, "pre", &pre);
+    CHECK(pre.id > 0);
+    struct job_spec sp[7];
+    for (int i = 0; i < 7; i++)
+        sp[i] = (struct job_spec){.queue = "g",
+                                  .payload = "\"same\"",
+                                  .priority = i,
+                                  .run_at = T0 + 10 * i,
+                                  .max_attempts = 5,
+                                  .max_runtime_seconds = JOB_NONE};
+    sp[2].queue = "h";
+    sp[2].payload = "\"other\"";
+    sp[3].idempotency_key = "pre"; /* the job enqueued before */
+    sp[4].idempotency_key = "k";
+    sp[5].idempotency_key = "k"; /* element 4's */
+    struct job out[7];
+    int created[7];
+    pg_enqueue_reverse_rows(1);
+    enum store_result r = store_enqueue(s, sp, 7, T0, out, created);
+    pg_enqueue_reverse_rows(0);
+    CHECK_INT(r, STORE_OK);
+    for (int i = 0; i < 7; i++) {
+        CHECK_INT(created[i], i != 3 && i != 5);
+        if (created[i])
+            CHECK(is_job_of(&out[i], &sp[i]));
+    }
+    CHECK_INT(out[3].id, pre.id);
+    CHECK_INT(out[5].id, out[4].id);
+    /* New ids follow the order of the elements (the claim order of equal jobs). */
+    CHECK(out[0].id < out[1].id && out[1].id < out[2].id && out[2].id < out[4].id &&
+          out[4].id < out[6].id);
+    for (int i = 0; i < 7; i++) {
+        struct job got;
+        CHECK_INT(store_get(s, out[i].id, &got), STORE_OK);
+        CHECK_INT(got.priority, out[i].priority);
+        CHECK_INT(got.run_at, out[i].run_at);
+        job_clear(&got);
+        job_clear(&out[i]);
+    }
+    job_clear(&pre);
+    store_close(s);
+    drop_db();
+}
+
+static void queue_prioritized(struct store *s, struct pending *p, int n, void *arg)
+{
+    (void)arg;
+    for (int i = 1; i < n; i++)
+        submit_enqueue_prio(s, &p[i], "\"same\"", NULL, 10 * i);
+}
+
+/* Enqueue calls that share one insert get their own rows when the rows are read in reverse,
+ * though nothing but the priority tells their jobs apart. */
+TEST(calls_that_share_an_insert_get_their_own_rows_in_any_row_order)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    CHECK_INT(log_statements(), 0);
+    struct pending p[CALLS];
+    pg_enqueue_reverse_rows(1);
+    int rc = run_held_with(s, p, "0", CALLS, queue_prioritized, NULL);
+    pg_enqueue_reverse_rows(0);
+    CHECK_INT(rc, 0);
+    CHECK_INT(statements("INSERT"), 2); /* the held call's, then one for the others */
+    for (int i = 1; i < CALLS; i++) {
+        CHECK_INT(p[i].call.result, STORE_OK);
+        CHECK_INT(p[i].created, 1);
+        CHECK(is_job_of(&p[i].out, &p[i].spec));
+        CHECK(i == 1 || p[i].out.id > p[i - 1].out.id);
+    }
+    for (int i = 0; i < CALLS; i++)
+        job_clear(&p[i].out);
+    store_close(s);
+    drop_db();
+}
+
 static void queue_claims(struct store *s, struct pending *p, int n, void *arg)
 {
     (void)arg;
@@ -556,6 +667,8 @@ TEST(counts_of_ended_connections_fold_into_one_row)
 TEST_MAIN(TEST_ENTRY(calls_queued_together_share_one_commit),
           TEST_ENTRY(a_call_that_fails_rolls_its_group_back_and_the_others_run_alone),
           TEST_ENTRY(enqueues_of_a_group_share_one_insert_each_with_its_own_answer),
+          TEST_ENTRY(a_batch_pairs_each_element_with_its_row_in_any_row_order),
+          TEST_ENTRY(calls_that_share_an_insert_get_their_own_rows_in_any_row_order),
           TEST_ENTRY(claims_of_a_group_share_one_statement_in_claim_order),
           TEST_ENTRY(completes_and_heartbeats_of_a_group_share_statements),
           TEST_ENTRY(counts_of_ended_connections_fold_into_one_row))

@@ -1,6 +1,7 @@
 /* store_enqueue for PostgreSQL: one set-based insert for every job of the call (and of the
  * enqueue calls that share its statement, see struct pg_one); an idempotency_key hit
  * (ON CONFLICT DO NOTHING, then the existing row, read after the commit) creates nothing. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "job_cols.h"
@@ -11,6 +12,7 @@
 static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 9};
+    int64_t now = pg_calls_now(calls, k); /* the database's clock: delays are resolved on it */
     struct pg_arr col[8] = {{0}};
     for (size_t i = 0; i < k; i++) {
         const struct store_call *call = calls[i].call;
@@ -19,7 +21,7 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
             pg_arr_text(&col[0], sp->queue);
             pg_arr_text(&col[1], sp->payload);
             pg_arr_int(&col[2], sp->priority);
-            pg_arr_int(&col[3], sp->run_at);
+            pg_arr_int(&col[3], job_spec_run_at(sp, now));
             pg_arr_int(&col[4], sp->max_attempts);
             pg_arr_int(&col[5], sp->max_runtime_seconds);
             pg_arr_text(&col[6], sp->requires);
@@ -29,60 +31,86 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     int rc = 0;
     for (int c = 0; c < 8; c++)
         rc |= pg_arr_bind(&col[c], b, c);
-    b->params[8] = pg_int_param(b->ints[8], pg_calls_now(calls, k));
+    b->params[8] = pg_int_param(b->ints[8], now);
     if (rc != 0)
         pg_bind_free(b);
     return rc;
 }
 
-/* Row `row` of res is spec sp's new job. Without a key it must be (the rows come back in the
- * order of the specs, those that hit their key left out); with one, the key says. */
-static int is_row_of(const PGresult *res, int row, const struct job_spec *sp)
+static atomic_int rows_reversed; /* pg_enqueue_reverse_rows() */
+
+void pg_enqueue_reverse_rows(int on)
 {
-    if (strcmp(PQgetvalue(res, row, COL_QUEUE), sp->queue) != 0)
-        return 0;
-    if (!sp->idempotency_key)
-        return PQgetisnull(res, row, COL_IDEMPOTENCY_KEY) &&
-               strcmp(PQgetvalue(res, row, COL_PAYLOAD), sp->payload) == 0;
-    return !PQgetisnull(res, row, COL_IDEMPOTENCY_KEY) &&
-           strcmp(PQgetvalue(res, row, COL_IDEMPOTENCY_KEY), sp->idempotency_key) == 0;
+    atomic_store(&rows_reversed, on);
 }
 
+/* The index in res of the n-th row read. */
+static int row_at(int n, int rows)
+{
+    return atomic_load(&rows_reversed) ? rows - 1 - n : n;
+}
+
+/* Element ord (1-based, over the specs of calls[0..k) in order, as insert_bind sent them):
+ * the index of its call, and *spec its spec there; k when there is none. */
+static size_t element(const struct pg_call *calls, size_t k, int64_t ord, size_t *spec)
+{
+    size_t i = 0;
+    for (; i < k && ord > 0; i++) {
+        size_t n = calls[i].call->nspecs;
+        if ((uint64_t)ord <= n) {
+            *spec = (size_t)ord - 1;
+            return i;
+        }
+        ord -= (int64_t)n;
+    }
+    return k;
+}
+
+/* Each row is the new job of the element its last column names (the rows come back in no
+ * promised order); an element without a row hit its idempotency_key. */
 static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
                         struct pg_notes *notes)
 {
-    int rows = PQntuples(res), row = 0;
     int64_t now = pg_calls_now(calls, k);
     for (size_t i = 0; i < k; i++) {
+        calls[i].call->result = STORE_OK;
+        memset(calls[i].call->created, 0, calls[i].call->nspecs * sizeof *calls[i].call->created);
+    }
+    int rows = PQntuples(res);
+    for (int n = 0; n < rows; n++) {
+        int row = row_at(n, rows);
+        size_t s = 0, i = element(calls, k, pg_row_int(res, row, COL_COUNT), &s);
+        if (i == k || calls[i].call->created[s]) {
+            log_error("enqueue: an inserted row names no element of the statement");
+            continue;
+        }
         struct store_call *call = calls[i].call;
-        call->result = STORE_OK;
+        struct job *out = &call->out[s];
+        call->created[s] = 1;
+        if (pg_row_job(res, row, 0, out) != 0) {
+            call->result = STORE_ERROR;
+            continue;
+        }
+        if (out->run_at <= now)
+            pg_notes_ready(notes, out->queue);
+        else
+            pg_notes_later(notes, out->queue, out->run_at);
+    }
+    for (size_t i = 0; i < k; i++) {
+        struct store_call *call = calls[i].call;
         calls[i].follow = 0;
         for (size_t s = 0; s < call->nspecs; s++) {
-            const struct job_spec *sp = &call->specs[s];
-            call->created[s] = row < rows && is_row_of(res, row, sp);
-            if (!call->created[s]) {
-                if (!sp->idempotency_key) {
-                    log_error("enqueue: the inserted rows came back out of order");
-                    call->result = STORE_ERROR;
-                }
-                calls[i].follow = 1; /* the existing job, read after the commit */
+            if (call->created[s])
                 continue;
-            }
-            struct job *out = &call->out[s];
-            if (pg_row_job(res, row++, 0, out) != 0) {
+            if (!call->specs[s].idempotency_key) {
+                log_error("enqueue: no row came back for a job without an idempotency_key");
                 call->result = STORE_ERROR;
-                continue;
             }
-            if (out->run_at <= now)
-                pg_notes_ready(notes, out->queue);
-            else
-                pg_notes_later(notes, out->queue, out->run_at);
+            calls[i].follow = 1; /* the existing job, read after the commit */
         }
         if (call->result != STORE_OK)
             calls[i].follow = 0;
     }
-    if (row != rows)
-        log_error("enqueue: %d inserted rows answered no job", rows - row);
 }
 
 /* The existing jobs of the specs that hit their idempotency_key. */

@@ -89,19 +89,24 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "SELECT " COLS " FROM jobq_jobs j WHERE j.queue = $1::text AND j.idempotency_key = $2::text",
      "enqueue: the existing job of an idempotency_key hit"},
     {PG_JOB_INSERT, "job_insert",
-     "INSERT INTO jobq_jobs AS j (queue, status, payload, priority, run_at, max_attempts, "
-     "max_runtime_seconds, requires, idempotency_key, created_at) "
-     "SELECT u.queue, " QUEUED ", u.payload, u.priority, u.run_at, u.max_attempts, u.runtime, "
-     "CASE WHEN u.requires IS NULL THEN NULL ELSE "
-     "ARRAY(SELECT json_array_elements_text(u.requires::json)) END, u.ikey, $9::bigint "
+     "WITH e AS MATERIALIZED (SELECT nextval((SELECT pg_get_serial_sequence('jobq_jobs', 'id')"
+     "::regclass)) AS id, u.* "
      "FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::integer[], "
      "$6::bigint[], $7::text[], $8::text[]) WITH ORDINALITY "
      "AS u(queue, payload, priority, run_at, max_attempts, runtime, requires, ikey, ord) "
-     "ORDER BY u.ord "
+     "ORDER BY u.ord), "
+     "n AS (INSERT INTO jobq_jobs AS j (id, queue, status, payload, priority, run_at, "
+     "max_attempts, max_runtime_seconds, requires, idempotency_key, created_at) "
+     "SELECT e.id, e.queue, " QUEUED ", e.payload, e.priority, e.run_at, e.max_attempts, "
+     "e.runtime, CASE WHEN e.requires IS NULL THEN NULL ELSE "
+     "ARRAY(SELECT json_array_elements_text(e.requires::json)) END, e.ikey, $9::bigint "
+     "FROM e ORDER BY e.ord "
      "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
-     "RETURNING " COLS,
-     "enqueue: insert jobs, one per element of the arrays, in their order (the rows come "
-     "back in that order); an idempotency_key hit inserts nothing and returns no row"},
+     "RETURNING j.*) "
+     "SELECT " COLS ", e.ord FROM n AS j JOIN e ON e.id = j.id",
+     "enqueue: insert jobs, one per element of the arrays, in their order (ids drawn in that "
+     "order); each row names its element (ord, the last column: RETURNING promises no order); "
+     "an idempotency_key hit inserts nothing and returns no row"},
     {PG_CLAIM, "claim",
      "WITH picked AS MATERIALIZED (SELECT c.id, c.priority, c.run_at FROM (SELECT u.name FROM "
      "unnest($1::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE "

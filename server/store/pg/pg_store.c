@@ -32,10 +32,21 @@ static const struct store_ops pg_ops = {
     .close = pg_store_close,
 };
 
-int64_t pg_now(struct pg_store *st, int64_t now)
+/* The skew in whole seconds. */
+static int64_t skew_s(struct pg_store *st)
 {
     int64_t skew = atomic_load(&st->skew_ms);
-    return now + (skew >= 0 ? (skew + 500) / 1000 : -((-skew + 500) / 1000));
+    return skew >= 0 ? (skew + 500) / 1000 : -((-skew + 500) / 1000);
+}
+
+int64_t pg_now(struct pg_store *st, int64_t now)
+{
+    return now + skew_s(st);
+}
+
+int64_t pg_host_time(struct pg_store *st, int64_t t)
+{
+    return t - skew_s(st);
 }
 
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)

@@ -321,6 +321,10 @@ enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exist
  * STORE_CONFLICT having written nothing (so it can share a transaction with other calls,
  * see pg_tx.c); any other result may follow writes and must roll back. */
 int pg_enqueue_prepare(struct pg_call *pc);
+
+/* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
+ * a server may send them (RETURNING promises no order); 0: in the order they came. */
+void pg_enqueue_reverse_rows(int on);
 int pg_claim_prepare(struct pg_call *pc);
 int pg_lease_prepare(struct pg_call *pc);
 int pg_admin_prepare(struct pg_call *pc);
@@ -352,6 +356,10 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
 
 /* The caller's now on the database's clock (see the top of this file). */
 int64_t pg_now(struct pg_store *st, int64_t now);
+
+/* A time t on the database's clock as the caller's clock shows it (pg_now's inverse): for
+ * the hooks, whose callers time their waits on their own clock. */
+int64_t pg_host_time(struct pg_store *st, int64_t t);
 
 /* Measure the skew on c (one round trip) and keep it. Returns STORE_OK or the failure. */
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c);

@@ -76,7 +76,7 @@ void pg_notes_publish(struct pg_store *st, const struct pg_notes *n)
     for (size_t i = 1; i < n->nlater; i++)
         first = n->later_at[i] < first ? n->later_at[i] : first;
     if (st->hooks.on_scheduled)
-        st->hooks.on_scheduled(st->hooks.ctx, first);
+        st->hooks.on_scheduled(st->hooks.ctx, pg_host_time(st, first));
 }
 
 enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)

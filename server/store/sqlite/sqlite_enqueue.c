@@ -100,9 +100,13 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
     return 0;
 }
 
-static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
-                                    struct job *out, int *created, struct sqlite_notes *notes)
+static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *given,
+                                    int64_t now, struct job *out, int *created,
+                                    struct sqlite_notes *notes)
 {
+    struct job_spec spec = *given;
+    spec.run_at = job_spec_run_at(given, now); /* a delay, on this store's clock */
+    const struct job_spec *sp = &spec;
     int status = sp->run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_INSERT);
     int rc = bind_spec(st, sp, status, now);

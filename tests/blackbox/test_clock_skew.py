@@ -1,0 +1,140 @@
+"""A jobqd whose clock lags its store's: libfaketime (LD_PRELOAD, FAKETIME=-30) shows the
+process the time 30 s before it is. Every time the store keeps for a job is on the store's
+clock, so a lagging host shortens no delay:
+- on PostgreSQL the store's clock is the database's (the test cluster runs on this machine,
+  so it is the test's own clock): a job enqueued with delay_seconds is handed out no earlier
+  than delay_seconds after it was enqueued, by that clock, and so is a failed job's retry;
+  created_at, claimed_at, heartbeat_at, lease_expires_at, finished_at and a retried job's
+  run_at are the database's time;
+- on SQLite the store's clock is the process's own (the faked one): the same holds by it.
+Every wait is bounded; claims are polled with a deadline.
+"""
+
+import glob
+import os
+import time
+import unittest
+
+from harness import WRAPPER, Server, ServerTest, backend
+
+LAG = 30  # seconds the jobqd's clock is behind the test's
+DELAY = 5  # delay_seconds and retry_in_seconds of the jobs below
+POLL = 0.1  # seconds between two claims while waiting for a job to come due
+
+
+def faketime_lib():
+    """libfaketime's preload library ($JOBQ_FAKETIME_LIB, else Debian's), or None."""
+    lib = os.environ.get("JOBQ_FAKETIME_LIB")
+    if lib:
+        return lib if os.path.exists(lib) else None
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
+    return found[0] if found else None
+
+
+@unittest.skipIf(WRAPPER, "LD_PRELOAD would reach the wrapper as well as jobqd")
+class LaggingHost(ServerTest):
+    server_args = ("--sweep-interval", "1")
+
+    @classmethod
+    def setUpClass(cls):
+        lib = faketime_lib()
+        if lib is None:
+            raise AssertionError("libfaketime not found: scripts/deps.sh installs faketime "
+                                 "(or set JOBQ_FAKETIME_LIB to its libfaketime.so.1)")
+        # The monotonic clock stays true: jobqd's time-outs and condition waits use it.
+        # ASan wants to come first among the libraries; libfaketime is preloaded before it.
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        env = {"LD_PRELOAD": lib, "FAKETIME": "-%d" % LAG, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+               "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
+        cls.server = Server(cls.server_args, env=env)
+        try:
+            cls.server.start()
+        except Exception:
+            cls.server.cleanup()
+            raise
+
+    def store_now(self):
+        """The store's clock, in epoch seconds (a float)."""
+        return time.time() - (0 if backend() == "pg" else LAG)
+
+    def claim_when_due(self, job, bound):
+        """Claim from self.q every POLL seconds until a job comes (at most `bound` seconds).
+        Asserts it is `job` and returns it with the store's time it was answered at."""
+        deadline = time.monotonic() + bound
+        while True:
+            jobs = self.claim()
+            if jobs:
+                answered = self.store_now()
+                self.assertEqual([j["id"] for j in jobs], [job["id"]], jobs)
+                return jobs[0], answered
+            self.assertLess(time.monotonic(), deadline,
+                            "job %d (run_at %d) not handed out within %.0fs (store time %.1f)"
+                            % (job["id"], job["run_at"], bound, self.store_now()))
+            time.sleep(POLL)
+
+    def assert_due_no_earlier(self, job, since, answered):
+        """job, handed out at store time `answered`, was due DELAY seconds after store time
+        `since` (whole seconds: run_at is the second after which the job is due, so it may be
+        handed out up to 1 s less than DELAY after `since`) and was not handed out before."""
+        self.assertGreaterEqual(job["run_at"], int(since) + DELAY, job)
+        self.assertGreaterEqual(answered, job["run_at"], "handed out before its run_at")
+        self.assertGreaterEqual(answered - since, DELAY - 1, "the delay was shortened")
+        self.assertLess(answered - since, DELAY + 3, "handed out late")
+
+    def test_the_lag_is_real(self):
+        """jobqd does see the time LAG seconds early (else the tests below prove nothing)."""
+        j = self.enqueue()
+        self.assert_near(j["created_at"], int(self.store_now()), 2)
+        if backend() == "pg":
+            self.assertRegex(self.server.log_tail(200),
+                             r"this host's clock is (29|30)\d\d\d ms behind the database's")
+
+    def test_a_delay_holds_on_the_store_clock(self):
+        since = self.store_now()
+        j = self.enqueue(delay_seconds=DELAY)
+        self.assertEqual(self.claim(), [], "handed out at once")
+        self.assertEqual(j["run_at"] - j["created_at"], DELAY, j)
+        got, answered = self.claim_when_due(j, DELAY + 5)
+        self.assert_due_no_earlier(j, since, answered)
+        self.assert_near(got["claimed_at"], int(answered), 1)
+
+    def test_a_batch_delay_holds_on_the_store_clock(self):
+        since = self.store_now()
+        r = self.c.post("/jobs/batch", {"jobs": [{"queue": self.q, "payload": 1,
+                                                  "delay_seconds": DELAY}]})
+        self.assertEqual(r.status, 201, r)
+        j = r.json["jobs"][0]
+        self.assertEqual(self.claim(), [], "handed out at once")
+        self.assertEqual(j["run_at"] - j["created_at"], DELAY, j)
+        _, answered = self.claim_when_due(j, DELAY + 5)
+        self.assert_due_no_earlier(j, since, answered)
+
+    def test_leases_and_retries_follow_the_store_clock(self):
+        j = self.enqueue()
+        got = self.claim_one(lease_seconds=40)
+        self.assertEqual(got["id"], j["id"])
+        now = int(self.store_now())
+        self.assert_near(got["claimed_at"], now, 2)
+        self.assertEqual(got["lease_expires_at"] - got["claimed_at"], 40, got)
+        hb = self.act(j["id"], "heartbeat", {"lease_token": got["lease_token"],
+                                             "lease_seconds": 50}).json
+        self.assert_near(hb["heartbeat_at"], now, 2)
+        self.assertEqual(hb["lease_expires_at"] - hb["heartbeat_at"], 50, hb)
+        # A worker's retry_in_seconds is a delay too.
+        since = self.store_now()
+        failed = self.act(j["id"], "fail", {"lease_token": got["lease_token"],
+                                            "retry_in_seconds": DELAY}).json
+        self.assertEqual(failed["status"], "queued", failed)
+        self.assertEqual(self.claim(), [], "a retry handed out at once")
+        again, answered = self.claim_when_due(failed, DELAY + 5)
+        self.assert_due_no_earlier(failed, since, answered)
+        # Cancel's finished_at and retry's run_at (= now: claimable at once).
+        cancelled = self.act(j["id"], "cancel").json
+        self.assert_near(cancelled["finished_at"], int(self.store_now()), 2)
+        retried = self.act(j["id"], "retry").json
+        self.assert_near(retried["run_at"], int(self.store_now()), 2)
+        self.assertEqual(self.claim_one()["id"], j["id"])
+
+
+if __name__ == "__main__":
+    unittest.main()
