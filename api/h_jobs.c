@@ -62,7 +62,7 @@ enum MHD_Result handle_enqueue(struct request *rq)
         return reply_error(rq, ERR_INTERNAL, "out of memory");
     }
     es->root = root;
-    if (parse_job_spec(&f, now, &es->spec, &es->buf) < 0) {
+    if (parse_job_spec(&f, &es->spec, &es->buf) < 0) {
         enum MHD_Result res = fields_reply(rq, &f);
         enqueue_state_free(es);
         return res;
@@ -80,8 +80,7 @@ enum MHD_Result handle_enqueue(struct request *rq)
 
 /* Read every element of the batch (n of them) into specs and bufs. Returns 0, or -1 with f's
  * error set to the failing element's (its message names jobs[i]). */
-static int read_batch(struct fields *f, int64_t now, struct job_spec *specs, struct spec_buf *bufs,
-                      size_t n)
+static int read_batch(struct fields *f, struct job_spec *specs, struct spec_buf *bufs, size_t n)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(f->obj, "jobs");
     struct jspan text;
@@ -100,7 +99,7 @@ static int read_batch(struct fields *f, int64_t now, struct job_spec *specs, str
         char prefix[32];
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
         fields_init(&ef, el, span, prefix);
-        if (parse_job_spec(&ef, now, &specs[i], &bufs[i]) < 0) {
+        if (parse_job_spec(&ef, &specs[i], &bufs[i]) < 0) {
             *f = ef;
             return -1;
         }
@@ -181,7 +180,7 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         batch_state_free(bs);
         return res;
     }
-    if (read_batch(&f, now, bs->specs, bs->bufs, n) < 0) {
+    if (read_batch(&f, bs->specs, bs->bufs, n) < 0) {
         res = fields_reply(rq, &f);
         batch_state_free(bs);
         return res;

@@ -11,7 +11,7 @@
 
 static const char *const default_queues[] = {DEFAULT_QUEUE};
 
-int parse_job_spec(struct fields *f, int64_t now, struct job_spec *spec, struct spec_buf *buf)
+int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf)
 {
     int64_t v;
     int r;

@@ -22,12 +22,12 @@ struct spec_buf {
 };
 
 /* Read a POST /jobs body (or one batch element) into spec: queue (default "default"),
- * payload (required; a present null is a valid payload), priority, run_at (bounded against
- * now) or delay_seconds (kept as spec->delay with run_at JOB_NONE: the store resolves it on
+ * payload (required; a present null is a valid payload), priority, run_at (below
+ * JOB_RUN_AT_MAX) or delay_seconds (kept as spec->delay with run_at JOB_NONE: the store resolves it on
  * its own clock; neither: delay 0), max_attempts (default 5), max_runtime_seconds,
  * requires, idempotency_key. Returns 0, or -1 with f's error set. buf receives the owned
  * texts (release with spec_buf_clear(), also after a failure). */
-int parse_job_spec(struct fields *f, int64_t now, struct job_spec *spec, struct spec_buf *buf);
+int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf);
 
 /* Release the texts of buf and zero it. Accepts NULL. */
 void spec_buf_clear(struct spec_buf *buf);

@@ -182,7 +182,7 @@ static void run_readers(const cJSON *root, struct jspan span)
     struct job_spec spec;
     struct spec_buf buf;
     fields_init(&f, root, span, NULL);
-    if (parse_job_spec(&f, FUZZ_NOW, &spec, &buf) == 0) {
+    if (parse_job_spec(&f, &spec, &buf) == 0) {
         INVARIANT(spec.payload != NULL && job_queue_name_ok(spec.queue));
         INVARIANT(json_validate(spec.payload, strlen(spec.payload), NULL) == JV_OK);
         INVARIANT(spec.max_attempts >= 1 && spec.max_attempts <= JOB_ATTEMPTS_MAX);
@@ -208,7 +208,7 @@ static void run_readers(const cJSON *root, struct jspan span)
                 char prefix[32];
                 snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
                 fields_init(&f, el, es, prefix);
-                if (parse_job_spec(&f, FUZZ_NOW, &spec, &buf) < 0) {
+                if (parse_job_spec(&f, &spec, &buf) < 0) {
                     check_error(&f);
                     INVARIANT(strstr(f.msg, prefix) != NULL);
                 }

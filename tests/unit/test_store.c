@@ -122,7 +122,7 @@ TEST(enqueue_delay_is_added_to_the_store_now)
     CHECK(out[0].created_at >= T0 - 1 && out[0].created_at <= T0 + 1);
     CHECK_INT(out[0].run_at, out[0].created_at + 60);
     CHECK_INT(out[1].run_at, out[1].created_at);
-    CHECK_INT(status_of(s, out[0].id), not_due_status(s));
+    CHECK_INT(status_of(s, out[0].id), JOB_QUEUED);
     CHECK_INT(status_of(s, out[1].id), JOB_QUEUED);
     job_clear(&out[0]);
     job_clear(&out[1]);
