@@ -149,7 +149,8 @@ enum store_call_kind {
     STORE_CALL_CANCEL,
     STORE_CALL_RETRY,
     STORE_CALL_PAUSE, /* pause or resume a queue */
-    STORE_CALL_PURGE  /* delete one bounded batch of a queue's jobs in one status */
+    STORE_CALL_PURGE, /* delete one bounded batch of a queue's jobs in one status */
+    STORE_CALL_KIND_COUNT
 };
 
 /* One write for store_submit(), with the arguments and outputs of the matching store_*

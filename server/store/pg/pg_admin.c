@@ -15,7 +15,7 @@ static int admin_bind(struct pg_call *a, size_t k, struct pg_bind *b)
     return 0;
 }
 
-static void admin_recv(struct pg_call *a, size_t k, const PGresult *res, struct pg_notes *notes)
+static void admin_recv(struct pg_call *a, size_t k, const PGresult *res, struct store_news *notes)
 {
     (void)k;
     struct store_call *call = a->call;
@@ -26,7 +26,7 @@ static void admin_recv(struct pg_call *a, size_t k, const PGresult *res, struct 
     if (pg_row_job(res, 0, 0, call->out) != 0)
         call->result = STORE_ERROR;
     else if (call->kind == STORE_CALL_RETRY)
-        pg_notes_ready(notes, call->out->queue);
+        store_news_ready(notes, call->out->queue, !call->out->requires);
 }
 
 static enum store_result admin_follow(struct pg_conn *c, struct pg_call *a)
@@ -42,12 +42,20 @@ static void admin_discard(void *p)
     job_clear(a->call->out);
 }
 
-int pg_admin_prepare(struct pg_call *pc)
+static int admin_prepare(struct pg_call *pc, const char *name)
 {
-    pc->tx = (struct pg_tx){.name = pc->call->kind == STORE_CALL_CANCEL ? "cancel" : "retry",
-                            .fn = pg_one_tx,
-                            .discard = admin_discard};
+    pc->tx = (struct pg_tx){.name = name, .fn = pg_one_tx, .discard = admin_discard};
     pc->one = &admin_one;
     memset(pc->call->out, 0, sizeof *pc->call->out);
     return 1;
+}
+
+int pg_cancel_prepare(struct pg_call *pc)
+{
+    return admin_prepare(pc, "cancel");
+}
+
+int pg_retry_prepare(struct pg_call *pc)
+{
+    return admin_prepare(pc, "retry");
 }

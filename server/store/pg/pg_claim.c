@@ -49,7 +49,8 @@ static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 
 /* The n-th best job (its place in the pick, the last column) goes to the call whose share of the claim holds n:
  * the first call's max_jobs first, and so on, each call's jobs in claim order. */
-static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes)
+static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
+                       struct store_news *notes)
 {
     (void)notes;
     int64_t total = 0;

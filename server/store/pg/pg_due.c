@@ -1,11 +1,12 @@
-/* The PostgreSQL store's due list: the queues of jobs this process scheduled for later, with
- * their run_at, announced when that time comes (see pg_store.h). */
+/* The PostgreSQL store's news after a commit (pg_news_publish), and its due list: the queues
+ * of jobs this process scheduled for later, with their run_at, announced when that time comes
+ * (see pg_store.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "pg_store.h"
 
-void pg_due_add(struct pg_store *st, const struct pg_notes *n)
+static void due_add(struct pg_store *st, const struct store_news *n)
 {
     pthread_mutex_lock(&st->due_mu);
     for (size_t i = 0; i < n->nlater; i++) {
@@ -24,17 +25,25 @@ void pg_due_add(struct pg_store *st, const struct pg_notes *n)
 
 void pg_due_announce(struct pg_store *st, int64_t now)
 {
-    struct pg_notes notes = {0};
+    struct store_news notes = {0};
     pthread_mutex_lock(&st->due_mu);
     for (size_t k = 0; k < st->ndue;) {
         if (st->due[k].at > now) {
             k++;
             continue;
         }
-        pg_notes_ready(&notes, st->due[k].queue);
+        store_news_ready(&notes, st->due[k].queue, 0);
         st->due[k] = st->due[--st->ndue];
     }
     pthread_mutex_unlock(&st->due_mu);
-    pg_notes_publish(st, &notes);
-    pg_notes_clear(&notes);
+    pg_news_publish(st, &notes);
+    store_news_clear(&notes);
+}
+
+void pg_news_publish(struct pg_store *st, const struct store_news *n)
+{
+    /* The hooks' callers time their waits on this host's clock. */
+    store_news_fire(&st->hooks, n, pg_host_time(st, 0));
+    pg_listen_announce(st, n);
+    due_add(st, n);
 }

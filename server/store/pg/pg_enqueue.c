@@ -69,7 +69,7 @@ static size_t element(const struct pg_call *calls, size_t k, int64_t ord, size_t
 /* Each row is the new job of the element its last column names (the rows come back in no
  * promised order); an element without a row hit its idempotency_key. */
 static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
-                        struct pg_notes *notes)
+                        struct store_news *notes)
 {
     int64_t now = pg_calls_now(calls, k);
     for (size_t i = 0; i < k; i++) {
@@ -92,9 +92,9 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
             continue;
         }
         if (out->run_at <= now)
-            pg_notes_ready(notes, out->queue);
+            store_news_ready(notes, out->queue, !out->requires);
         else
-            pg_notes_later(notes, out->queue, out->run_at);
+            store_news_later(notes, out->queue, out->run_at);
     }
     for (size_t i = 0; i < k; i++) {
         struct store_call *call = calls[i].call;

@@ -8,41 +8,6 @@
 #include "pg_store.h"
 #include "rand.h"
 
-/* Run a statement that returns at most one job row into out: STORE_OK, STORE_NOT_FOUND when
- * no row came back, or the failure. */
-static enum store_result one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
-                                 const char *const *params, int with_token, const char *what,
-                                 struct job *out)
-{
-    enum store_result r;
-    PGresult *res = pg_exec(c, id, n, params, what, &r);
-    if (!res)
-        return r;
-    r = PQntuples(res) == 0                        ? STORE_NOT_FOUND
-        : pg_row_job(res, 0, with_token, out) == 0 ? STORE_OK
-                                                   : STORE_ERROR;
-    PQclear(res);
-    return r;
-}
-
-enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struct job *out)
-{
-    char idb[24];
-    const char *params[1] = {pg_int_param(idb, id)};
-    return one_row(c, PG_JOB_GET, 1, params, with_token, "get", out);
-}
-
-enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exists_result)
-{
-    struct job j;
-    enum store_result r = pg_get_on(c, id, 0, &j);
-    if (r == STORE_OK) {
-        job_clear(&j);
-        return exists_result;
-    }
-    return r;
-}
-
 /* heartbeat and complete: one guarded UPDATE over arrays (one element per call) returning
  * the jobs, each with the ordinal of its element. */
 static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
@@ -102,7 +67,8 @@ static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 
 /* The updated jobs (by the ordinal in the last column), and a follow-up for each call whose
  * guard matched nothing. */
-static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes)
+static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
+                       struct store_news *notes)
 {
     (void)notes;
     for (size_t i = 0; i < k; i++) {
@@ -153,7 +119,7 @@ static const struct pg_one heartbeat_one = {heartbeat_bind, lease_recv, heartbea
                                             lease_same};
 static const struct pg_one complete_one = {complete_bind, lease_recv, complete_follow, lease_same};
 
-static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     struct pg_call *a = p;
     struct store_call *call = a->call;
@@ -182,13 +148,13 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct pg_notes *no
                              f->error_detail,
                              call->token,
                              now};
-    r = one_row(c, PG_LEASE_END, 8, params, 0, "fail", call->out);
+    r = pg_one_row(c, PG_LEASE_END, 8, params, 0, "fail", call->out);
     if (r == STORE_NOT_FOUND)
         return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
     if (r == STORE_OK && e.requeue && e.run_at <= a->now)
-        pg_notes_ready(notes, call->out->queue);
+        store_news_ready(notes, call->out->queue, !call->out->requires);
     else if (r == STORE_OK && e.requeue)
-        pg_notes_later(notes, call->out->queue, e.run_at);
+        store_news_later(notes, call->out->queue, e.run_at);
     return r;
 }
 
@@ -198,26 +164,27 @@ static void lease_discard(void *p)
     job_clear(a->call->out);
 }
 
-int pg_lease_prepare(struct pg_call *pc)
+/* Set pc up as a lease call named `name`: one statement (one) or its own transaction (fn). */
+static int lease_prepare(struct pg_call *pc, const char *name, const struct pg_one *one,
+                         enum store_result (*fn)(struct pg_conn *, void *, struct store_news *))
 {
-    struct pg_tx tx = {.discard = lease_discard};
-    switch (pc->call->kind) {
-    case STORE_CALL_HEARTBEAT:
-        tx.name = "heartbeat";
-        tx.fn = pg_one_tx;
-        pc->one = &heartbeat_one;
-        break;
-    case STORE_CALL_COMPLETE:
-        tx.name = "complete";
-        tx.fn = pg_one_tx;
-        pc->one = &complete_one;
-        break;
-    default:
-        tx.name = "fail";
-        tx.fn = fail_tx;
-        break;
-    }
-    pc->tx = tx;
+    pc->tx = (struct pg_tx){.name = name, .fn = one ? pg_one_tx : fn, .discard = lease_discard};
+    pc->one = one;
     memset(pc->call->out, 0, sizeof *pc->call->out);
     return 1;
+}
+
+int pg_heartbeat_prepare(struct pg_call *pc)
+{
+    return lease_prepare(pc, "heartbeat", &heartbeat_one, NULL);
+}
+
+int pg_complete_prepare(struct pg_call *pc)
+{
+    return lease_prepare(pc, "complete", &complete_one, NULL);
+}
+
+int pg_fail_prepare(struct pg_call *pc)
+{
+    return lease_prepare(pc, "fail", NULL, fail_tx);
 }

@@ -31,12 +31,12 @@ struct pg_listener {
     atomic_int stop;
     struct pg_conn conn;
     pthread_mutex_t mu;
-    struct pg_notes pending; /* under mu: queues to announce */
-    int wake[2];             /* a pipe: a byte wakes the thread to announce */
+    struct store_news pending; /* under mu: queues to announce */
+    int wake[2];               /* a pipe: a byte wakes the thread to announce */
     int64_t last_notify_ms;
 };
 
-void pg_listen_announce(struct pg_store *st, const struct pg_notes *n)
+void pg_listen_announce(struct pg_store *st, const struct store_news *n)
 {
     struct pg_listener *l = st->listener;
     if (!l || (n->n == 0 && !n->all))
@@ -45,7 +45,7 @@ void pg_listen_announce(struct pg_store *st, const struct pg_notes *n)
     if (n->all)
         l->pending.all = 1;
     for (size_t i = 0; i < n->n; i++)
-        pg_notes_ready(&l->pending, n->queues[i]);
+        store_news_ready(&l->pending, n->queues[i], 0);
     pthread_mutex_unlock(&l->mu);
     char b = 1;
     if (write(l->wake[1], &b, 1) < 0 && errno != EAGAIN)
@@ -56,7 +56,7 @@ void pg_listen_announce(struct pg_store *st, const struct pg_notes *n)
  * connection failed. */
 static int announce_pending(struct pg_store *st, struct pg_listener *l)
 {
-    struct pg_notes n;
+    struct store_news n;
     pthread_mutex_lock(&l->mu);
     n = l->pending;
     memset(&l->pending, 0, sizeof l->pending);
@@ -80,7 +80,7 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
             atomic_fetch_add(&st->notes_sent, n.all ? 1 : n.n);
     }
     free(list);
-    pg_notes_clear(&n);
+    store_news_clear(&n);
     l->last_notify_ms = clock_mono_ms();
     return rc;
 }
@@ -186,7 +186,7 @@ static void *listen_main(void *arg)
 
 static void listener_free(struct pg_listener *l)
 {
-    pg_notes_clear(&l->pending);
+    store_news_clear(&l->pending);
     pthread_mutex_destroy(&l->mu);
     close(l->wake[0]);
     close(l->wake[1]);

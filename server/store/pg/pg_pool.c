@@ -100,17 +100,12 @@ void pg_pool_give(struct pg_store *st, struct pg_conn *c)
     pthread_mutex_unlock(&p->mu);
 }
 
-void pg_abandon(struct store *s)
+void pg_pool_abandon(struct pg_store *st)
 {
-    struct pg_store *st = pg_store_of(s);
     struct pg_pool *p = &st->pool;
-    atomic_store(&st->abandoned, 1);
     pthread_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->cv); /* waiters for a connection give up */
     pthread_mutex_unlock(&p->mu);
-    pthread_mutex_lock(&st->qmu);
-    pthread_cond_broadcast(&st->qcv);
-    pthread_mutex_unlock(&st->qmu);
     int cancelled = 0;
     pthread_mutex_lock(&p->cancel_mu);
     for (int i = 0; i < p->n; i++) {

@@ -16,13 +16,13 @@ static int pause_bind(struct pg_call *a, size_t k, struct pg_bind *b)
     return 0;
 }
 
-static void pause_recv(struct pg_call *a, size_t k, const PGresult *res, struct pg_notes *notes)
+static void pause_recv(struct pg_call *a, size_t k, const PGresult *res, struct store_news *notes)
 {
     (void)k;
     (void)res;
     a->call->result = STORE_OK;
     if (!a->call->flag)
-        pg_notes_ready(notes, a->call->queue); /* resumed: parked claims look again */
+        store_news_ready(notes, a->call->queue, 0); /* resumed: parked claims look again */
 }
 
 static int purge_bind(struct pg_call *a, size_t k, struct pg_bind *b)
@@ -35,7 +35,7 @@ static int purge_bind(struct pg_call *a, size_t k, struct pg_bind *b)
     return 0;
 }
 
-static void purge_recv(struct pg_call *a, size_t k, const PGresult *res, struct pg_notes *notes)
+static void purge_recv(struct pg_call *a, size_t k, const PGresult *res, struct store_news *notes)
 {
     (void)k;
     (void)notes;
@@ -52,13 +52,20 @@ static void purge_discard(void *p)
     a->call->n = 0;
 }
 
-int pg_queue_prepare(struct pg_call *pc)
+static int queue_prepare(struct pg_call *pc, const char *name, const struct pg_one *one)
 {
-    struct store_call *call = pc->call;
-    int pause = call->kind == STORE_CALL_PAUSE;
-    call->n = 0;
-    pc->tx = (struct pg_tx){
-        .name = pause ? "pause" : "purge", .fn = pg_one_tx, .discard = purge_discard};
-    pc->one = pause ? &pause_one : &purge_one;
+    pc->call->n = 0;
+    pc->tx = (struct pg_tx){.name = name, .fn = pg_one_tx, .discard = purge_discard};
+    pc->one = one;
     return 1;
+}
+
+int pg_pause_prepare(struct pg_call *pc)
+{
+    return queue_prepare(pc, "pause", &pause_one);
+}
+
+int pg_purge_prepare(struct pg_call *pc)
+{
+    return queue_prepare(pc, "purge", &purge_one);
 }

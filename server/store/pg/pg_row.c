@@ -7,6 +7,7 @@
 
 #include "job_cols.h"
 #include "log.h"
+#include "pg_store.h"
 
 int64_t pg_row_int(const PGresult *res, int row, int col)
 {
@@ -79,4 +80,37 @@ int pg_row_job(const PGresult *res, int row, int with_token, struct job *out)
         return -1;
     }
     return 0;
+}
+
+enum store_result pg_one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
+                             const char *const *params, int with_token, const char *what,
+                             struct job *out)
+{
+    enum store_result r;
+    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 0                        ? STORE_NOT_FOUND
+        : pg_row_job(res, 0, with_token, out) == 0 ? STORE_OK
+                                                   : STORE_ERROR;
+    PQclear(res);
+    return r;
+}
+
+enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struct job *out)
+{
+    char idb[24];
+    const char *params[1] = {pg_int_param(idb, id)};
+    return pg_one_row(c, PG_JOB_GET, 1, params, with_token, "get", out);
+}
+
+enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exists_result)
+{
+    struct job j;
+    enum store_result r = pg_get_on(c, id, 0, &j);
+    if (r == STORE_OK) {
+        job_clear(&j);
+        return exists_result;
+    }
+    return r;
 }

@@ -1,4 +1,4 @@
-/* pg_store_open: the PostgreSQL store's handle, its clock, and its ops table. */
+/* pg_store_open: the PostgreSQL store's handle and its ops table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,16 @@
 
 static void pg_store_close(struct store *s);
 
+/* store_abandon: calls end STORE_UNAVAILABLE from now on (queued ones without running, a
+ * wait for a connection at once), and the statements running now are cancelled. */
+static void pg_store_abandon(struct store *s)
+{
+    struct pg_store *st = pg_store_of(s);
+    atomic_store(&st->abandoned, 1);
+    pg_exec_wake(st);
+    pg_pool_abandon(st);
+}
+
 static const struct store_ops pg_ops = {
     .submit = pg_submit,
     .get = pg_read_get,
@@ -28,48 +38,9 @@ static const struct store_ops pg_ops = {
     .ping = pg_read_ping,
     .stats = pg_read_stats,
     .metrics = pg_read_metrics,
-    .abandon = pg_abandon,
+    .abandon = pg_store_abandon,
     .close = pg_store_close,
 };
-
-/* The skew in whole seconds. */
-static int64_t skew_s(struct pg_store *st)
-{
-    int64_t skew = atomic_load(&st->skew_ms);
-    return skew >= 0 ? (skew + 500) / 1000 : -((-skew + 500) / 1000);
-}
-
-int64_t pg_now(struct pg_store *st, int64_t now)
-{
-    return now + skew_s(st);
-}
-
-int64_t pg_host_time(struct pg_store *st, int64_t t)
-{
-    return t - skew_s(st);
-}
-
-enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
-{
-    int64_t t0 = clock_now_ms();
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
-    int64_t t1 = clock_now_ms();
-    if (!res)
-        return r;
-    int64_t server = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    int standby = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
-    PQclear(res);
-    if (standby) {
-        /* A standby (a demoted primary, or a URL without target_session_attrs=read-write):
-         * no writes here. Drop it and let the next connect find the primary. */
-        c->bad = 1;
-        log_warn("postgresql: the server is a standby (read-only); reconnecting");
-        return STORE_UNAVAILABLE;
-    }
-    atomic_store(&st->skew_ms, server - (t0 + t1) / 2);
-    return STORE_OK;
-}
 
 /* Connect once, migrate, measure the clock. Returns 0, or -1 (logged). */
 static int bootstrap(struct pg_store *st)

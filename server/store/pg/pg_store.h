@@ -12,9 +12,15 @@
  * - a transaction that made jobs claimable sends one NOTIFY per queue; one listening
  *   connection per process turns them into on_ready hooks (pg_listen.c);
  * - one sweeper at a time: each sweep transaction starts with pg_try_advisory_xact_lock.
- * Files: pg_conn (one connection: connect, statements, errors), pg_pool, pg_stmt (the
- * statement table), pg_schema (migrations), pg_row (rows into struct job), pg_tx (runner and
- * executor), pg_{enqueue,claim,lease,admin,sweep,read}.c, pg_listen.c, pg_store.c. */
+ * Calls flow down, file by file: pg_store.c (open, the ops table) -> pg_call.c (store_submit
+ * and the kind table) -> the op files pg_{enqueue,claim,lease,admin,queue}.c -> pg_exec.c
+ * (the executor's queue and threads, groups) -> pg_pipe.c (pipelines of one-statement calls)
+ * -> pg_tx.c (one transaction) -> pg_pool.c -> pg_conn.c (one connection: statements,
+ * errors). Beside them: pg_clock.c (the database's clock), pg_due.c (a commit's news, and the
+ * due list), pg_listen.c (NOTIFY and LISTEN), pg_row.c (rows into struct job), pg_arr.c
+ * (array parameters), pg_stmt.c (the statement table), pg_schema.c (migrations), the reads
+ * (pg_read.c, pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target
+ * (pg_import.c). */
 #ifndef JOBQ_PG_STORE_H
 #define JOBQ_PG_STORE_H
 
@@ -25,6 +31,7 @@
 
 #include "pg_stmt.h"
 #include "store.h"
+#include "store_news.h"
 
 /* Executor threads per process, each with at most one pipeline in flight. One, as SQLite's
  * writer: the calls that arrive while its pipeline runs make the next one, and calls of one
@@ -72,7 +79,7 @@ struct pg_store {
     /* Executor: threads that run submitted calls. */
     pthread_mutex_t qmu;
     pthread_cond_t qcv;
-    struct pg_job_node *head, *tail;
+    struct pg_call_node *head, *tail;
     int stop;
     int nthreads;
     pthread_t *threads;
@@ -158,32 +165,11 @@ enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out);
 /* Return a connection taken with pg_pool_take. */
 void pg_pool_give(struct pg_store *st, struct pg_conn *c);
 
-/* store_abandon: calls end STORE_UNAVAILABLE from now on (queued ones without running, a
- * wait for a connection at once), and the statements running now are cancelled. */
-void pg_abandon(struct store *s);
+/* store_abandon's part in the pool (st->abandoned is set): waits for a connection end at
+ * once, and the statements running on pooled connections are cancelled. */
+void pg_pool_abandon(struct pg_store *st);
 
-/* --- pg_tx.c: transactions ---------------------------------------------------------------- */
-
-/* What a transaction made claimable, for NOTIFY and the hooks. */
-struct pg_notes {
-    char *queues[JOB_QUEUES_MAX]; /* distinct queues (owned) */
-    int jobs[JOB_QUEUES_MAX];
-    size_t n;
-    int all; /* too many queues to keep: wake everyone */
-    /* Queues that got jobs due later, with the earliest run_at of each (owned). */
-    char *later[JOB_QUEUES_MAX];
-    int64_t later_at[JOB_QUEUES_MAX];
-    size_t nlater;
-};
-
-/* Record that a job of queue becomes claimable at run_at (later than now). This function
- * can't fail (past JOB_QUEUES_MAX queues, or out of memory, it is not recorded: parked
- * claims find the job when they look again by themselves). */
-void pg_notes_later(struct pg_notes *n, const char *queue, int64_t run_at);
-
-/* After a commit: tell this process's hooks (on_ready, on_lost, on_scheduled with the
- * earliest later run_at), the listener (NOTIFY to the others) and the due list. */
-void pg_notes_publish(struct pg_store *st, const struct pg_notes *n);
+/* --- pg_tx.c: one transaction ------------------------------------------------------------- */
 
 /* --- pg_due.c: jobs this process scheduled for later ------------------------------------ */
 
@@ -197,18 +183,13 @@ struct pg_due {
     char queue[JOB_QUEUE_MAX + 1];
 };
 
-/* Remember the later queues of n. This function can't fail (see above). */
-void pg_due_add(struct pg_store *st, const struct pg_notes *n);
+/* After a commit: tell this process's hooks what n holds (store_news_fire, its on_scheduled
+ * on this host's clock), the listener (NOTIFY to the others), and remember n's later queues
+ * in the due list. This function can't fail (see above). */
+void pg_news_publish(struct pg_store *st, const struct store_news *n);
 
 /* Announce the queues whose remembered time is at or before now, and forget them. */
 void pg_due_announce(struct pg_store *st, int64_t now);
-
-/* Free what n holds and empty it. */
-void pg_notes_clear(struct pg_notes *n);
-
-/* Record that a job of queue became claimable. This function can't fail (past
- * JOB_QUEUES_MAX queues, or out of memory, it falls back to waking everyone). */
-void pg_notes_ready(struct pg_notes *n, const char *queue);
 
 /* One transaction: fn runs between BEGIN and COMMIT on c; it returns STORE_OK or
  * STORE_EXISTS to commit, anything else to roll back (that is the result). fn may run again
@@ -219,7 +200,7 @@ void pg_notes_ready(struct pg_notes *n, const char *queue);
 struct pg_tx {
     const char *name;
     size_t ops; /* calls it does (0 counts as 1), for store_stats */
-    enum store_result (*fn)(struct pg_conn *c, void *arg, struct pg_notes *notes);
+    enum store_result (*fn)(struct pg_conn *c, void *arg, struct store_news *notes);
     void (*discard)(void *arg);
     void *arg;
 };
@@ -228,11 +209,10 @@ struct pg_tx {
  * STORE_UNAVAILABLE or STORE_ERROR (logged). */
 enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx);
 
-/* Start the executor threads / stop them once the queue is empty. */
-int pg_exec_start(struct pg_store *st, int nthreads);
-void pg_exec_stop(struct pg_store *st);
+/* --- pg_call.c, pg_exec.c, pg_pipe.c: calls, the executor, pipelines --------------------- */
 
-/* store_submit: queue the call for an executor thread. */
+/* store_submit: set the call up for its transaction (the kind table of pg_call.c) and queue
+ * it for an executor thread. */
 void pg_submit(struct store *s, struct store_call *call);
 
 /* One statement's parameters, with room for their text. */
@@ -272,7 +252,7 @@ int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i);
 struct pg_call;
 
 /* A call done by one statement, and by a read when that statement finds nothing (its guard
- * missed, an idempotency hit). Such calls share a pipeline (pg_tx.c): their statements are
+ * missed, an idempotency hit). Such calls share a pipeline (pg_pipe.c): their statements are
  * sent together and commit at one Sync, and their reads follow the commit. Calls of one kind
  * that `same` pairs share one statement (a set-based insert or update over arrays): one
  * parse, plan, trigger run and index descent for all of them. */
@@ -283,7 +263,7 @@ struct pg_one {
     /* The statement's successful result: set each call's outputs and result and note the
      * queues made claimable; or set calls[i].follow (with result STORE_OK) when the read
      * must decide it. */
-    void (*recv)(struct pg_call *calls, size_t k, const PGresult *res, struct pg_notes *notes);
+    void (*recv)(struct pg_call *calls, size_t k, const PGresult *res, struct store_news *notes);
     /* That read: the call's result. */
     enum store_result (*follow)(struct pg_conn *c, struct pg_call *pc);
     /* 1 when b may share a's statement; NULL: never. */
@@ -291,11 +271,14 @@ struct pg_one {
 };
 
 /* One submitted write call on its way through the executor: the transaction that does it
- * (tx, whose arg is this struct) and what that transaction needs. */
+ * (tx, whose arg is this struct: re-pointed whenever the struct is copied) and what that
+ * transaction needs. */
 struct pg_call {
     struct pg_store *st;
     struct store_call *call;
     int64_t now;              /* the call's now on the database's clock */
+    size_t rows;              /* rows it locks at most (the kind table) */
+    size_t bytes;             /* parameter text it adds to a shared statement (the kind table) */
     int max_jobs;             /* claim: bounded by JOB_CLAIM_MAX */
     size_t nqueues;           /* claim: bounded by JOB_QUEUES_MAX */
     struct pg_tx tx;          /* tx.arg == this struct */
@@ -303,34 +286,60 @@ struct pg_call {
     int follow;               /* set by one->recv */
 };
 
+/* A call queued for the executor. */
+struct pg_call_node {
+    struct pg_call pc;
+    struct pg_call_node *next;
+};
+
+/* Calls one executor thread takes at once (one group). */
+#define PG_GROUP_MAX 64
+
+/* Start the executor threads / stop them once the queue is empty. */
+int pg_exec_start(struct pg_store *st, int nthreads);
+void pg_exec_stop(struct pg_store *st);
+
+/* Queue node (owned by the executor from here) for an executor thread. Returns 0, or -1 when
+ * the executor is stopping (node stays the caller's). */
+int pg_exec_push(struct pg_store *st, struct pg_call_node *node);
+
+/* Wake the executor threads (store_abandon). */
+void pg_exec_wake(struct pg_store *st);
+
+/* Run calls[0..n) (each with a `one`) in one pipeline. PG_PIPE_DONE: every call's result is
+ * set; PG_PIPE_AGAIN: nothing was committed and each call must run alone. The calls are
+ * reordered (and their tx.arg re-pointed). */
+enum pg_pipe_outcome { PG_PIPE_DONE, PG_PIPE_AGAIN };
+enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, size_t n);
+
 /* The now of calls[0..k) that share one statement: the latest of theirs. */
 int64_t pg_calls_now(const struct pg_call *calls, size_t k);
 
 /* The transaction of a one-statement call (pc->one): bind, run, recv, and follow when asked
  * (struct pg_tx's fn, with arg a struct pg_call). */
-enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct pg_notes *notes);
-
-/* Job id read on c: STORE_NOT_FOUND when it is gone, else exists_result (after freeing the
- * row), or the failure. For follow-ups: a guard missed an existing job. */
-enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exists_result);
+enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct store_news *notes);
 
 /* Each write call as a transaction (pg_enqueue.c, pg_claim.c, pg_lease.c, pg_admin.c): set
  * pc->tx up for pc->call (pc->st, pc->call and pc->now are set). Returns 1, or 0 when the
  * call needs no transaction (call->result is then set). A transaction function returns
  * STORE_OK or STORE_EXISTS after its writes, or one of STORE_NOT_FOUND, STORE_LEASE_LOST and
  * STORE_CONFLICT having written nothing (so it can share a transaction with other calls,
- * see pg_tx.c); any other result may follow writes and must roll back. */
+ * see pg_exec.c); any other result may follow writes and must roll back. */
 int pg_enqueue_prepare(struct pg_call *pc);
+int pg_claim_prepare(struct pg_call *pc);
+int pg_heartbeat_prepare(struct pg_call *pc); /* pg_lease.c */
+int pg_complete_prepare(struct pg_call *pc);  /* pg_lease.c */
+int pg_fail_prepare(struct pg_call *pc);      /* pg_lease.c */
+int pg_cancel_prepare(struct pg_call *pc);    /* pg_admin.c */
+int pg_retry_prepare(struct pg_call *pc);     /* pg_admin.c */
+int pg_pause_prepare(struct pg_call *pc);     /* pg_queue.c */
+int pg_purge_prepare(struct pg_call *pc);     /* pg_queue.c */
 
 /* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
  * a server may send them (RETURNING promises no order); 0: in the order they came. */
 void pg_enqueue_reverse_rows(int on);
-int pg_claim_prepare(struct pg_call *pc);
-int pg_lease_prepare(struct pg_call *pc);
-int pg_admin_prepare(struct pg_call *pc);
-int pg_queue_prepare(struct pg_call *pc); /* pause/resume and purge (pg_queue.c) */
 
-/* --- reads, sweep, clock (pg_read.c, pg_sweep.c, pg_store.c) -------------------------------- */
+/* --- reads and sweep (pg_read.c, pg_throughput.c, pg_sweep.c) ------------------------------ */
 
 /* Take a pooled connection, run one statement outside any transaction (a read, or a write
  * that is safe to repeat), give the connection back; run it once more on a new connection
@@ -354,6 +363,8 @@ size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MA
 enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int batch,
                            struct sweep_result *res);
 
+/* --- pg_clock.c ------------------------------------------------------------------------------ */
+
 /* The caller's now on the database's clock (see the top of this file). */
 int64_t pg_now(struct pg_store *st, int64_t now);
 
@@ -364,9 +375,21 @@ int64_t pg_host_time(struct pg_store *st, int64_t t);
 /* Measure the skew on c (one round trip) and keep it. Returns STORE_OK or the failure. */
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c);
 
+/* --- pg_row.c: job rows on a connection ------------------------------------------------------ */
+
+/* Run statement id, which returns at most one job row, into out (its lease token too when
+ * with_token): STORE_OK, STORE_NOT_FOUND when no row came back, or the failure. */
+enum store_result pg_one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
+                             const char *const *params, int with_token, const char *what,
+                             struct job *out);
+
 /* Read job id on c into out (with its lease token when with_token): STORE_OK,
  * STORE_NOT_FOUND or the failure. */
 enum store_result pg_get_on(struct pg_conn *c, int64_t id, int with_token, struct job *out);
+
+/* Job id read on c: STORE_NOT_FOUND when it is gone, else exists_result (after freeing the
+ * row), or the failure. For follow-ups: a guard missed an existing job. */
+enum store_result pg_miss(struct pg_conn *c, int64_t id, enum store_result exists_result);
 
 /* --- pg_listen.c ---------------------------------------------------------------------------- */
 
@@ -376,6 +399,6 @@ void pg_listen_stop(struct pg_store *st);
 
 /* Hand the queues of n (committed) to the listener, which NOTIFYs the other processes soon,
  * coalescing (see pg_listen.c). n stays the caller's. No-op without a listener. */
-void pg_listen_announce(struct pg_store *st, const struct pg_notes *n);
+void pg_listen_announce(struct pg_store *st, const struct store_news *n);
 
 #endif

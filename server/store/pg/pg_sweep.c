@@ -35,7 +35,7 @@ static enum store_result lead(struct pg_conn *c, int *led)
     return STORE_OK;
 }
 
-static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     struct sweep_arg *a = p;
     a->res->requeued = a->res->failed = 0;
@@ -89,9 +89,9 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
                 r = STORE_ERROR;
             int64_t run_at = pg_row_int(res, i, 2);
             if (requeued && run_at <= a->now)
-                pg_notes_ready(notes, PQgetvalue(res, i, 0));
+                store_news_ready(notes, PQgetvalue(res, i, 0), 0);
             else if (requeued)
-                pg_notes_later(notes, PQgetvalue(res, i, 0), run_at);
+                store_news_later(notes, PQgetvalue(res, i, 0), run_at);
         }
         PQclear(res);
     }
@@ -100,7 +100,7 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct pg_notes *
     return r;
 }
 
-static enum store_result retention_tx(struct pg_conn *c, void *p, struct pg_notes *notes)
+static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     (void)notes;
     struct sweep_arg *a = p;

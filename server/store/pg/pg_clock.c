@@ -1,0 +1,47 @@
+/* The PostgreSQL store's clock: the database's, as the caller's now plus the skew measured at
+ * every connect and ping (pg_store.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "pg_store.h"
+
+/* The skew in whole seconds. */
+static int64_t skew_s(struct pg_store *st)
+{
+    int64_t skew = atomic_load(&st->skew_ms);
+    return skew >= 0 ? (skew + 500) / 1000 : -((-skew + 500) / 1000);
+}
+
+int64_t pg_now(struct pg_store *st, int64_t now)
+{
+    return now + skew_s(st);
+}
+
+int64_t pg_host_time(struct pg_store *st, int64_t t)
+{
+    return t - skew_s(st);
+}
+
+enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
+{
+    int64_t t0 = clock_now_ms();
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
+    int64_t t1 = clock_now_ms();
+    if (!res)
+        return r;
+    int64_t server = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int standby = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+    PQclear(res);
+    if (standby) {
+        /* A standby (a demoted primary, or a URL without target_session_attrs=read-write):
+         * no writes here. Drop it and let the next connect find the primary. */
+        c->bad = 1;
+        log_warn("postgresql: the server is a standby (read-only); reconnecting");
+        return STORE_UNAVAILABLE;
+    }
+    atomic_store(&st->skew_ms, server - (t0 + t1) / 2);
+    return STORE_OK;
+}

@@ -1,0 +1,218 @@
+/* The PostgreSQL store's executor: the queue of submitted calls and the threads that take
+ * them in groups, run the one-statement ones in one pipeline (pg_pipe.c) and the others in
+ * one transaction, alone after a split (pg_store.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pg_store.h"
+
+/* Calls that share one transaction: at most PG_GROUP_MAX (pg_store.h), and at most
+ * PG_GROUP_ROWS jobs among them (a batch enqueue counts its jobs, a claim its max_jobs: see
+ * the kind table, pg_call.c), so that the transaction, and the row locks it holds, stay
+ * short. */
+#define PG_GROUP_ROWS 1000
+
+/* Several calls in one transaction: one BEGIN, one NOTIFY and one COMMIT (one WAL flush) for
+ * all of them, as the SQLite backend's group commit. A call whose result may follow writes
+ * that must be undone (see pg_call) cannot share it: the group rolls back and every call
+ * runs alone. */
+struct pg_group {
+    struct pg_call *calls;
+    size_t n, ran;
+    int split; /* a call could not share the transaction */
+};
+
+static int shareable(enum store_result r)
+{
+    return r == STORE_OK || r == STORE_EXISTS || r == STORE_NOT_FOUND || r == STORE_LEASE_LOST ||
+           r == STORE_CONFLICT;
+}
+
+static enum store_result group_tx(struct pg_conn *c, void *p, struct store_news *notes)
+{
+    struct pg_group *g = p;
+    for (g->ran = 0; g->ran < g->n; g->ran++) {
+        struct pg_call *pc = &g->calls[g->ran];
+        enum store_result r = pc->tx.fn(c, pc, notes);
+        if (!shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
+            if (pc->tx.discard)
+                pc->tx.discard(pc);
+            g->split = 1;
+            return STORE_CONFLICT; /* roll back; not a retry, not an error */
+        }
+        pc->call->result = r;
+    }
+    return STORE_OK;
+}
+
+static void group_discard(void *p)
+{
+    struct pg_group *g = p;
+    for (size_t i = 0; i < g->ran && i < g->n; i++) {
+        if (g->calls[i].tx.discard)
+            g->calls[i].tx.discard(&g->calls[i]);
+    }
+    g->ran = 0;
+}
+
+static void run_group(struct pg_store *st, struct pg_call *calls, size_t n);
+
+/* Run the n calls: the one-statement ones in one pipeline, the others alone when there is
+ * one, else together in one transaction (alone after a split). */
+static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n)
+{
+    size_t k = 0; /* the one-statement calls first, in their order */
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].one) {
+            struct pg_call t = calls[i];
+            memmove(&calls[k + 1], &calls[k], (i - k) * sizeof *calls);
+            calls[k++] = t;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        calls[i].tx.arg = &calls[i]; /* they moved */
+    if (k > 0 && pg_pipe_run(st, calls, k) == PG_PIPE_DONE) {
+        calls += k;
+        n -= k;
+    }
+    run_group(st, calls, n);
+}
+
+/* Run the n calls alone when n is 1, else together (alone after a split). */
+static void run_group(struct pg_store *st, struct pg_call *calls, size_t n)
+{
+    if (n == 0)
+        return;
+    if (n > 1) {
+        struct pg_group g = {.calls = calls, .n = n};
+        struct pg_tx tx = {
+            .name = "group", .ops = n, .fn = group_tx, .discard = group_discard, .arg = &g};
+        enum store_result r = pg_tx_run(st, &tx);
+        if (!g.split) {
+            if (r != STORE_OK) { /* the transaction failed as a whole */
+                for (size_t i = 0; i < n; i++)
+                    calls[i].call->result = r;
+            }
+            return;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        calls[i].call->result = pg_tx_run(st, &calls[i].tx);
+}
+
+/* Take the next group of queued calls (st->qmu held, the queue not empty) into calls[]. */
+static size_t take_group(struct pg_store *st, struct pg_call *calls)
+{
+    size_t n = 0, rows = 0;
+    while (st->head && n < PG_GROUP_MAX) {
+        struct pg_call_node *node = st->head;
+        if (n > 0 && rows + node->pc.rows > PG_GROUP_ROWS)
+            break;
+        rows += node->pc.rows;
+        calls[n] = node->pc;
+        calls[n].tx.arg = &calls[n]; /* it moved */
+        n++;
+        st->head = node->next;
+        free(node);
+    }
+    if (!st->head)
+        st->tail = NULL;
+    return n;
+}
+
+static void *exec_main(void *arg)
+{
+    struct pg_store *st = arg;
+    struct pg_call taken[PG_GROUP_MAX];
+    struct pg_call calls[PG_GROUP_MAX];
+    pthread_mutex_lock(&st->qmu);
+    for (;;) {
+        while (!st->head && !st->stop)
+            pthread_cond_wait(&st->qcv, &st->qmu);
+        if (!st->head)
+            break; /* stop, and the queue is empty */
+        size_t n = take_group(st, taken);
+        pthread_mutex_unlock(&st->qmu);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (atomic_load(&st->abandoned)) {
+                taken[i].call->result = STORE_UNAVAILABLE; /* shutdown: do not start it */
+            } else {
+                calls[k] = taken[i];
+                calls[k].tx.arg = &calls[k];
+                k++;
+            }
+        }
+        if (k > 0)
+            run_calls(st, calls, k);
+        for (size_t i = 0; i < n; i++)
+            taken[i].call->done(taken[i].call);
+        pthread_mutex_lock(&st->qmu);
+    }
+    pthread_mutex_unlock(&st->qmu);
+    return NULL;
+}
+
+int pg_exec_start(struct pg_store *st, int nthreads)
+{
+    pthread_mutex_init(&st->qmu, NULL);
+    pthread_cond_init(&st->qcv, NULL);
+    st->threads = calloc((size_t)nthreads, sizeof *st->threads);
+    if (!st->threads) {
+        log_error("out of memory for %d executor threads", nthreads);
+        return -1;
+    }
+    for (int i = 0; i < nthreads; i++) {
+        int rc = pthread_create(&st->threads[i], NULL, exec_main, st);
+        if (rc != 0) {
+            log_error("cannot start an executor thread: %s", strerror(rc));
+            pg_exec_stop(st);
+            return -1;
+        }
+        st->nthreads++;
+    }
+    return 0;
+}
+
+void pg_exec_stop(struct pg_store *st)
+{
+    if (!st->threads)
+        return;
+    pthread_mutex_lock(&st->qmu);
+    st->stop = 1;
+    pthread_cond_broadcast(&st->qcv);
+    pthread_mutex_unlock(&st->qmu);
+    for (int i = 0; i < st->nthreads; i++)
+        pthread_join(st->threads[i], NULL);
+    free(st->threads);
+    st->threads = NULL;
+    st->nthreads = 0;
+    pthread_cond_destroy(&st->qcv);
+    pthread_mutex_destroy(&st->qmu);
+}
+
+int pg_exec_push(struct pg_store *st, struct pg_call_node *node)
+{
+    node->next = NULL;
+    pthread_mutex_lock(&st->qmu);
+    if (st->stop) {
+        pthread_mutex_unlock(&st->qmu);
+        return -1;
+    }
+    if (st->tail)
+        st->tail->next = node;
+    else
+        st->head = node;
+    st->tail = node;
+    pthread_cond_signal(&st->qcv);
+    pthread_mutex_unlock(&st->qmu);
+    return 0;
+}
+
+void pg_exec_wake(struct pg_store *st)
+{
+    pthread_mutex_lock(&st->qmu);
+    pthread_cond_broadcast(&st->qcv);
+    pthread_mutex_unlock(&st->qmu);
+}
