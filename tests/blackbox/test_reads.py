@@ -116,30 +116,30 @@ class SlowReads(unittest.TestCase):
         print("\n%s: slowest step %.3fs with %d jobqd sessions waiting on the lock"
               % (self._testMethodName, self.slowest, self.waiting()))
 
-    def test_claims_and_completes_answer_while_slow_reads_fill_every_thread(self):
-        srv = self.start("--threads", "4")
+    def writes_go_on(self, queue, reads, waiting):
+        """Hold the lock, start `reads` slow reads, wait until `waiting` of jobqd's sessions
+        wait on the lock, then cycle() while none of the reads has answered; once the lock is
+        gone every read answers 200, and jobqd stops cleanly."""
         self.hold_lock()
-        answers, threads = self.slow_reads(16)  # 4x --threads
-        wait_until(lambda: self.waiting() >= 4, 20, what="4 reads waiting on the lock")
-        self.cycle("fill")
+        answers, threads = self.slow_reads(reads)
+        wait_until(lambda: self.waiting() >= waiting, 20,
+                   what="%d reads waiting on the lock" % waiting)
+        self.cycle(queue)
         self.assertEqual(answers, [], "a read answered while the lock was held")
         self.join(threads)
-        self.assertEqual(sorted(a[0] for a in answers), [200] * 16, answers)
-        srv.stop_checked()
+        self.assertEqual(sorted(a[0] for a in answers), [200] * reads, answers)
+        self.srv.stop_checked()
+
+    def test_claims_and_completes_answer_while_slow_reads_fill_every_thread(self):
+        self.start("--threads", "4")
+        self.writes_go_on("fill", reads=16, waiting=4)  # 4x --threads
 
     def test_reads_leave_the_writer_its_connections(self):
         # 8 reader threads and 3 pooled connections: reads may take only what the writer
-        # and the sweeper do not need (pg_pool.c), so the writes still get one.
-        srv = self.start("--threads", "8", "--pool-size", "3", "--pg-checkout-timeout", "20000")
-        self.hold_lock()
-        answers, threads = self.slow_reads(12)
-        wait_until(lambda: self.waiting() >= 1, 20, what="a read waiting on the lock")
-        self.cycle("share")
-        self.assertEqual(answers, [], "a read answered while the lock was held")
-        self.join(threads)
-        # A read that waited longer than the checkout timeout would be 503: none did here.
-        self.assertEqual(sorted(a[0] for a in answers), [200] * 12, answers)
-        srv.stop_checked()
+        # and the sweeper do not need (pg_pool.c), so the writes still get one. (No read
+        # waits past the checkout timeout here: a 503 would show.)
+        self.start("--threads", "8", "--pool-size", "3", "--pg-checkout-timeout", "20000")
+        self.writes_go_on("share", reads=12, waiting=1)
 
     def test_reads_past_the_queue_answer_503_at_once(self):
         srv = self.start("--threads", "1")

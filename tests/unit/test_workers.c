@@ -64,6 +64,17 @@ static void reset(void)
     atomic_store(&order_next, 0);
 }
 
+/* Make items[0..n) (gated or not) and submit them to p. Returns how many were accepted. */
+static int submit_items(struct workers *p, struct item *items, int n, int gated)
+{
+    int accepted = 0;
+    for (int i = 0; i < n; i++) {
+        item_init(&items[i], gated);
+        accepted += workers_submit(p, &items[i].w) == 0;
+    }
+    return accepted;
+}
+
 TEST(start_refuses_out_of_bounds)
 {
     CHECK(workers_start(0, 4, "test") == NULL);
@@ -82,10 +93,7 @@ TEST(items_run_in_order_on_a_pool_thread)
     struct workers *p = workers_start(1, 16, "test");
     CHECK(p != NULL);
     struct item items[10];
-    for (int i = 0; i < 10; i++) {
-        item_init(&items[i], 0);
-        CHECK_INT(workers_submit(p, &items[i].w), 0);
-    }
+    CHECK_INT(submit_items(p, items, 10, 0), 10);
     CHECK_INT(wait_for(&items[9].ran, 1), 1);
     for (int i = 0; i < 10; i++) {
         CHECK_INT(atomic_load(&items[i].ran), 1);
@@ -102,10 +110,7 @@ TEST(threads_run_items_at_the_same_time)
     struct workers *p = workers_start(3, 8, "test");
     CHECK(p != NULL);
     struct item items[3];
-    for (int i = 0; i < 3; i++) {
-        item_init(&items[i], 1);
-        CHECK_INT(workers_submit(p, &items[i].w), 0);
-    }
+    CHECK_INT(submit_items(p, items, 3, 1), 3);
     /* All three are inside run at once, each held at the gate. */
     for (int i = 0; i < 3; i++)
         CHECK_INT(wait_for(&items[i].started, 1), 1);
@@ -122,13 +127,9 @@ TEST(submit_past_the_queue_is_refused)
     struct workers *p = workers_start(1, 4, "test");
     CHECK(p != NULL);
     struct item busy, waiting[4], refused;
-    item_init(&busy, 1);
-    CHECK_INT(workers_submit(p, &busy.w), 0);
+    CHECK_INT(submit_items(p, &busy, 1, 1), 1);
     CHECK_INT(wait_for(&busy.started, 1), 1); /* the thread holds it: the queue is empty */
-    for (int i = 0; i < 4; i++) {
-        item_init(&waiting[i], 0);
-        CHECK_INT(workers_submit(p, &waiting[i].w), 0);
-    }
+    CHECK_INT(submit_items(p, waiting, 4, 0), 4);
     CHECK_INT(workers_queued(p), 4);
     item_init(&refused, 0);
     CHECK_INT(workers_submit(p, &refused.w), -1);
@@ -149,13 +150,9 @@ TEST(abandon_ends_waiting_items_at_once_and_refuses_more)
     struct workers *p = workers_start(1, 8, "test");
     CHECK(p != NULL);
     struct item busy, waiting[3], late;
-    item_init(&busy, 1);
-    CHECK_INT(workers_submit(p, &busy.w), 0);
+    CHECK_INT(submit_items(p, &busy, 1, 1), 1);
     CHECK_INT(wait_for(&busy.started, 1), 1);
-    for (int i = 0; i < 3; i++) {
-        item_init(&waiting[i], 1);
-        CHECK_INT(workers_submit(p, &waiting[i].w), 0);
-    }
+    CHECK_INT(submit_items(p, waiting, 3, 1), 3);
     workers_abandon(p); /* the gate is still closed: they must not wait at it */
     for (int i = 0; i < 3; i++) {
         CHECK_INT(atomic_load(&waiting[i].ran), 1);
@@ -193,14 +190,10 @@ TEST(stop_waits_for_running_items_and_abandons_the_rest)
     struct workers *p = workers_start(2, 8, "test");
     CHECK(p != NULL);
     struct item running[2], waiting;
-    for (int i = 0; i < 2; i++) {
-        item_init(&running[i], 1);
-        CHECK_INT(workers_submit(p, &running[i].w), 0);
-    }
+    CHECK_INT(submit_items(p, running, 2, 1), 2);
     for (int i = 0; i < 2; i++)
         CHECK_INT(wait_for(&running[i].started, 1), 1);
-    item_init(&waiting, 1);
-    CHECK_INT(workers_submit(p, &waiting.w), 0);
+    CHECK_INT(submit_items(p, &waiting, 1, 1), 1);
     pthread_t opener;
     CHECK_INT(pthread_create(&opener, NULL, open_gate_after, &waiting.ran), 0);
     workers_stop(p);
