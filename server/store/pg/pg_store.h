@@ -161,8 +161,8 @@ void pg_pool_give(struct pg_store *st, struct pg_conn *c);
 
 /* pg_pool_take for a read outside any transaction: it also waits while the reads hold all
  * but the connections kept for the writers (the executor threads and the sweeper; in a pool
- * too small for that, all but one), so that slow reads cannot make a write wait for a
- * connection. Return the connection with pg_pool_give_read. */
+ * too small for that, reads hold one at most), so that slow reads cannot make a write wait
+ * for a connection. Return the connection with pg_pool_give_read. */
 enum store_result pg_pool_take_read(struct pg_store *st, struct pg_conn **out);
 void pg_pool_give_read(struct pg_store *st, struct pg_conn *c);
 
