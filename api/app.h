@@ -9,16 +9,20 @@
 #include "waitq.h"
 
 struct auth;
+struct workers;
 
 struct app {
     struct store *store;
     struct waitq *waitq;
     const struct config *cfg;
     const struct auth *auth; /* bearer tokens (server/auth.h); NULL: no authentication */
-    /* Store calls submitted and not over (their connections are suspended: pending.c), and
-     * 1 once new ones are refused (shutdown: http_stop). */
+    /* Store calls (writes and reads) submitted and not over (their connections are
+     * suspended: pending.c), and 1 once new ones are refused (shutdown: http_stop). */
     atomic_long store_calls;
     atomic_int refuse_calls;
+    /* The threads that run store reads (pending_read_submit): started by http_start(),
+     * stopped by http_stop(). */
+    struct workers *readers;
 };
 
 #endif

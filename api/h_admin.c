@@ -62,15 +62,29 @@ enum MHD_Result handle_retry(struct request *rq)
     return admin_call(rq, STORE_CALL_RETRY);
 }
 
+/* GET /stats/throughput across its two calls. */
+struct throughput_read {
+    struct pending_read r;
+    struct counters_point pts[COUNTERS_POINTS];
+};
+
+static enum store_result throughput_run(struct pending_read *r, struct store *s)
+{
+    struct throughput_read *tr = (struct throughput_read *)r;
+    int64_t now = clock_now();
+    counters_throughput(now, tr->pts);
+    /* Other processes on the same database: theirs too (as of their last publish). */
+    return store_throughput_others(s, now, tr->pts, COUNTERS_POINTS);
+}
+
 enum MHD_Result handle_throughput(struct request *rq)
 {
-    struct counters_point pts[COUNTERS_POINTS];
-    int64_t now = clock_now();
-    counters_throughput(now, pts);
-    /* Other processes on the same database: theirs too (as of their last publish). */
-    enum store_result r = store_throughput_others(rq->app->store, now, pts, COUNTERS_POINTS);
-    if (r != STORE_OK)
-        return reply_store_error(rq, r, "the throughput");
+    struct throughput_read *tr = rq->state;
+    if (!tr)
+        return pending_read_start(rq, sizeof *tr, throughput_run, NULL);
+    if (tr->r.result != STORE_OK)
+        return reply_store_error(rq, tr->r.result, "the throughput");
+    const struct counters_point *pts = tr->pts;
     struct jtext t = {0};
     char buf[160];
     int n = snprintf(buf, sizeof buf, "{\"step_seconds\":%d,\"points\":[", COUNTERS_STEP);
@@ -101,11 +115,19 @@ enum MHD_Result handle_healthz(struct request *rq)
     return reply_status(rq, "ok");
 }
 
+static enum store_result ping_run(struct pending_read *r, struct store *s)
+{
+    (void)r;
+    return store_ping(s);
+}
+
 enum MHD_Result handle_readyz(struct request *rq)
 {
-    enum store_result r = store_ping(rq->app->store);
-    if (r != STORE_OK)
+    struct pending_read *r = rq->state;
+    if (!r)
+        return pending_read_start(rq, sizeof *r, ping_run, NULL);
+    if (r->result != STORE_OK)
         return reply_error(rq, ERR_UNAVAILABLE, "the database is not usable (%s)",
-                           store_result_name(r));
+                           store_result_name(r->result));
     return reply_status(rq, "ready");
 }

@@ -196,29 +196,75 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
     return pending_submit(rq, &bs->p);
 }
 
-enum MHD_Result handle_get_job(struct request *rq)
+/* GET /jobs/{id} and GET /jobs/{id}/attempts across their two calls. */
+struct job_read {
+    struct pending_read r;
+    int64_t id;
+    struct job job;        /* get */
+    struct job_attempt *a; /* attempts */
+    size_t n;
+};
+
+static void job_read_free(void *arg)
+{
+    struct job_read *jr = arg;
+    if (!jr)
+        return;
+    job_clear(&jr->job);
+    job_attempts_free(jr->a, jr->n);
+    free(jr);
+}
+
+/* Start the read of job rq->id, or answer 500 when out of memory. */
+static enum MHD_Result
+job_read_start(struct request *rq, enum store_result (*read)(struct pending_read *, struct store *))
+{
+    struct job_read *jr = pending_read_new(rq, sizeof *jr, read, job_read_free);
+    if (!jr)
+        return reply_error(rq, ERR_INTERNAL, "out of memory");
+    jr->id = rq->id;
+    return pending_read_submit(rq, &jr->r);
+}
+
+/* Answer the failed read of job rq->id. */
+static enum MHD_Result job_read_error(struct request *rq, enum store_result r)
 {
     char what[40];
     snprintf(what, sizeof what, "job %" PRId64, rq->id);
-    struct job job = {0};
-    enum store_result r = store_get(rq->app->store, rq->id, &job);
-    if (r != STORE_OK)
-        return reply_store_error(rq, r, what);
-    return reply_job(rq, MHD_HTTP_OK, &job);
+    return reply_store_error(rq, r, what);
+}
+
+static enum store_result get_read(struct pending_read *r, struct store *s)
+{
+    struct job_read *jr = (struct job_read *)r;
+    return store_get(s, jr->id, &jr->job);
+}
+
+enum MHD_Result handle_get_job(struct request *rq)
+{
+    struct job_read *jr = rq->state;
+    if (!jr)
+        return job_read_start(rq, get_read);
+    if (jr->r.result != STORE_OK)
+        return job_read_error(rq, jr->r.result);
+    return reply_job(rq, MHD_HTTP_OK, &jr->job);
+}
+
+static enum store_result attempts_read(struct pending_read *r, struct store *s)
+{
+    struct job_read *jr = (struct job_read *)r;
+    return store_attempts(s, jr->id, &jr->a, &jr->n);
 }
 
 enum MHD_Result handle_attempts(struct request *rq)
 {
-    char what[40];
-    snprintf(what, sizeof what, "job %" PRId64, rq->id);
-    struct job_attempt *a = NULL;
-    size_t n = 0;
-    enum store_result r = store_attempts(rq->app->store, rq->id, &a, &n);
-    if (r != STORE_OK)
-        return reply_store_error(rq, r, what);
+    struct job_read *jr = rq->state;
+    if (!jr)
+        return job_read_start(rq, attempts_read);
+    if (jr->r.result != STORE_OK)
+        return job_read_error(rq, jr->r.result);
     struct jtext t = {0};
-    jtext_attempts(&t, a, n);
-    job_attempts_free(a, n);
+    jtext_attempts(&t, jr->a, jr->n);
     return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
 }
 
@@ -227,7 +273,34 @@ static const char *query(struct request *rq, const char *key)
     return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-enum MHD_Result handle_list_jobs(struct request *rq)
+/* GET /jobs across its two calls. */
+struct list_read {
+    struct pending_read r;
+    struct list_filter filter;
+    char queue[JOB_QUEUE_MAX + 1]; /* filter.queue points here: the reader thread does not
+                                    * read the connection's memory */
+    struct job *jobs;              /* filter.limit of them */
+    size_t n;
+    int more;
+};
+
+static void list_read_free(void *arg)
+{
+    struct list_read *lr = arg;
+    if (!lr)
+        return;
+    job_array_free(lr->jobs, lr->n);
+    free(lr);
+}
+
+static enum store_result list_read(struct pending_read *r, struct store *s)
+{
+    struct list_read *lr = (struct list_read *)r;
+    return store_list(s, &lr->filter, lr->jobs, &lr->n, &lr->more);
+}
+
+/* Parse the query and start the read, or answer why it cannot start. */
+static enum MHD_Result list_start(struct request *rq)
 {
     struct fields f;
     struct jspan none = {"", 0};
@@ -236,21 +309,30 @@ enum MHD_Result handle_list_jobs(struct request *rq)
     if (parse_list_query(&f, query(rq, "queue"), query(rq, "status"), query(rq, "limit"),
                          query(rq, "cursor"), &filter) < 0)
         return fields_reply(rq, &f);
-
-    struct job *jobs = calloc((size_t)filter.limit, sizeof *jobs);
-    if (!jobs)
-        return reply_error(rq, ERR_INTERNAL, "out of memory");
-    size_t n = 0;
-    int more = 0;
-    enum store_result r = store_list(rq->app->store, &filter, jobs, &n, &more);
-    if (r != STORE_OK) {
-        free(jobs);
-        return reply_store_error(rq, r, "the job list");
+    struct list_read *lr = pending_read_new(rq, sizeof *lr, list_read, list_read_free);
+    if (!lr || !(lr->jobs = calloc((size_t)filter.limit, sizeof *lr->jobs)))
+        return reply_error(rq, ERR_INTERNAL, "out of memory"); /* lr goes with the request */
+    lr->filter = filter;
+    if (filter.queue) {
+        snprintf(lr->queue, sizeof lr->queue, "%s", filter.queue);
+        lr->filter.queue = lr->queue;
     }
+    return pending_read_submit(rq, &lr->r);
+}
+
+enum MHD_Result handle_list_jobs(struct request *rq)
+{
+    struct list_read *lr = rq->state;
+    if (!lr)
+        return list_start(rq);
+    if (lr->r.result != STORE_OK)
+        return reply_store_error(rq, lr->r.result, "the job list");
+    struct job *jobs = lr->jobs;
+    size_t n = lr->n;
     struct jtext t = {0};
     jtext_put(&t, "{\"jobs\":", 8);
     jtext_job_array(&t, jobs, n, 0);
-    if (more && n > 0) {
+    if (lr->more && n > 0) {
         char cursor[24];
         cursor_format(jobs[n - 1].id, cursor, sizeof cursor);
         jtext_put(&t, ",\"next_cursor\":\"", 16);
@@ -259,6 +341,5 @@ enum MHD_Result handle_list_jobs(struct request *rq)
     } else {
         jtext_put(&t, ",\"next_cursor\":null}", 20);
     }
-    job_array_free(jobs, n);
     return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
 }

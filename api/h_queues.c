@@ -62,14 +62,12 @@ static cJSON *queues_body(const struct queue_stats *rows, size_t n)
 
 enum MHD_Result handle_queues(struct request *rq)
 {
-    struct queue_stats *rows = NULL;
-    size_t n = 0;
-    enum store_result r = store_queues(rq->app->store, clock_now(), &rows, &n);
-    if (r != STORE_OK)
-        return reply_store_error(rq, r, "the queue list");
-    cJSON *body = queues_body(rows, n);
-    queue_stats_free(rows, n);
-    return reply_json(rq, MHD_HTTP_OK, body);
+    struct queues_read *q = rq->state;
+    if (!q)
+        return queues_read_start(rq);
+    if (q->r.result != STORE_OK)
+        return reply_store_error(rq, q->r.result, "the queue list");
+    return reply_json(rq, MHD_HTTP_OK, queues_body(q->rows, q->n));
 }
 
 /* A pause, resume or purge across its calls. */
@@ -78,11 +76,18 @@ struct queue_state {
     char name[JOB_QUEUE_MAX + 1];
     int64_t deleted;  /* purge: so far */
     int64_t deadline; /* purge: clock_mono_ms() to answer by */
+    /* pause, resume: the queue's row, read once the write is over (store_queues reads every
+     * queue: the store has no read of one) */
+    struct queues_read rd;
+    int reading;
 };
 
 static void queue_state_free(void *arg)
 {
-    free(arg);
+    struct queue_state *qs = arg;
+    if (qs)
+        queues_read_clear(&qs->rd);
+    free(qs);
 }
 
 /* The {name} of /queues/{name}/...: copied into name (JOB_QUEUE_MAX + 1 bytes). Returns 0, or
@@ -122,24 +127,25 @@ static enum MHD_Result queue_start(struct request *rq, struct store_call call)
     return pending_submit(rq, &qs->p);
 }
 
-/* Answer a pause or resume with the queue's row (all zeros when it holds no job). */
+/* Once the pause or resume is over, read the queues; once that is over, answer with the
+ * queue's row (all zeros when it holds no job). */
 static enum MHD_Result pause_reply(struct request *rq, struct queue_state *qs)
 {
     if (qs->p.call.result != STORE_OK)
         return reply_store_error(rq, qs->p.call.result, "the queue");
-    struct queue_stats *rows = NULL;
-    size_t n = 0;
-    enum store_result r = store_queues(rq->app->store, clock_now(), &rows, &n);
-    if (r != STORE_OK)
-        return reply_store_error(rq, r, "the queue");
+    if (!qs->reading) {
+        queues_read_init(&qs->rd);
+        qs->reading = 1;
+        return pending_read_submit(rq, &qs->rd.r);
+    }
+    if (qs->rd.r.result != STORE_OK)
+        return reply_store_error(rq, qs->rd.r.result, "the queue");
     struct queue_stats empty = {.name = qs->name, .paused = qs->p.call.flag};
     const struct queue_stats *row = &empty;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].name, qs->name) == 0)
-            row = &rows[i];
-    cJSON *body = queue_json(row);
-    queue_stats_free(rows, n);
-    return reply_json(rq, MHD_HTTP_OK, body);
+    for (size_t i = 0; i < qs->rd.n; i++)
+        if (strcmp(qs->rd.rows[i].name, qs->name) == 0)
+            row = &qs->rd.rows[i];
+    return reply_json(rq, MHD_HTTP_OK, queue_json(row));
 }
 
 static enum MHD_Result pause_call(struct request *rq, int paused)

@@ -25,6 +25,7 @@
 #include "router.h"
 #include "tls.h"
 #include "watchdog.h"
+#include "workers.h"
 
 /* Headers and URL of one request must fit in this much per-connection memory (about half
  * of it: the rest buffers I/O). libmicrohttpd zeroes the whole pool for every request on a
@@ -35,6 +36,8 @@
 #define DRAIN_LIMIT (64LL * 1024 * 1024)
 /* What the access log shows of a path at most. */
 #define LOG_PATH_MAX 200
+/* Store reads waiting for a reader thread, per --threads, at most (then 503). */
+#define READ_QUEUE_PER_THREAD 64
 
 struct http_server {
     struct MHD_Daemon *daemon;
@@ -419,7 +422,13 @@ struct http_server *http_start(struct app *app)
         return NULL;
     }
     h->wd = watchdog_start(cfg->header_timeout * 1000);
-    if (!h->wd) {
+    /* As many readers as HTTP threads: reads run as many at a time as when they ran on
+     * those threads, but no longer hold them. */
+    app->readers =
+        h->wd ? workers_start(cfg->threads, (size_t)cfg->threads * READ_QUEUE_PER_THREAD, "reads")
+              : NULL;
+    if (!app->readers) {
+        watchdog_free(h->wd);
         tls_clear(&h->tls);
         free(h);
         return NULL;
@@ -480,6 +489,8 @@ struct http_server *http_start(struct app *app)
                   use_tls ? " with TLS: address in use, or a bad certificate or key" : "");
         tls_clear(&h->tls);
         watchdog_free(h->wd);
+        workers_stop(app->readers);
+        app->readers = NULL;
         pthread_cond_destroy(&h->idle);
         pthread_mutex_destroy(&h->mu);
         free(h);
@@ -548,6 +559,7 @@ int http_stop(struct http_server *h, int timeout_ms)
         return 0;
     http_quiesce(h);
     atomic_store(&h->app->refuse_calls, 1);
+    workers_abandon(h->app->readers); /* reads not started yet answer 503 now */
     long calls = wait_zero(h, timeout_ms, 1);
     if (calls > 0) {
         log_error("%ld store call%s still in progress after %d ms: their connections stay "
@@ -557,6 +569,8 @@ int http_stop(struct http_server *h, int timeout_ms)
     }
     watchdog_stop(h->wd); /* no shutdown() while libmicrohttpd closes everything */
     MHD_stop_daemon(h->daemon);
+    workers_stop(h->app->readers);
+    h->app->readers = NULL;
     watchdog_free(h->wd);
     if (h->listen_fd != MHD_INVALID_SOCKET)
         close(h->listen_fd);

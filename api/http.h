@@ -5,9 +5,11 @@
  * first access-handler call, bodies accumulate up to --max-body-bytes (past it: drain, then
  * 413; a Content-Length over it: 413 at once), a non-empty body whose Content-Type is not
  * application/json gets 415, and everything else goes to router_dispatch() once the body is
- * complete (again when a parked claim is resumed). One access-log line per request (debug
- * level) and metrics_request_done() from the completion callback, which also calls
- * rq->state_free(rq->state) and frees the request. */
+ * complete (again when a parked claim or a store call is resumed). Store reads run on reader
+ * threads of their own, as many as --threads, with at most 64 per thread waiting (past that a
+ * read answers 503 at once): a slow read never holds a thread that answers. One access-log
+ * line per request (debug level) and metrics_request_done() from the completion callback,
+ * which also calls rq->state_free(rq->state) and frees the request. */
 #ifndef JOBQ_HTTP_H
 #define JOBQ_HTTP_H
 
@@ -19,8 +21,9 @@ struct http_server;
  * connections to --max-connections in all and --max-connections-per-ip from one address,
  * closing those idle for --idle-timeout, and those whose request line and headers take longer
  * than --header-timeout from their first byte (watchdog.h). Raises the open-files limit towards
- * --max-connections. Borrows app for the server's lifetime. Returns NULL after logging why
- * (address in use, bad host, unreadable or invalid certificate or key). */
+ * --max-connections. Borrows app for the server's lifetime and starts its readers
+ * (app->readers). Returns NULL after logging why (address in use, bad host, unreadable or
+ * invalid certificate or key). */
 struct http_server *http_start(struct app *app);
 
 /* Graceful stop, part one: stop accepting new connections; requests in flight and open
@@ -31,12 +34,13 @@ void http_quiesce(struct http_server *h);
  * was not done). Returns how many are still in flight. Accepts NULL (0). */
 long http_drain(struct http_server *h, int timeout_ms);
 
-/* Part three: refuse new store calls (they end STORE_UNAVAILABLE: 503), wait up to
- * timeout_ms for those in progress, then stop the daemon (closing what is left, logged) and
- * free h: returns 0. Parked long polls must have been woken first (waitq_shutdown).
- * libmicrohttpd must not be stopped with a connection suspended, so when
- * store calls are still in progress after timeout_ms, h is left running and -1 is returned: the caller must then exit
- * without freeing anything those calls use (the store, the app). Accepts NULL (0). */
+/* Part three: refuse new store calls (they end STORE_UNAVAILABLE: 503, and so do the reads
+ * still waiting for a reader thread), wait up to timeout_ms for those in progress, then stop
+ * the daemon (closing what is left, logged) and free h: returns 0. Parked long polls must
+ * have been woken first (waitq_shutdown). libmicrohttpd must not be stopped with a connection
+ * suspended, so when store calls are still in progress after timeout_ms, h is left running
+ * and -1 is returned: the caller must then exit without freeing anything those calls use (the
+ * store, the app). Accepts NULL (0). */
 int http_stop(struct http_server *h, int timeout_ms);
 
 /* The port actually bound (useful with port 0). */

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "app.h"
-#include "clock.h"
 #include "handlers.h"
 #include "jobjson.h"
+#include "pending.h"
 #include "reply.h"
 #include "router.h"
 
@@ -307,22 +307,23 @@ static size_t open_connections(struct MHD_Connection *conn)
 
 enum MHD_Result handle_metrics(struct request *rq)
 {
+    struct queues_read *q = rq->state;
+    if (!q)
+        return queues_read_start(rq); /* the store's part: off the HTTP threads */
     struct store *store = rq->app->store;
-    struct queue_stats *rows = NULL;
     struct store_metric backend[STORE_METRICS_MAX];
-    struct metrics_scrape in = {.parked = waitq_parked(rq->app->waitq),
+    struct metrics_scrape in = {.store_ok = q->r.result == STORE_OK,
+                                .rows = q->rows,
+                                .n = q->n,
+                                .parked = waitq_parked(rq->app->waitq),
                                 .connections = open_connections(rq->conn),
                                 .max_connections = (size_t)rq->app->cfg->max_connections,
                                 .backend = backend};
     store_read_stats(store, &in.stats);
     in.nbackend = store_metrics(store, backend);
-    in.store_ok = store_queues(store, clock_now(), &rows, &in.n) == STORE_OK;
-    in.rows = rows;
     struct counters_row *counters = counters_snapshot(&in.ncounters);
     in.counters = counters;
     char *text = metrics_text(&in);
-    if (in.store_ok)
-        queue_stats_free(rows, in.n);
     free(counters);
     if (!text)
         return reply_error(rq, ERR_INTERNAL, "out of memory");

@@ -1,20 +1,38 @@
-/* Store writes with the connection suspended (see pending.h). */
+/* Store calls with the connection suspended (see pending.h). */
 #include "pending.h"
 
+#include <stddef.h>
+#include <stdlib.h>
+
 #include "app.h"
+#include "clock.h"
+#include "reply.h"
+
+/* Count a call and suspend rq's connection, before the call can finish, so that the resume
+ * never comes first. Counted before the refusal is read (http_stop sets it, then reads the
+ * count): a call is either refused or waited for. Returns 1 when calls are refused now. */
+static int suspend_counted(struct request *rq)
+{
+    atomic_fetch_add(&rq->app->store_calls, 1);
+    MHD_suspend_connection(rq->conn);
+    return atomic_load(&rq->app->refuse_calls);
+}
+
+/* The call is over. Once resumed, the connection's thread may answer and free the call's
+ * state; once the count drops, http_stop() may stop the daemon (a resumed connection is fine
+ * then, a suspended one is not). So conn and app are the caller's copies. */
+static void resume_counted(struct MHD_Connection *conn, struct app *app)
+{
+    MHD_resume_connection(conn);
+    atomic_fetch_sub(&app->store_calls, 1);
+}
 
 /* On the store's writer thread (or the handler's own, when the call could not start). */
 static void pending_done(struct store_call *call)
 {
     struct pending *p = call->ctx;
-    struct MHD_Connection *conn = p->conn;
-    struct app *app = p->app;
     atomic_store(&p->over, 1);
-    /* Once resumed, the connection's thread may answer and free p; once the count drops,
-     * http_stop() may stop the daemon (a resumed connection is fine then, a suspended one is
-     * not). */
-    MHD_resume_connection(conn);
-    atomic_fetch_sub(&app->store_calls, 1);
+    resume_counted(p->conn, p->app);
 }
 
 enum MHD_Result pending_submit(struct request *rq, struct pending *p)
@@ -24,12 +42,7 @@ enum MHD_Result pending_submit(struct request *rq, struct pending *p)
     atomic_store(&p->over, 0);
     p->call.done = pending_done;
     p->call.ctx = p;
-    /* Counted before the refusal is checked (http_stop sets it, then reads the count): a
-     * call is either refused or waited for. */
-    atomic_fetch_add(&rq->app->store_calls, 1);
-    /* Suspended before the write can finish, so that the resume never comes first. */
-    MHD_suspend_connection(rq->conn);
-    if (atomic_load(&rq->app->refuse_calls)) {
+    if (suspend_counted(rq)) {
         p->call.result = STORE_UNAVAILABLE; /* shutting down: 503 */
         pending_done(&p->call);
         return MHD_YES;
@@ -41,4 +54,85 @@ enum MHD_Result pending_submit(struct request *rq, struct pending *p)
 int pending_over(struct pending *p)
 {
     return atomic_load(&p->over);
+}
+
+/* On a reader thread, or on the thread that gave up on the read (workers_abandon, or the
+ * handler's own when the read could not be queued). */
+static void read_run(struct work *w, int abandoned)
+{
+    struct pending_read *r =
+        (struct pending_read *)((char *)w - offsetof(struct pending_read, work));
+    if (abandoned)
+        r->result = STORE_UNAVAILABLE; /* shutting down: 503 */
+    else
+        r->result = r->read(r, r->app->store);
+    resume_counted(r->conn, r->app);
+}
+
+enum MHD_Result pending_read_submit(struct request *rq, struct pending_read *r)
+{
+    r->conn = rq->conn;
+    r->app = rq->app;
+    r->work.run = read_run;
+    if (suspend_counted(rq)) {
+        read_run(&r->work, 1);
+        return MHD_YES;
+    }
+    if (workers_submit(rq->app->readers, &r->work) != 0) {
+        r->result = STORE_BUSY; /* too many reads wait already: 503 */
+        resume_counted(r->conn, r->app);
+    }
+    return MHD_YES;
+}
+
+void *pending_read_new(struct request *rq, size_t size,
+                       enum store_result (*read)(struct pending_read *r, struct store *s),
+                       void (*state_free)(void *state))
+{
+    struct pending_read *r = calloc(1, size);
+    if (!r)
+        return NULL;
+    r->read = read;
+    rq->state = r;
+    rq->state_free = state_free ? state_free : free;
+    return r;
+}
+
+enum MHD_Result pending_read_start(struct request *rq, size_t size,
+                                   enum store_result (*read)(struct pending_read *r,
+                                                             struct store *s),
+                                   void (*state_free)(void *state))
+{
+    struct pending_read *r = pending_read_new(rq, size, read, state_free);
+    if (!r)
+        return reply_error(rq, ERR_INTERNAL, "out of memory");
+    return pending_read_submit(rq, r);
+}
+
+static enum store_result queues_run(struct pending_read *r, struct store *s)
+{
+    struct queues_read *q = (struct queues_read *)r;
+    return store_queues(s, clock_now(), &q->rows, &q->n);
+}
+
+void queues_read_init(struct queues_read *q)
+{
+    *q = (struct queues_read){.r.read = queues_run};
+}
+
+void queues_read_clear(struct queues_read *q)
+{
+    if (q)
+        queue_stats_free(q->rows, q->n);
+}
+
+static void queues_read_free(void *arg)
+{
+    queues_read_clear(arg);
+    free(arg);
+}
+
+enum MHD_Result queues_read_start(struct request *rq)
+{
+    return pending_read_start(rq, sizeof(struct queues_read), queues_run, queues_read_free);
 }

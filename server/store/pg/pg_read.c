@@ -1,5 +1,6 @@
 /* Reads of the PostgreSQL store (get, list, queues, ping, stats), on a pooled connection
- * taken on the caller's thread: bounded by the checkout and statement timeouts. */
+ * taken on the caller's thread within the reads' share of the pool (pg_pool_take_read):
+ * bounded by the checkout and statement timeouts. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +14,11 @@ PGresult *pg_read_one(struct pg_store *st, enum pg_stmt_id id, int n, const char
     struct pg_conn *c = NULL;
     PGresult *res = NULL;
     for (int attempt = 0; attempt < 2; attempt++) {
-        *r = pg_pool_take(st, &c);
+        *r = pg_pool_take_read(st, &c);
         if (*r != STORE_OK)
             return NULL;
         res = pg_exec(c, id, n, params, what, r);
-        pg_pool_give(st, c);
+        pg_pool_give_read(st, c);
         /* A read is safe to run again on a new connection when this one had died. */
         if (res || *r != STORE_UNAVAILABLE)
             break;
@@ -197,11 +198,11 @@ enum store_result pg_read_ping(struct store *s)
 {
     struct pg_store *st = pg_store_of(s);
     struct pg_conn *c = NULL;
-    enum store_result r = pg_pool_take(st, &c);
+    enum store_result r = pg_pool_take_read(st, &c);
     if (r != STORE_OK)
         return r;
     r = pg_clock_sync(st, c);
-    pg_pool_give(st, c);
+    pg_pool_give_read(st, c);
     return r;
 }
 

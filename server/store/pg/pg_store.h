@@ -62,6 +62,7 @@ struct pg_pool {
     struct pg_conn *conns;
     int *free_list; /* indexes of the free conns */
     int nfree, n;
+    int reads, reads_max; /* taken by pg_pool_take_read now, and at most */
 };
 
 #define PG_DUE_MAX 1024 /* (queue, run_at) pairs in the due list (pg_due.c) */
@@ -164,6 +165,13 @@ enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out);
 
 /* Return a connection taken with pg_pool_take. */
 void pg_pool_give(struct pg_store *st, struct pg_conn *c);
+
+/* pg_pool_take for a read outside any transaction: it also waits while the reads hold all
+ * but the connections kept for the writers (the executor threads and the sweeper; in a pool
+ * too small for that, reads hold one at most), so that slow reads cannot make a write wait
+ * for a connection. Return the connection with pg_pool_give_read. */
+enum store_result pg_pool_take_read(struct pg_store *st, struct pg_conn **out);
+void pg_pool_give_read(struct pg_store *st, struct pg_conn *c);
 
 /* store_abandon's part in the pool (st->abandoned is set): waits for a connection end at
  * once, and the statements running on pooled connections are cancelled. */
