@@ -88,4 +88,11 @@ int sqlite_conn_fault_fired(void);
  * an operation. */
 int sqlite_conn_fault_steps(void);
 
+/* 1 when SQLite opened c's database read-only because the file was not writable: every write
+ * on it fails with SQLITE_READONLY until a connection is opened again on a writable file. */
+static inline int sqlite_conn_read_only(const struct sqlite_conn *c)
+{
+    return c->db && sqlite3_db_readonly(c->db, "main") == 1;
+}
+
 #endif

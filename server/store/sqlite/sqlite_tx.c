@@ -1,5 +1,4 @@
 #include "sqlite_tx.h"
-#include "latch.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -58,7 +57,7 @@ void sqlite_notes_promoted(struct sqlite_notes *n, int64_t next_due)
     n->next_due = next_due;
 }
 
-static void notes_free(struct sqlite_notes *n)
+void sqlite_notes_free(struct sqlite_notes *n)
 {
     if (!n)
         return;
@@ -86,7 +85,7 @@ static void drop(struct sqlite_tx *tx)
 {
     if (tx->discard)
         tx->discard(tx->arg);
-    notes_free(tx->notes);
+    sqlite_notes_free(tx->notes);
 }
 
 /* Fold the due-time notes of a transaction that went through into the group's view. */
@@ -324,32 +323,7 @@ void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n)
         if (tx->result == STORE_BUSY || tx->result == STORE_UNAVAILABLE ||
             tx->result == STORE_ERROR)
             atomic_fetch_add_explicit(&w->errors, 1, memory_order_relaxed);
-        notes_free(tx->notes);
+        sqlite_notes_free(tx->notes);
         tx->done(tx); /* may free tx */
     }
-}
-
-void sqlite_tx_submit(struct sqlite_writer *w, struct sqlite_tx *tx)
-{
-    tx->result = STORE_ERROR;
-    if (sqlite_writer_push(w, tx) != 0) {
-        notes_free(tx->notes);
-        tx->done(tx);
-    }
-}
-
-static void wake(struct sqlite_tx *tx)
-{
-    latch_open(tx->done_arg);
-}
-
-enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx)
-{
-    struct latch wt;
-    latch_init(&wt);
-    tx->done = wake;
-    tx->done_arg = &wt;
-    sqlite_tx_submit(w, tx);
-    latch_wait_and_destroy(&wt);
-    return tx->result;
 }

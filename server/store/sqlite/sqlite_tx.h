@@ -51,6 +51,9 @@ void sqlite_notes_scheduled(struct sqlite_notes *n, int64_t run_at);
  * function can't fail. */
 void sqlite_notes_promoted(struct sqlite_notes *n, int64_t next_due);
 
+/* Free what n holds and empty it. Accepts NULL. */
+void sqlite_notes_free(struct sqlite_notes *n);
+
 /* One write transaction. fn returns an enum store_result: STORE_OK or STORE_EXISTS keep its
  * work; anything else rolls it back and is its result (STORE_BUSY is retried). fn may run
  * more than once (after a busy rollback, or when the group it was part of was rolled back)

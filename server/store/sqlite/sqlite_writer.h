@@ -4,6 +4,10 @@
  * them in one BEGIN IMMEDIATE..COMMIT and only then reports each one's result (group
  * commit). store_ping asks the writer whether the database still accepts writes.
  *
+ * Calls flow down: sqlite_writer.c (the queue and the thread; sqlite_tx_submit/_run push on
+ * it) -> sqlite_tx.c (the group runner) -> sqlite_heal.c (the write connection's state: the
+ * mutex, rollback, readiness, the fault notes and reopen, the probe) -> sqlite_conn.c.
+ *
  * Healing: a transaction left open (its ROLLBACK failed) is rolled back again or, failing
  * that, the connection is closed; after SQLITE_WRITER_REOPEN_AFTER writes in a row ended
  * STORE_UNAVAILABLE (disk full, I/O error, read-only) the connection is closed and opened
@@ -91,6 +95,8 @@ void sqlite_writer_hold(struct sqlite_writer *w, int hold);
 
 /* For tests: how many transactions wait in the queue. */
 size_t sqlite_writer_queued(struct sqlite_writer *w);
+
+/* --- sqlite_heal.c: the write connection's state ------------------------------------------ */
 
 /* Take the write mutex for the transaction `name`. Returns 0, or -1 (logged) when it cannot
  * be taken. */
