@@ -68,6 +68,13 @@ def parse_args(argv):
     ap.add_argument("--jobqd", required=True, help="the jobqd binary")
     ap.add_argument("--bench", required=True, help="the jobq-bench binary")
     ap.add_argument("--token", default=None, help="bearer token for jobq, if it needs one")
+    ap.add_argument("--baseline", action="append", default=[], metavar="REV",
+                    help="also run the jobqd of git revision REV (any commit; bench/run.sh builds "
+                    "it in build-bench/baseline-SHA/, Release, once) beside the current one: "
+                    "each jobq system selected gains a twin SYSTEM@SHA, run right after it in "
+                    "every run, and the table a column `x SHA` (current / baseline jobs/s). "
+                    "Repeat it or separate revisions by commas for several. bench/bench.py "
+                    "itself takes NAME=JOBQD (a built binary; bench/run.sh passes that on too)")
     args = ap.parse_args(argv)
     if args.smoke:
         defaults = dict(duration=0.3, warmup=0.1, finished=2000, delayed=200)
@@ -87,6 +94,21 @@ def parse_args(argv):
         if not match:
             ap.error("unknown system %r" % s)
         systems += [m for m in match if m not in systems]
+    baselines = []
+    for b in args.baseline:
+        for spec in b.split(","):
+            name, sep, path = spec.partition("=")
+            if not sep or not name or not path or "@" in name:
+                ap.error("--baseline %r: NAME=JOBQD (bench/run.sh builds REV and passes this)"
+                         % spec)
+            baselines.append((name, path))
+    # Each jobq system, then its twins on the baselines' binaries (run right after it).
+    args.jobqd_of = {}
+    for s in systems:
+        args.jobqd_of[s] = args.jobqd
+        if KIND[s] in ("jobq", "jobq-pg"):
+            args.jobqd_of.update(("%s@%s" % (s, name), path) for name, path in baselines)
+    systems = list(args.jobqd_of)
     args.systems = systems
     args.scenarios = [s.strip() for s in args.scenarios.split(",")]
     for s in args.scenarios:
@@ -102,7 +124,7 @@ def parse_args(argv):
 class Bench:
     def __init__(self, args, tmp):
         self.args, self.tmp = args, tmp
-        self.history = None  # snapshot directory of the history table
+        self.history = {}  # jobqd binary -> (snapshot directory of its history table, jobs)
         self.rows = []
         self.n = 0
 
@@ -136,15 +158,17 @@ class Bench:
 
     def workdir(self, label, scenario):
         self.n += 1
-        return os.path.join(self.tmp, "%03d-%s-%s" % (self.n, label, scenario))
+        return os.path.join(self.tmp, "%03d-%s-%s" % (self.n, label.replace("@", "-"), scenario))
 
     # jobq ---------------------------------------------------------------------------------
-    def build_history(self):
+    def build_history(self, jobqd):
+        """The history table, built by jobqd (a baseline's own: an older jobqd may not open a
+        newer schema)."""
         a = self.args
-        wd = os.path.join(self.tmp, "history")
+        wd = os.path.join(self.tmp, "history-%d" % len(self.history))
         print("  building the history table: %d finished + %d delayed jobs (bound %.0f s)"
               % (a.finished, a.delayed, a.history_timeout), flush=True)
-        srv = Jobqd(a.jobqd, wd, "normal", token=a.token).start()
+        srv = Jobqd(jobqd, wd, "normal", token=a.token).start()
         try:
             res = self.gen("jobq", "jobq", "history", srv.addr,
                            ["--finished", a.finished, "--delayed", a.delayed,
@@ -154,9 +178,11 @@ class Bench:
             srv.stop()
         print("  history table built in %s s (%s jobs)" % (res["prefill_s"], res["prefilled"]),
               flush=True)
-        self.history = wd
-        self.history_s = float(res["prefill_s"])
-        self.history_jobs = int(res["prefilled"])
+        self.history[jobqd] = (wd, int(res["prefilled"]))
+        if jobqd == a.jobqd:
+            self.history_s = float(res["prefill_s"])
+            self.history_jobs = int(res["prefilled"])
+        return self.history[jobqd]
 
     def jobq_args(self, scenario):
         """jobq-bench's scenario and options for one of jobq's scenarios."""
@@ -174,13 +200,12 @@ class Bench:
 
     def jobq(self, label, scenario):
         a = self.args
-        sync = "full" if label == "jobq-full" else "normal"
-        snapshot = None
+        sync = "full" if report.base(label) == "jobq-full" else "normal"
+        jobqd = a.jobqd_of[label]
+        snapshot, history_jobs = None, None
         if scenario == "claim-history":
-            if self.history is None:
-                self.build_history()
-            snapshot = self.history
-        srv = Jobqd(a.jobqd, self.workdir(label, scenario), sync, snapshot, a.token).start()
+            snapshot, history_jobs = self.history.get(jobqd) or self.build_history(jobqd)
+        srv = Jobqd(jobqd, self.workdir(label, scenario), sync, snapshot, a.token).start()
         try:
             gscen, extra = self.jobq_args(scenario)
             res = self.gen("jobq", label, gscen, srv.addr, extra, pid=srv.pid)
@@ -188,7 +213,7 @@ class Bench:
             problems = stop_jobqd([srv])
         res["log_problems"] = str(problems)
         if scenario == "claim-history":
-            res["history_jobs"] = str(self.history_jobs)
+            res["history_jobs"] = str(history_jobs)
         return res
 
     def jobq_pg(self, pg, label, scenario):
@@ -196,7 +221,7 @@ class Bench:
         connections spread over them. Also counts each process's connections to the database
         (jobqd names itself by the URL's application_name) and watches PostgreSQL's CPU."""
         a = self.args
-        nproc = int(label.rsplit("-", 1)[1])
+        nproc = int(report.base(label).rsplit("-", 1)[1])
         wd = self.workdir(label, scenario)
         db = "jobq_%d" % self.n
         names = ["jobqd-%d" % k for k in range(1, nproc + 1)]
@@ -205,7 +230,7 @@ class Bench:
         try:
             # one after the other: the first creates the schema
             for name in names:
-                servers.append(Jobqd(a.jobqd, os.path.join(wd, name), token=a.token,
+                servers.append(Jobqd(a.jobqd_of[label], os.path.join(wd, name), token=a.token,
                                      db=pg.url(db, name), pool_size=a.pool_size))
                 servers[-1].start()
             counter = ConnCounter(pg, db).start()
@@ -260,46 +285,68 @@ class Bench:
     # one run ------------------------------------------------------------------------------
     def run_once(self, run):
         a = self.args
-        for label in a.systems:
-            kind = KIND[label]
+        for group in groups(a.systems, run):
+            first = group[0]
+            kind = KIND[report.base(first)]
             scens = [s for s in a.scenarios if s in SUPPORTED[kind]]
             if not scens:
                 continue
             pg = None
             if kind in ("postgres", "jobq-pg"):  # the same server settings for both
-                try:
-                    pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (label, run))).init()
-                    pg.start("off" if label == "pg-sync-off" else "on")
+                try:  # one cluster for a system and its twins (a new database per scenario)
+                    pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (
+                        report.base(first), run))).init()
+                    pg.start("off" if first == "pg-sync-off" else "on")
                 except (ServerError, OSError) as e:
-                    print("  %-16s %-15s FAILED: %s" % ("(all)", label, e), flush=True)
+                    print("  %-16s %-15s FAILED: %s" % ("(all)", first, e), flush=True)
                     for scen in scens:
-                        self.rows.append({"scenario": scen, "system": label, "run": str(run),
-                                          "failed": "1"})
+                        for label in group:
+                            self.rows.append({"scenario": scen, "system": label,
+                                              "run": str(run), "failed": "1"})
                     continue
             try:
                 for scen in scens:
-                    t0 = time.monotonic()
-                    try:
-                        if kind == "jobq":
-                            res = self.jobq(label, scen)
-                        elif kind == "jobq-pg":
-                            res = self.jobq_pg(pg, label, scen)
-                        elif kind == "beanstalkd":
-                            res = self.beanstalkd(label, scen)
-                        else:
-                            res = pgdriver.run(pg, self, label, scen)
-                    except Exception as e:  # one scenario's failure must not end the run
-                        print("  %-16s %-15s FAILED: %s: %s" % (scen, label, type(e).__name__,
-                                                                 e), flush=True)
-                        res = {"scenario": scen, "system": label, "failed": "1"}
-                    res["scenario"], res["system"], res["run"] = scen, label, str(run)
-                    self.rows.append(res)
-                    print("  %-16s %-15s %s  (%.0f s)" % (scen, label, report.brief(res),
-                                                         time.monotonic() - t0), flush=True)
+                    for label in group:
+                        self.rows.append(self.run_one(run, kind, pg, label, scen))
             finally:
                 if pg:
                     pg.stop()
                     shutil.rmtree(pg.workdir, ignore_errors=True)
+
+    def run_one(self, run, kind, pg, label, scen):
+        """One scenario of one system; its result row (failed: "1" when it failed)."""
+        t0 = time.monotonic()
+        try:
+            if kind == "jobq":
+                res = self.jobq(label, scen)
+            elif kind == "jobq-pg":
+                res = self.jobq_pg(pg, label, scen)
+            elif kind == "beanstalkd":
+                res = self.beanstalkd(label, scen)
+            else:
+                res = pgdriver.run(pg, self, label, scen)
+        except Exception as e:  # one scenario's failure must not end the run
+            print("  %-16s %-15s FAILED: %s: %s" % (scen, label, type(e).__name__, e),
+                  flush=True)
+            res = {"scenario": scen, "system": label, "failed": "1"}
+        res["scenario"], res["system"], res["run"] = scen, label, str(run)
+        print("  %-16s %-15s %s  (%.0f s)" % (scen, label, report.brief(res),
+                                             time.monotonic() - t0), flush=True)
+        return res
+
+
+def groups(systems, run):
+    """The systems of run `run`, each with its baseline twins (SYSTEM@NAME) in one group: they
+    run scenario by scenario in turn, and take turns at going first from one run to the next,
+    so that neither always meets the machine in the state the other left it in."""
+    out = []
+    for s in systems:
+        if out and report.base(s) == report.base(out[-1][0]):
+            out[-1].append(s)
+        else:
+            out.append([s])
+    k = run - 1
+    return [g[k % len(g):] + g[:k % len(g)] for g in out]
 
 
 def stop_jobqd(servers):

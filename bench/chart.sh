@@ -32,6 +32,7 @@ colors=$(head -n 1 "$jobs" | tr '\t' '\n' | tail -n +2 | while read -r s; do
     beanstalkd-mem) echo "#fc9272" ;;
     pg-sync-on) echo "#006d2c" ;;
     pg-sync-off) echo "#74c476" ;;
+    *@*) echo "#bdbdbd" ;; # a baseline build (bench/run.sh --baseline)
     *) echo "#777777" ;;
     esac
 done | tr '\n' ' ')

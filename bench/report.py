@@ -14,6 +14,30 @@ ORDER_SCEN = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "clai
 # jobq on PostgreSQL with 1, 2 and 3 jobqd processes sharing one database
 JOBQ_PG = ["jobq-pg-1", "jobq-pg-2", "jobq-pg-3"]
 ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_PG + PEERS
+
+
+def base(sysname):
+    """The system a label names: jobq-full for jobq-full and for its baseline twin
+    jobq-full@NAME (the same system on the jobqd of another revision)."""
+    return sysname.split("@", 1)[0]
+
+
+def baseline(sysname):
+    """NAME of a baseline twin SYSTEM@NAME, None for a system of the current build."""
+    return sysname.split("@", 1)[1] if "@" in sysname else None
+
+
+def present(keys):
+    """The systems among keys ((scenario, system) pairs), in table order: ORDER_SYS, each
+    followed by its baseline twins in the order they came."""
+    seen = []
+    for _, s in keys:
+        if s not in seen:
+            seen.append(s)
+    return sorted(seen, key=lambda s: (ORDER_SYS.index(base(s)), baseline(s) is not None,
+                                       seen.index(s)))
+
+
 # Scenarios whose jobs/s is set by the generator, not by the server: no throughput ratio.
 FIXED_RATE = {"lifecycle-paced", "longpoll"}
 # rss_*: the largest jobqd process; cpu_*: all of them; db_*: the PostgreSQL cluster behind
@@ -90,9 +114,13 @@ def table_rows(med):
     """The main table; `x pg-1`: jobs/s of 2 and 3 jobqd processes on PostgreSQL divided by
     those of one."""
     scens = [s for s in ORDER_SCEN if any(k[0] == s for k in med)]
-    systems = [s for s in ORDER_SYS if any(k[1] == s for k in med)]
+    systems = present(med)
     peers = [p for p in PEERS if p in systems]
-    scaling = "jobq-pg-1" in systems and any(p in systems for p in JOBQ_PG[1:])
+    scaling = "jobq-pg-1" in systems and any(base(p) in JOBQ_PG[1:] for p in systems)
+    names = []  # the baselines, in the order they came
+    for sysname in systems:
+        if baseline(sysname) and baseline(sysname) not in names:
+            names.append(baseline(sysname))
     rows = []
     for s in scens:
         for sysname in systems:
@@ -102,9 +130,15 @@ def table_rows(med):
             jobs = m["jobs_s"]
             row = [s, sysname, "-" if s == "longpoll" else fmt(jobs, 0), fmt(m["p50_ms"], 2),
                    fmt(m["p99_ms"], 2)]
-            for p in peers + (["jobq-pg-1"] if scaling else []):
-                pm = med.get((s, p))
-                mine = sysname in JOBQ_PG[1:] if p == "jobq-pg-1" else sysname.startswith("jobq")
+            # the peers; one process of the same build (x pg-1); the same system on each
+            # baseline (x NAME, the current build's rows only)
+            refs = [(p, sysname.startswith("jobq")) for p in peers]
+            if scaling:
+                one = "jobq-pg-1" + sysname[len(base(sysname)):]
+                refs.append((one, base(sysname) in JOBQ_PG[1:]))
+            refs += [("%s@%s" % (sysname, n), not baseline(sysname)) for n in names]
+            for ref, mine in refs:
+                pm = med.get((s, ref))
                 if mine and pm and s not in FIXED_RATE:
                     row.append(ratio(jobs, pm["jobs_s"]))
                 else:
@@ -113,7 +147,7 @@ def table_rows(med):
                 row[1] += " (%d failed)" % m["failed"]
             rows.append(row)
     return ["scenario", "system", "jobs/s", "p50 ms", "p99 ms"] + [PEER_SHORT[p] for p in peers] \
-        + (["x pg-1"] if scaling else []), rows
+        + (["x pg-1"] if scaling else []) + ["x " + n for n in names], rows
 
 
 def render(header, rows):
@@ -131,11 +165,11 @@ def resources(med):
     of them, PostgreSQL's CPU apart, and the most database connections one process held."""
     header = ["system (lifecycle)", "jobs/s", "server RSS peak MB", "server CPU % of a core",
               "server CPU us/job", "generator CPU %"]
-    pg = any(k[1] in JOBQ_PG for k in med)
+    pg = any(base(k[1]) in JOBQ_PG for k in med)
     if pg:
         header += ["PostgreSQL CPU %", "db conns/process"]
     rows = []
-    for sysname in ORDER_SYS:
+    for sysname in present(med):
         m = med.get(("lifecycle", sysname))
         if m:
             rows.append([sysname, fmt(m["jobs_s"], 0), fmt(m["rss_peak_mb"]), fmt(m["cpu_pct"]),
@@ -213,8 +247,9 @@ def write(outdir, rows, meta):
     with open(os.path.join(outdir, "table.tsv"), "w") as f:
         cols = ["scenario", "system", "runs", "failed"] + NUMERIC
         f.write("\t".join(cols) + "\n")
+        systems = present(med)
         for (s, sysname), m in sorted(med.items(), key=lambda kv: (
-                ORDER_SCEN.index(kv[0][0]), ORDER_SYS.index(kv[0][1]))):
+                ORDER_SCEN.index(kv[0][0]), systems.index(kv[0][1]))):
             f.write("\t".join([s, sysname] + [fmt_tsv(m[c]) for c in cols[2:]]) + "\n")
     write_chart_data(outdir, med)
     header, trows = table_rows(med)
@@ -241,7 +276,7 @@ def write(outdir, rows, meta):
     if any(k[1].startswith("pg-") for k in med):
         parts += ["PostgreSQL's memory is the sum of the PSS of the postmaster and its "
                   "children (shared buffers counted once)."]
-    if any(k[1] in JOBQ_PG for k in med):
+    if any(base(k[1]) in JOBQ_PG for k in med):
         parts += ["jobq-pg-N: N jobqd processes on one PostgreSQL database (synchronous_commit=on, "
                   "like pg-sync-on); server memory is the largest process's, server CPU theirs "
                   "together, PostgreSQL's CPU apart."]
@@ -263,7 +298,7 @@ def fmt_tsv(v):
 def write_chart_data(outdir, med):
     """chart_jobs.tsv and chart_p99.tsv: one row per scenario, one column per system, "-" where
     a system has no such scenario."""
-    systems = [s for s in ORDER_SYS if any(k[1] == s for k in med)]
+    systems = present(med)
     for name, field, skip in (("chart_jobs.tsv", "jobs_s", FIXED_RATE),
                               ("chart_p99.tsv", "p99_ms", {"enqueue", "claim-empty",
                                                             "claim-history"})):

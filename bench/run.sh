@@ -6,6 +6,13 @@
 #   bash bench/run.sh --runs 3     the same three times, medians (what BENCHMARKS.md shows)
 #   bash bench/run.sh --quick      2 s per scenario, a smaller history table (development)
 #   bash bench/run.sh --help       every option (bench/bench.py)
+#   bash bench/run.sh --baseline f37c957 --systems jobq-full --scenarios lifecycle --runs 3
+#                                  the same systems on the jobqd of another commit too, in the
+#                                  same run: jobq-full and jobq-full@f37c957 take turns, and the
+#                                  table gains `x f37c957` (current / baseline jobs/s). REV is
+#                                  any commit (repeat --baseline, or commas, for several); its
+#                                  tree is taken with `git archive` and built once in
+#                                  build-bench/baseline-SHA/ (Release), reused afterwards.
 # Installs from Debian what is missing (beanstalkd, postgresql, gnuplot, the build tools),
 # builds jobqd and the load generator jobq-bench in build-bench/ (Release), runs everything,
 # prints the table, and leaves raw.tsv, table.tsv, table.txt and chart.png in
@@ -48,8 +55,18 @@ for a in "$@"; do
     prev=$a
 done
 args=()
+baselines=()
+prev=
 for a in "$@"; do
-    [ "$a" = --no-chart ] || args+=("$a")
+    if [ "$prev" = --baseline ]; then
+        baselines+=("$a")
+    elif [ "$a" != --no-chart ] && [ "$a" != --baseline ]; then
+        case "$a" in
+        --baseline=*) baselines+=("${a#--baseline=}") ;;
+        *) args+=("$a") ;;
+        esac
+    fi
+    prev=$a
 done
 
 installed() {
@@ -107,6 +124,32 @@ if [ -z "$gen" ]; then
     cmake --build build-bench/gen -j2 >/dev/null
     gen=build-bench/gen/jobq-bench
 fi
+
+# --baseline REV: jobqd at commit REV, built once in build-bench/baseline-SHA/ (REV=JOBQD: that
+# binary, as bench.py takes it).
+for spec in ${baselines[@]+"${baselines[@]}"}; do
+    for rev in ${spec//,/ }; do
+        if [ "${rev#*=}" != "$rev" ]; then
+            args+=(--baseline "$rev")
+            continue
+        fi
+        sha=$(git rev-parse --short=7 --verify -q "$rev^{commit}") || {
+            echo "run.sh: --baseline $rev: no such commit" >&2
+            exit 2
+        }
+        dir=build-bench/baseline-$sha
+        if [ ! -x "$dir/build/jobqd" ]; then
+            echo "run.sh: building jobqd at $sha ($dir, Release)"
+            rm -rf "$dir"
+            mkdir -p "$dir/src"
+            git archive "$sha" | tar -x -C "$dir/src"
+            cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DJOBQ_BENCH=OFF \
+                -DJOBQ_CLI=OFF >/dev/null
+            cmake --build "$dir/build" -j2 --target jobqd >/dev/null
+        fi
+        args+=(--baseline "$sha=$dir/build/jobqd")
+    done
+done
 
 rc=0
 export PYTHONDONTWRITEBYTECODE=1

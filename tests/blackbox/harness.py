@@ -45,6 +45,7 @@ import shlex
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -578,13 +579,45 @@ class Server:
         return code
 
     def stop_checked(self, testcase=None):
-        """Stop with SIGTERM; raise (with the log tail) unless the exit code is 0."""
+        """Stop with SIGTERM; raise (with the log tail) unless the exit code is 0, or unless
+        the database's kept-up counts per queue and status (GET /queues reads them) equal a
+        count of its jobs."""
         code = self.terminate()
         self.proc = None
         if code != 0:
             msg = ("jobqd exit code after SIGTERM: %r (expected 0)\n--- jobqd log ---\n%s"
                    % (code, self.log_tail()))
             raise AssertionError(msg)
+        wrong = self.counts_off()
+        if wrong:
+            raise AssertionError("kept counts differ from the jobs (queue, status, kept, "
+                                 "counted): %r" % (wrong,))
+
+    def counts_off(self):
+        """The (queue, status, kept, counted) whose kept count differs from the jobs in the
+        database this server used (rows of the harness's own database or SQLite file only)."""
+        if self.database is not None and self.database.name is not None:
+            if self.database.sql("SELECT to_regclass('jobq_counts') IS NOT NULL") != "t":
+                return []
+            out = self.database.sql(
+                "SELECT queue, status, sum(kept), sum(counted) FROM ("
+                "SELECT queue, status, n AS kept, 0 AS counted FROM jobq_counts UNION ALL "
+                "SELECT queue, status, 0, count(*) FROM jobq_jobs GROUP BY queue, status) m "
+                "GROUP BY queue, status HAVING sum(kept) <> sum(counted)")
+            return [tuple(line.split("|")) for line in out.splitlines() if line]
+        if self.database is None or not os.path.exists(self.db):
+            return []
+        con = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True)
+        try:
+            if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'counts'").fetchone():
+                return []
+            return con.execute(
+                "SELECT queue, status, sum(kept), sum(counted) FROM ("
+                "SELECT queue, status, n AS kept, 0 AS counted FROM counts UNION ALL "
+                "SELECT queue, status, 0, count(*) FROM jobs GROUP BY queue, status) "
+                "GROUP BY queue, status HAVING sum(kept) <> sum(counted)").fetchall()
+        finally:
+            con.close()
 
     def cleanup(self):
         if self.proc is not None and self.proc.poll() is None:

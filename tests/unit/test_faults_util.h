@@ -1,6 +1,7 @@
 /* Helpers shared by the storage-fault tests (test_store_faults.c, test_store_heal.c): a
  * store on DB_PATH whose hooks count their calls, and looks at the database from a
- * connection of the test's own (a dump of the jobs, integrity_check, the write lock).
+ * connection of the test's own (a dump of the jobs, their counts and attempts,
+ * integrity_check, the write lock).
  * Header-only: every function is static inline. */
 #ifndef JOBQ_TEST_FAULTS_UTIL_H
 #define JOBQ_TEST_FAULTS_UTIL_H
@@ -105,7 +106,11 @@ static inline char *dump(void)
         buf[0] = '\0';
         ok = dump_query(db, "SELECT * FROM jobs ORDER BY id", buf, DUMP_MAX, &used) == 0 &&
              dump_query(db, "SELECT * FROM sqlite_sequence ORDER BY name", buf, DUMP_MAX, &used) ==
-                 0;
+                 0 &&
+             dump_query(db, "SELECT * FROM counts ORDER BY queue, status", buf, DUMP_MAX, &used) ==
+                 0 &&
+             dump_query(db, "SELECT * FROM attempts ORDER BY job_id, fencing_token", buf, DUMP_MAX,
+                        &used) == 0;
     }
     sqlite3_close(db);
     if (!ok) {

@@ -458,6 +458,55 @@ TEST(migrations_set_user_version)
     CHECK(open_store() == NULL);
 }
 
+TEST(upgrade_keeps_one_running_attempt)
+{
+    SQLITE_ONLY("the attempt rows of schema 4");
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = enqueue(s, "q", 0, T0, T0);
+    CHECK_INT(claim_one(s, "q", T0, &c), id);
+    struct fail_req f = {"flaky", NULL, 1, 0};
+    CHECK_INT(store_fail(s, id, c.lease_token, &f, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(claim_one(s, "q", T0 + 1, &c), id);
+    store_close(s);
+    /* As schema 4 left it: the running attempt had an open row of its own. */
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "
+                       "claimed_at, NULL, 0, NULL, NULL FROM jobs WHERE status = 2; "
+                       "PRAGMA user_version = 4",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    CHECK_INT(sql_int("SELECT count(*) FROM attempts"), 2);
+
+    s = open_store();
+    CHECK(s != NULL);
+    CHECK_INT(sql_int("SELECT count(*) FROM attempts"), 1); /* the job row is its record */
+    struct job_attempt *a = NULL;
+    size_t n = 0;
+    CHECK_INT(store_attempts(s, id, &a, &n), STORE_OK);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(a[0].outcome, ATTEMPT_RETRIED);
+        CHECK_INT(a[1].outcome, ATTEMPT_RUNNING);
+        CHECK_INT(a[1].claimed_at, T0 + 1);
+    }
+    job_attempts_free(a, n);
+    CHECK_INT(store_complete(s, id, c.lease_token, NULL, T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK_INT(store_attempts(s, id, &a, &n), STORE_OK);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(a[1].outcome, ATTEMPT_SUCCEEDED);
+    job_attempts_free(a, n);
+    store_close(s);
+}
+
 TEST(ids_are_not_reused)
 {
     struct store *s = open_store();
@@ -485,4 +534,4 @@ TEST_MAIN(TEST_ENTRY(open_creates_parent_dir_and_wal), TEST_ENTRY(open_refuses_m
           TEST_ENTRY(error_results_map), TEST_ENTRY(read_error_is_reported),
           TEST_ENTRY(list_pages_by_id_with_filters), TEST_ENTRY(queue_stats_counts_and_age),
           TEST_ENTRY(reopen_keeps_data), TEST_ENTRY(migrations_set_user_version),
-          TEST_ENTRY(ids_are_not_reused))
+          TEST_ENTRY(upgrade_keeps_one_running_attempt), TEST_ENTRY(ids_are_not_reused))

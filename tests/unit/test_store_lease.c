@@ -331,8 +331,232 @@ TEST(retry_transitions)
     store_close(s);
 }
 
+/* 1 when store_queues' counts of queue (at now) equal a count of its jobs per API status
+ * (a queue without jobs is not listed: all zero); else 0, with what differed on stderr. */
+static int counts_exact(struct store *s, const char *queue, int64_t now)
+{
+    struct queue_stats *q = NULL;
+    size_t n = 0;
+    if (store_queues(s, now, &q, &n) != STORE_OK)
+        return 0;
+    const struct queue_stats *mine = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(q[i].name, queue) == 0)
+            mine = &q[i];
+    }
+    int ok = 1;
+    for (int st = JOB_QUEUED; st < JOB_STATUS_COUNT; st++) {
+        char where[160];
+        /* API queued covers the stored scheduled */
+        snprintf(where, sizeof where, "queue = '%s' AND status IN (%d, %d)", queue, st,
+                 st == JOB_QUEUED ? JOB_STATUS_NONE : st);
+        int64_t counted = jobs_int("count(*)", where), kept = mine ? mine->count[st] : 0;
+        if (kept != counted) {
+            fprintf(stderr, "queue %s, status %d: %lld kept, %lld jobs\n", queue, st,
+                    (long long)kept, (long long)counted);
+            ok = 0;
+        }
+    }
+    queue_stats_free(q, n);
+    return ok;
+}
+
+/* 1 when the attempt history of job id is the n outcomes of want, oldest first, each with
+ * an ended_at exactly when it ended; else 0 (logged). */
+static int history_is(struct store *s, int64_t id, const enum attempt_outcome *want, size_t n)
+{
+    struct job_attempt *a = NULL;
+    size_t got = 0;
+    if (store_attempts(s, id, &a, &got) != STORE_OK)
+        return 0;
+    int ok = got == n;
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = a[i].outcome == want[i] && (a[i].ended_at == JOB_NONE) == (want[i] == ATTEMPT_RUNNING);
+    }
+    if (!ok) {
+        fprintf(stderr, "job %lld: %zu attempts:", (long long)id, got);
+        for (size_t i = 0; i < got; i++)
+            fprintf(stderr, " %lld:%s", (long long)a[i].attempt,
+                    attempt_outcome_name(a[i].outcome));
+        fputc('\n', stderr);
+    }
+    job_attempts_free(a, got);
+    return ok;
+}
+
+/* Every kind of write keeps the counts of GET /queues and the attempt history exact: an
+ * enqueue (due, scheduled, an idempotency hit), claims, a fail with retry (due and later), an
+ * expiry, a fail for good, a complete, retries, cancels (queued, running, scheduled), a purge
+ * and retention. */
+TEST(counts_and_history_follow_every_write)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    const enum attempt_outcome R = ATTEMPT_RUNNING;
+    struct job_spec sp = spec_of("q", 0, T0);
+    sp.idempotency_key = "k";
+    int64_t a = enqueue_spec(s, &sp, T0);
+    CHECK(a > 0);
+    int created = 1;
+    CHECK_INT(store_enqueue(s, &sp, 1, T0, &j, &created), STORE_EXISTS); /* nothing new */
+    job_clear(&j);
+    int64_t b = enqueue(s, "q", -1, T0, T0); /* claimed after a */
+    int64_t later = enqueue(s, "q", 0, T0 + 500, T0);
+    CHECK(counts_exact(s, "q", T0));
+    CHECK(history_is(s, a, NULL, 0));
+
+    /* a: claimed, failed with retry now, claimed again, completed. */
+    CHECK_INT(claim_one(s, "q", T0, &c), a);
+    CHECK(counts_exact(s, "q", T0));
+    CHECK(history_is(s, a, (enum attempt_outcome[]){R}, 1));
+    struct fail_req again = {"flaky", "{\"n\":1}", 1, 0};
+    CHECK_INT(store_fail(s, a, c.lease_token, &again, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK(counts_exact(s, "q", T0 + 1));
+    CHECK_INT(claim_one(s, "q", T0 + 1, &c), a);
+    CHECK(history_is(s, a, (enum attempt_outcome[]){ATTEMPT_RETRIED, R}, 2));
+    CHECK_INT(store_complete(s, a, c.lease_token, "1", T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(store_complete(s, a, c.lease_token, "1", T0 + 2, &j), STORE_OK); /* a repeat */
+    job_clear(&j);
+    job_clear(&c);
+    CHECK(counts_exact(s, "q", T0 + 2));
+    CHECK(history_is(s, a, (enum attempt_outcome[]){ATTEMPT_RETRIED, ATTEMPT_SUCCEEDED}, 2));
+    struct job_attempt *h = NULL;
+    size_t nh = 0;
+    CHECK_INT(store_attempts(s, a, &h, &nh), STORE_OK);
+    if (nh == 2) {
+        CHECK_STR(h[0].error_code, "flaky");
+        CHECK_STR(h[0].error_detail, "{\"n\":1}");
+        CHECK_INT(h[0].claimed_at, T0);
+        CHECK_INT(h[0].ended_at, T0 + 1);
+        CHECK(h[1].error_code == NULL);
+        CHECK_INT(h[1].claimed_at, T0 + 1);
+        CHECK_INT(h[1].ended_at, T0 + 2);
+    }
+    job_attempts_free(h, nh);
+
+    /* b: fails with a retry in 50 s, comes due, its lease expires, fails for good, is retried,
+     * claimed and cancelled while running. */
+    CHECK_INT(claim_one(s, "q", T0 + 2, &c), b);
+    struct fail_req delay = {"slow", NULL, 1, 50};
+    CHECK_INT(store_fail(s, b, c.lease_token, &delay, T0 + 3, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK(counts_exact(s, "q", T0 + 3));
+    struct sweep_result sw;
+    CHECK_INT(store_sweep(s, T0 + 60, 3600, 100, &sw), STORE_OK);
+    sweep_result_forget(&sw);
+    CHECK(counts_exact(s, "q", T0 + 60));
+    size_t n = 0;
+    CHECK_INT(claim_caps(s, "q", NULL, 1, 10, T0 + 60, &c, &n), STORE_OK); /* a 10 s lease */
+    CHECK_INT(n, 1);
+    CHECK_INT(c.id, b);
+    job_clear(&c);
+    CHECK_INT(store_sweep(s, T0 + 80, 3600, 100, &sw), STORE_OK);
+    CHECK_INT(sw.requeued, 1);
+    sweep_result_forget(&sw);
+    CHECK(counts_exact(s, "q", T0 + 80));
+    CHECK_INT(store_get(s, b, &j), STORE_OK); /* requeued after a backoff */
+    int64_t due = j.run_at;
+    job_clear(&j);
+    CHECK(due < T0 + 500);
+    CHECK_INT(claim_one(s, "q", due, &c), b);
+    struct fail_req stop = {"fatal", NULL, 0, 0};
+    CHECK_INT(store_fail(s, b, c.lease_token, &stop, T0 + 81, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK(counts_exact(s, "q", T0 + 81));
+    CHECK_INT(store_retry(s, b, T0 + 82, &j), STORE_OK);
+    job_clear(&j);
+    CHECK(counts_exact(s, "q", T0 + 82));
+    CHECK_INT(claim_one(s, "q", T0 + 82, &c), b);
+    CHECK_INT(store_cancel(s, b, T0 + 83, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK(counts_exact(s, "q", T0 + 83));
+    CHECK(history_is(s, b,
+                     (enum attempt_outcome[]){ATTEMPT_RETRIED, ATTEMPT_EXPIRED, ATTEMPT_FAILED,
+                                              ATTEMPT_CANCELLED},
+                     4));
+    CHECK_INT(store_attempts(s, b, &h, &nh), STORE_OK);
+    if (nh == 4) { /* the retry started the count again */
+        CHECK(h[0].attempt == 1 && h[1].attempt == 2 && h[2].attempt == 3 && h[3].attempt == 1);
+        CHECK_STR(h[1].error_code, "lease_expired");
+        CHECK_STR(h[2].error_code, "fatal");
+        CHECK_STR(h[3].worker_id, "worker-1");
+        CHECK(h[3].error_code == NULL);
+    }
+    job_attempts_free(h, nh);
+
+    /* later: cancelled before it ran (no attempt), retried, then purged with the queued. */
+    CHECK_INT(store_cancel(s, later, T0 + 84, &j), STORE_OK);
+    job_clear(&j);
+    CHECK(counts_exact(s, "q", T0 + 84));
+    CHECK_INT(store_retry(s, later, T0 + 85, &j), STORE_OK);
+    job_clear(&j);
+    CHECK(counts_exact(s, "q", T0 + 85));
+    CHECK(history_is(s, later, NULL, 0));
+    size_t purged = 0;
+    CHECK_INT(store_purge(s, "q", JOB_QUEUED, 10, T0 + 86, &purged), STORE_OK);
+    CHECK_INT(purged, 1);
+    CHECK(counts_exact(s, "q", T0 + 86));
+
+    /* Retention deletes a (succeeded) and b (cancelled) with their histories. */
+    CHECK_INT(store_sweep(s, T0 + 5000, 10, 100, &sw), STORE_OK);
+    CHECK_INT(sw.deleted, 2);
+    sweep_result_forget(&sw);
+    CHECK(counts_exact(s, "q", T0 + 5000));
+    CHECK_INT(store_attempts(s, a, &h, &nh), STORE_NOT_FOUND);
+    CHECK_INT(jobs_int("count(*)", NULL), 0);
+    store_close(s);
+}
+
+/* The history keeps the newest JOB_ATTEMPTS_KEPT attempts, the running one included. */
+TEST(history_keeps_the_newest_attempts)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job c, j;
+    int64_t id = claimed(s, JOB_ATTEMPTS_MAX, JOB_NONE, T0, &c);
+    CHECK(id > 0);
+    struct fail_req f = {"again", NULL, 1, 0};
+    int64_t t = T0;
+    /* Claims 1 .. KEPT + 1: each fails (the last of max_attempts for good, then retried). */
+    for (int k = 1; k <= JOB_ATTEMPTS_KEPT + 1 && id > 0; k++) {
+        if (k > 1 && claim_one(s, "q", t, &c) != id)
+            break;
+        CHECK_INT(store_fail(s, id, c.lease_token, &f, ++t, &j), STORE_OK);
+        if (j.status == JOB_FAILED)
+            CHECK_INT(store_retry(s, id, t, &j), STORE_OK);
+        job_clear(&j);
+        job_clear(&c);
+    }
+    struct job_attempt *a = NULL;
+    size_t n = 0;
+    CHECK_INT(store_attempts(s, id, &a, &n), STORE_OK);
+    CHECK_INT(n, JOB_ATTEMPTS_KEPT);
+    if (n == JOB_ATTEMPTS_KEPT)
+        CHECK_INT(a[0].claimed_at, T0 + 1); /* the first claim went */
+    job_attempts_free(a, n);
+    CHECK_INT(claim_one(s, "q", t, &c), id); /* claim KEPT + 2, running */
+    CHECK_INT(store_attempts(s, id, &a, &n), STORE_OK);
+    CHECK_INT(n, JOB_ATTEMPTS_KEPT);
+    if (n == JOB_ATTEMPTS_KEPT) {
+        CHECK_INT(a[0].claimed_at, T0 + 2);
+        CHECK_INT(a[n - 1].outcome, ATTEMPT_RUNNING);
+    }
+    job_attempts_free(a, n);
+    job_clear(&c);
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(heartbeat_extends_lease_and_keeps_progress), TEST_ENTRY(cas_failures),
           TEST_ENTRY(complete_is_idempotent_with_same_token), TEST_ENTRY(progress_survives_requeue),
           TEST_ENTRY(zombie_worker_loses_its_lease), TEST_ENTRY(fail_retry_in_seconds_is_exact),
           TEST_ENTRY(fail_backoff_within_jitter), TEST_ENTRY(fail_exhausted_or_no_retry_is_failed),
-          TEST_ENTRY(cancel_transitions), TEST_ENTRY(retry_transitions))
+          TEST_ENTRY(cancel_transitions), TEST_ENTRY(retry_transitions),
+          TEST_ENTRY(counts_and_history_follow_every_write),
+          TEST_ENTRY(history_keeps_the_newest_attempts))

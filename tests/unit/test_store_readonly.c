@@ -177,13 +177,11 @@ TEST(files_left_by_a_read_only_run_heal)
 static void migration_refused(void)
 {
     CHECK(make_database(1) == 0);
-    /* Back to schema version 1 (what migrations 2-4 added, dropped): they must write. */
+    /* Back to schema version 1 (what migrations 2-5 added, dropped): they must write. */
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
     int rc = sqlite3_exec(db,
-                          "DROP TABLE probe; DROP TRIGGER jobs_track_insert; "
-                          "DROP TRIGGER jobs_track_delete; DROP TRIGGER jobs_track_status; "
-                          "DROP TRIGGER jobs_track_attempts_kept; "
+                          "DROP TABLE probe; DROP TRIGGER jobs_track_delete; "
                           "DROP TABLE queues; DROP TABLE counts; DROP TABLE attempts; "
                           "DROP INDEX jobs_due; ALTER TABLE jobs DROP COLUMN ended_at; "
                           "ALTER TABLE jobs DROP COLUMN attempt_outcome; PRAGMA user_version = 1",

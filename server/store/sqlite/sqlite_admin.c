@@ -18,31 +18,35 @@ static int admin_tx(struct sqlite_conn *c, void *p)
 {
     struct admin_arg *a = p;
     memset(a->out, 0, sizeof *a->out);
+    /* The job as it was: its status is where its count moves from (no such job: not found). */
+    struct job before;
+    enum store_result r = sqlite_row_get(c, a->id, 0, &before);
+    if (r != STORE_OK)
+        return r;
+    int from = (int)before.status;
+    job_clear(&before);
     sqlite3_stmt *st = sqlite_conn_stmt(c, a->stmt);
     int rc = sqlite3_bind_int64(st, 1, a->id);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 2, a->now);
     if (rc != SQLITE_OK) {
-        enum store_result r = sqlite_conn_fail(c, rc, "bind cancel/retry");
+        r = sqlite_conn_fail(c, rc, "bind cancel/retry");
         sqlite3_reset(st);
         return r;
     }
-    enum store_result r =
-        sqlite_row_write(c, st, a->id, 0, a->stmt == STMT_CANCEL ? "cancel" : "retry", a->out);
-    if (r == STORE_NOT_FOUND) {
-        /* The state does not allow it, or there is no such job. */
-        struct job j;
-        r = sqlite_row_get(c, a->id, 0, &j);
-        if (r == STORE_OK) {
-            job_clear(&j);
-            r = STORE_CONFLICT;
-        }
+    r = sqlite_row_write(c, st, a->id, 0, a->stmt == STMT_CANCEL ? "cancel" : "retry", a->out);
+    if (r == STORE_NOT_FOUND)
+        return STORE_CONFLICT; /* the state does not allow it */
+    if (r != STORE_OK)
         return r;
-    }
-    if (r == STORE_OK && a->stmt == STMT_RETRY &&
+    if (sqlite_counts_move(&a->notes->counts, a->out->queue, from, (int)a->out->status) != 0)
+        return STORE_ERROR;
+    if (a->stmt == STMT_CANCEL && from == JOB_RUNNING)
+        return sqlite_lease_attempt(c, a->out, a->now, ATTEMPT_CANCELLED, NULL, NULL);
+    if (a->stmt == STMT_RETRY &&
         sqlite_notes_ready(a->notes, a->out->queue, sqlite_row_plain(a->out)))
         return STORE_ERROR;
-    return r;
+    return STORE_OK;
 }
 
 static void admin_discard(void *p)

@@ -80,7 +80,22 @@ static enum store_result is_paused(struct sqlite_conn *c, const char *queue, int
     return r;
 }
 
-/* Queued -> running for one chosen job with a fresh lease token. */
+/* A job claimed more often than JOB_ATTEMPTS_KEPT: its attempts older than the newest that
+ * many (the one starting now included) go. */
+static enum store_result trim_attempts(struct sqlite_conn *c, const struct job *j)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_ATTEMPTS_TRIM);
+    int rc = sqlite3_bind_int64(st, 1, j->id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, j->fencing_token);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "trim attempts");
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Queued -> running for one chosen job with a fresh lease token; its count moves. */
 static enum store_result take(struct sqlite_conn *c, const struct claim_arg *a, int64_t id,
                               struct job *out)
 {
@@ -102,7 +117,16 @@ static enum store_result take(struct sqlite_conn *c, const struct claim_arg *a, 
         sqlite3_reset(st);
         return r;
     }
-    return sqlite_row_write(c, st, id, 1, "claim take", out);
+    enum store_result r = sqlite_row_write(c, st, id, 1, "claim take", out);
+    if (r != STORE_OK)
+        return r;
+    if (sqlite_counts_move(&a->notes->counts, out->queue, JOB_QUEUED, JOB_RUNNING) != 0)
+        r = STORE_ERROR;
+    else if (out->fencing_token > JOB_ATTEMPTS_KEPT)
+        r = trim_attempts(c, out);
+    if (r != STORE_OK)
+        job_clear(out);
+    return r;
 }
 
 static int claim_tx(struct sqlite_conn *c, void *p)

@@ -129,6 +129,8 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
     if (inserted_job(sp, status, sqlite3_last_insert_rowid(c->db), now, out) != 0)
         return STORE_ERROR;
     *created = 1;
+    if (sqlite_counts_move(&notes->counts, sp->queue, -1, status) != 0)
+        return STORE_ERROR;
     if (status == SQLITE_SCHEDULED)
         sqlite_notes_scheduled(notes, sp->run_at);
     else if (sqlite_notes_ready(notes, sp->queue, !sp->requires) != 0)

@@ -72,6 +72,49 @@ static int heartbeat_tx(struct sqlite_conn *c, void *p)
     return r == STORE_NOT_FOUND ? miss(c, a->id) : r;
 }
 
+enum store_result sqlite_lease_attempt(struct sqlite_conn *c, const struct job *j, int64_t now,
+                                       enum attempt_outcome how, const char *error_code,
+                                       const char *error_detail)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_ATTEMPT_END);
+    int rc = sqlite3_bind_int64(st, 1, j->id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, j->fencing_token);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, j->attempts);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 4, j->worker_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 5, j->claimed_at);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 6, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 7, (int)how);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 8, error_code);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_json(st, 9, error_detail);
+    if (rc != SQLITE_OK)
+        return bind_fail(c, st, rc, "bind attempt end");
+    rc = sqlite_conn_step(c, st);
+    if (rc != SQLITE_DONE)
+        return bind_fail(c, st, rc, "attempt end");
+    sqlite3_reset(st);
+    return STORE_OK;
+}
+
+/* The lease of j (read after the write that ended it, which moved it from status `from`)
+ * ended as how: its count moves and its attempt gets its row. */
+static enum store_result attempt_ended(struct sqlite_conn *c, const struct job *j, int from,
+                                       int64_t now, enum attempt_outcome how,
+                                       const char *error_code, const char *error_detail,
+                                       struct sqlite_notes *notes)
+{
+    if (sqlite_counts_move(&notes->counts, j->queue, from, (int)j->status) != 0)
+        return STORE_ERROR;
+    return sqlite_lease_attempt(c, j, now, how, error_code, error_detail);
+}
+
 /* Complete missed: the same token on a job it already completed is an idempotent repeat. */
 static enum store_result complete_miss(struct sqlite_conn *c, const struct lease_arg *a)
 {
@@ -104,7 +147,11 @@ static int complete_tx(struct sqlite_conn *c, void *p)
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind complete");
     enum store_result r = sqlite_row_write(c, st, a->id, 0, "complete", a->out);
-    return r == STORE_NOT_FOUND ? complete_miss(c, a) : r;
+    if (r == STORE_NOT_FOUND)
+        return complete_miss(c, a);
+    if (r == STORE_OK)
+        r = attempt_ended(c, a->out, JOB_RUNNING, a->now, ATTEMPT_SUCCEEDED, NULL, NULL, a->notes);
+    return r;
 }
 
 static int fail_tx(struct sqlite_conn *c, void *p)
@@ -161,19 +208,17 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
         rc = sqlite_conn_bind_text(st, 5, error_code);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_json(st, 6, error_detail);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 7, now);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 8, (int)how);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind lease end");
     struct job j;
     enum store_result r = sqlite_row_write(c, st, id, 0, "lease end", &j);
     if (r != STORE_OK)
         return r;
-    if (status == SQLITE_SCHEDULED)
+    r = attempt_ended(c, &j, JOB_RUNNING, now, how, error_code, error_detail, notes);
+    if (r == STORE_OK && status == SQLITE_SCHEDULED)
         sqlite_notes_scheduled(notes, run_at);
-    else if (status == JOB_QUEUED && sqlite_notes_ready(notes, j.queue, sqlite_row_plain(&j)) != 0)
+    else if (r == STORE_OK && status == JOB_QUEUED &&
+             sqlite_notes_ready(notes, j.queue, sqlite_row_plain(&j)) != 0)
         r = STORE_ERROR;
     if (r == STORE_OK && out)
         *out = j;

@@ -10,7 +10,7 @@
 #include "sqlite_conn.h"
 
 /* Copy the current row of st into out (overwritten: it must hold no strings). The lease token
- * is copied only when with_token is set; requires is "[]" when NULL. Call before resetting st.
+ * is copied only when with_token is set; requires stays NULL when empty. Call before resetting st.
  * Returns 0, or -1 when memory ran out (logged; out is left empty). */
 int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out);
 

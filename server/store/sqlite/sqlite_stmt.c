@@ -16,10 +16,14 @@
 _Static_assert(SQLITE_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
 _Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
 
-/* enum attempt_outcome values the statements set as literals. */
-#define OUTCOME_SUCCEEDED "1"
-#define OUTCOME_CANCELLED "6"
-_Static_assert(ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELLED == 6, "outcome literals");
+/* enum attempt_outcome values the statements use as literals. */
+#define OUTCOME_RUNNING "0"
+_Static_assert(ATTEMPT_RUNNING == 0, "outcome literals");
+
+/* The attempt that a running job's row is the record of, in the columns of the attempts
+ * table after job_id (the statement that ends its lease writes its row there). */
+#define RUNNING_ATTEMPT                                                                            \
+    "fencing_token, attempts, worker_id, claimed_at, NULL, " OUTCOME_RUNNING ", NULL, NULL"
 
 #define COLS SQL_JOB_COLUMNS
 
@@ -88,24 +92,19 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "progress = CASE WHEN ?5 THEN ?6 ELSE progress END "
      "WHERE " LIVE_LEASE, "heartbeat: extend a live lease, maybe store progress"},
     {STMT_COMPLETE, STMT_ON_WRITER,
-     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4, ended_at = ?3, "
-     "attempt_outcome = " OUTCOME_SUCCEEDED " "
-     "WHERE " LIVE_LEASE,
+     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4 WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     {STMT_LEASE_CHECK, STMT_ON_WRITER, "SELECT attempts, max_attempts FROM jobs WHERE " LIVE_LEASE,
      "fail: the lease is live, and the attempts that decide requeue or failed"},
     {STMT_LEASE_END, STMT_ON_WRITER,
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
-     "deadline_at = NULL, ended_at = ?7, attempt_outcome = ?8 "
-     "WHERE id = ?1 AND status = " RUNNING,
+     "deadline_at = NULL WHERE id = ?1 AND status = " RUNNING,
      "fail and sweep: a running job goes back to queued/scheduled or to failed; its lease "
-     "is gone (claimed_at, heartbeat_at and worker_id stay as history); ?7 now, ?8 how the "
-     "attempt ended (enum attempt_outcome)"},
+     "is gone (claimed_at, heartbeat_at and worker_id stay as history)"},
     {STMT_CANCEL, STMT_ON_WRITER,
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
-     "lease_expires_at = NULL, deadline_at = NULL, ended_at = ?2, "
-     "attempt_outcome = " OUTCOME_CANCELLED " "
+     "lease_expires_at = NULL, deadline_at = NULL "
      "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ")",
      "cancel: a queued, scheduled or running job becomes cancelled"},
     {STMT_RETRY, STMT_ON_WRITER,
@@ -141,7 +140,7 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "list: one queue and one API status"},
     {STMT_QUEUE_COUNTS, STMT_ON_READER,
      "SELECT queue, status, n FROM counts WHERE n <> 0 ORDER BY queue",
-     "queues: jobs per queue and status, as the triggers keep them (no scan of the jobs)"},
+     "queues: jobs per queue and status, as the writes keep them (no scan of the jobs)"},
     {STMT_QUEUE_OLDEST, STMT_ON_READER,
      "SELECT q.queue, (SELECT min(m) FROM (SELECT min(run_at) AS m FROM jobs WHERE status = "
      QUEUED " AND queue = q.queue UNION ALL SELECT min(run_at) FROM jobs WHERE status = "
@@ -163,11 +162,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "purge: one bounded batch of a queue's jobs in one API status (?3: the second stored "
      "status, or -1)"},
     {STMT_ATTEMPTS, STMT_ON_READER,
-     "SELECT a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, a.error_code, "
-     "a.error_detail FROM (SELECT id FROM jobs WHERE id = ?1) AS j LEFT JOIN attempts a "
-     "ON a.job_id = j.id ORDER BY a.fencing_token",
-     "attempts: a job's attempt history, oldest first; no row: no such job; one row of NULLs: "
-     "no attempt yet"},
+     "SELECT attempt, worker_id, claimed_at, ended_at, outcome, error_code, error_detail FROM ("
+     "SELECT a.fencing_token AS f, a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, "
+     "a.error_code, a.error_detail FROM (SELECT id FROM jobs WHERE id = ?1) AS j "
+     "LEFT JOIN attempts a ON a.job_id = j.id UNION ALL "
+     "SELECT " RUNNING_ATTEMPT " FROM jobs WHERE id = ?1 AND status = " RUNNING ") ORDER BY f",
+     "attempts: a job's attempt history, oldest first, the running one from the job row; no "
+     "row: no such job; a row of NULLs: no ended attempt"},
     {STMT_NEXT_DUE, STMT_ON_WRITER | STMT_ON_READER,
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
@@ -181,16 +182,36 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_EXPORT_ROWS, STMT_ON_EXPORT,
      "SELECT " COLS ", lease_seconds, deadline_at FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
      "export: the next batch of rows, every column (SQL_EXPORT_* name the last two)"},
-    {STMT_EXPORT_ATTEMPT_COUNT, STMT_ON_EXPORT, "SELECT count(*) FROM attempts",
-     "export: the attempt history entries, compared with the target's"},
+    {STMT_EXPORT_ATTEMPT_COUNT, STMT_ON_EXPORT,
+     "SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM jobs WHERE status = " RUNNING
+     ")",
+     "export: the attempt history entries (a running job's from its row), compared with the "
+     "target's"},
     {STMT_EXPORT_ATTEMPTS, STMT_ON_EXPORT,
-     "SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, outcome, "
-     "error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
-     "ORDER BY job_id, fencing_token LIMIT ?3",
-     "export: the next batch of attempt history entries"},
+     "SELECT * FROM (SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, "
+     "outcome, error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
+     "ORDER BY job_id, fencing_token LIMIT ?3) UNION ALL "
+     "SELECT * FROM (SELECT id, " RUNNING_ATTEMPT " FROM jobs INDEXED BY jobs_lease WHERE status = "
+     RUNNING " AND (id, fencing_token) > (?1, ?2) ORDER BY id LIMIT ?3) ORDER BY 1, 2 LIMIT ?3",
+     "export: the next batch of attempt history entries, the running ones from the job rows "
+     "(read through the running jobs' index, not the whole table)"},
     {STMT_EXPORT_PAUSED, STMT_ON_EXPORT,
      "SELECT name FROM queues WHERE paused AND name > ?1 ORDER BY name LIMIT ?2",
      "export: the next names of paused queues"},
+    {STMT_COUNT_ADD, STMT_ON_WRITER,
+     "INSERT INTO counts (queue, status, n) VALUES (?1, ?2, ?3) "
+     "ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n",
+     "the writer, before a group's COMMIT: the jobs that the group's writes moved into (or "
+     "out of) one queue and status, in all (sqlite_counts_write)"},
+    {STMT_ATTEMPT_END, STMT_ON_WRITER,
+     "INSERT INTO attempts (job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, "
+     "outcome, error_code, error_detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+     "complete, fail, sweep, cancel: the row of an attempt whose lease ended (while it ran, "
+     "the job row was its record)"},
+    {STMT_ATTEMPTS_TRIM, STMT_ON_WRITER,
+     "DELETE FROM attempts WHERE job_id = ?1 AND fencing_token <= ?2 - " JOB_ATTEMPTS_KEPT_SQL,
+     "claim: the attempts older than the newest JOB_ATTEMPTS_KEPT (the one starting included) "
+     "go, only for a job claimed more often than that"},
 };
 /* clang-format on */
 

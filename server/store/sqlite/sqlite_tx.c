@@ -73,6 +73,7 @@ void sqlite_notes_free(struct sqlite_notes *n)
     n->scheduled = JOB_NONE;
     n->promoted = 0;
     n->next_due = SQLITE_DUE_NONE;
+    sqlite_counts_clear(&n->counts);
 }
 
 static int kept(enum store_result r)
@@ -119,6 +120,18 @@ static enum store_result step_failed(struct sqlite_writer *w, const char *name, 
         sqlite_conn_fail(&w->conn, rc, what);
     roll_back(w, name, txs, k);
     return r;
+}
+
+/* The count moves of the transactions that went through, into the counts table. */
+static int write_counts(struct sqlite_conn *c, struct sqlite_tx **txs, size_t n)
+{
+    const struct sqlite_counts *sets[SQLITE_GROUP_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < SQLITE_GROUP_MAX; i++) {
+        if (txs[i]->notes && !txs[i]->settled && kept(txs[i]->result))
+            sets[k++] = &txs[i]->notes->counts;
+    }
+    return sqlite_counts_write(c, sets, k);
 }
 
 /* What one attempt at a group ended in. */
@@ -178,6 +191,11 @@ static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sq
     if (through == 0) {
         sqlite_writer_rollback(w, name); /* nothing to keep */
         return DONE;
+    }
+    rc = write_counts(c, txs, n);
+    if (rc != SQLITE_DONE) {
+        *r = step_failed(w, name, rc, "counts", txs, n);
+        return LOST;
     }
     rc = sqlite_conn_run(c, STMT_COMMIT);
     if (rc != SQLITE_DONE) {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "sqlite_conn.h"
+#include "sqlite_counts.h"
 #include "sqlite_writer.h"
 #include "store.h"
 
@@ -28,6 +29,8 @@ struct sqlite_notes {
     int64_t scheduled; /* the earliest run_at stored as scheduled, JOB_NONE when none */
     int promoted;      /* a promotion ran: next_due is what it left scheduled */
     int64_t next_due;  /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
+    /* How its jobs moved between queues and statuses (written before the group's COMMIT). */
+    struct sqlite_counts counts;
 };
 
 #define SQLITE_TX_TRIES 5  /* BEGIN..COMMIT attempts while the database is busy */
@@ -36,7 +39,7 @@ struct sqlite_notes {
 /* An empty notes value (no allocation). */
 #define SQLITE_NOTES_INIT                                                                          \
     {                                                                                              \
-        NULL, NULL, NULL, 0, 0, JOB_NONE, 0, SQLITE_DUE_NONE                                       \
+        NULL, NULL, NULL, 0, 0, JOB_NONE, 0, SQLITE_DUE_NONE, SQLITE_COUNTS_INIT                   \
     }
 
 /* Record that a job in queue became claimable; plain is 1 when it is known to require
@@ -86,7 +89,8 @@ void sqlite_tx_submit(struct sqlite_writer *w, struct sqlite_tx *tx);
 enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx);
 
 /* On the writer thread: run the n (1..SQLITE_GROUP_MAX) transactions of a group. Takes the
- * write mutex, BEGIN IMMEDIATE, runs each, COMMIT, releases the mutex; then calls
+ * write mutex, BEGIN IMMEDIATE, runs each, writes the count moves of those that went through
+ * (sqlite_counts_write), COMMIT, releases the mutex; then calls
  * hooks.on_ready once per distinct queue and hooks.on_scheduled once with the earliest
  * run_at, for the transactions that were committed; then each one's done.
  * - A transaction whose fn fails gets fn's result and leaves nothing behind; the others are
@@ -95,8 +99,9 @@ enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx);
  * - STORE_BUSY anywhere (BEGIN, fn, COMMIT) rolls the group back and runs it again from
  *   scratch, at most SQLITE_TX_TRIES times (each waiting the connection's busy timeout);
  *   then every transaction gets STORE_BUSY.
- * - A failure of BEGIN or COMMIT rolls the whole group back: every transaction gets that
- *   result (STORE_UNAVAILABLE, STORE_ERROR), nothing is half-applied, no hook runs.
+ * - A failure of BEGIN, of the counts or of COMMIT rolls the whole group back: every
+ *   transaction gets that result (STORE_UNAVAILABLE, STORE_ERROR), nothing is half-applied,
+ *   no hook runs.
  * Never leaves a transaction open. The outcome is reported to the writer
  * (sqlite_writer_note), which heals the connection after repeated faults. */
 void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n);
