@@ -14,17 +14,35 @@ struct admin_arg {
     struct sqlite_notes *notes;
 };
 
+/* The status job id is stored in, into *out (a row read by sqlite_row_job shows
+ * SQLITE_SCHEDULED as queued): STORE_OK, STORE_NOT_FOUND or the failure (logged). */
+static enum store_result stored_status(struct sqlite_conn *c, int64_t id, int *out)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_GET);
+    int rc = sqlite3_bind_int64(st, 1, id);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    enum store_result r = STORE_NOT_FOUND;
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(st, COL_STATUS);
+        r = STORE_OK;
+    } else if (rc != SQLITE_DONE) {
+        r = sqlite_conn_fail(c, rc, "job status");
+    }
+    sqlite3_reset(st);
+    return r;
+}
+
 static int admin_tx(struct sqlite_conn *c, void *p)
 {
     struct admin_arg *a = p;
     memset(a->out, 0, sizeof *a->out);
-    /* The job as it was: its status is where its count moves from (no such job: not found). */
-    struct job before;
-    enum store_result r = sqlite_row_get(c, a->id, 0, &before);
+    /* The job's stored status (SQLITE_SCHEDULED included) is where its count moves from (no
+     * such job: not found). */
+    int from = -1;
+    enum store_result r = stored_status(c, a->id, &from);
     if (r != STORE_OK)
         return r;
-    int from = (int)before.status;
-    job_clear(&before);
     sqlite3_stmt *st = sqlite_conn_stmt(c, a->stmt);
     int rc = sqlite3_bind_int64(st, 1, a->id);
     if (rc == SQLITE_OK)

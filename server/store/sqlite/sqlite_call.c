@@ -15,34 +15,25 @@ static void call_done(struct sqlite_tx *tx)
     call->done(call);
 }
 
+/* The one table of write kinds: the builder that makes each kind's transaction (its op
+ * file). A builder returns the transaction, or NULL with call->result set. */
+typedef struct sqlite_tx *(*sqlite_builder)(struct sqlite_store *st, struct store_call *call);
+
+static const sqlite_builder kinds[STORE_CALL_KIND_COUNT] = {
+    [STORE_CALL_ENQUEUE] = sqlite_enqueue_tx, [STORE_CALL_CLAIM] = sqlite_claim_tx,
+    [STORE_CALL_HEARTBEAT] = sqlite_lease_tx, [STORE_CALL_COMPLETE] = sqlite_lease_tx,
+    [STORE_CALL_FAIL] = sqlite_lease_tx,      [STORE_CALL_CANCEL] = sqlite_admin_tx,
+    [STORE_CALL_RETRY] = sqlite_admin_tx,     [STORE_CALL_PAUSE] = sqlite_queue_tx,
+    [STORE_CALL_PURGE] = sqlite_queue_tx,
+};
+
 void sqlite_submit(struct store *s, struct store_call *call)
 {
     struct sqlite_store *st = sqlite_store_of(s);
     struct sqlite_tx *tx = NULL;
     call->result = STORE_ERROR;
-    switch (call->kind) {
-    case STORE_CALL_ENQUEUE:
-        tx = sqlite_enqueue_tx(st, call);
-        break;
-    case STORE_CALL_CLAIM:
-        tx = sqlite_claim_tx(st, call);
-        break;
-    case STORE_CALL_HEARTBEAT:
-    case STORE_CALL_COMPLETE:
-    case STORE_CALL_FAIL:
-        tx = sqlite_lease_tx(st, call);
-        break;
-    case STORE_CALL_CANCEL:
-    case STORE_CALL_RETRY:
-        tx = sqlite_admin_tx(st, call);
-        break;
-    case STORE_CALL_PAUSE:
-    case STORE_CALL_PURGE:
-        tx = sqlite_queue_tx(st, call);
-        break;
-    default:
-        break;
-    }
+    if ((unsigned)call->kind < STORE_CALL_KIND_COUNT && kinds[call->kind])
+        tx = kinds[call->kind](st, call);
     if (!tx) {
         call->done(call); /* result set by the builder */
         return;

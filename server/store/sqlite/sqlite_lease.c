@@ -103,14 +103,15 @@ enum store_result sqlite_lease_attempt(struct sqlite_conn *c, const struct job *
     return STORE_OK;
 }
 
-/* The lease of j (read after the write that ended it, which moved it from status `from`)
- * ended as how: its count moves and its attempt gets its row. */
-static enum store_result attempt_ended(struct sqlite_conn *c, const struct job *j, int from,
+/* The lease of j (read after the write that ended it, which moved it from stored status
+ * `from` to stored status `to`: a row read back shows SQLITE_SCHEDULED as queued) ended as
+ * how: its count moves and its attempt gets its row. */
+static enum store_result attempt_ended(struct sqlite_conn *c, const struct job *j, int from, int to,
                                        int64_t now, enum attempt_outcome how,
                                        const char *error_code, const char *error_detail,
                                        struct sqlite_notes *notes)
 {
-    if (sqlite_counts_move(&notes->counts, j->queue, from, (int)j->status) != 0)
+    if (sqlite_counts_move(&notes->counts, j->queue, from, to) != 0)
         return STORE_ERROR;
     return sqlite_lease_attempt(c, j, now, how, error_code, error_detail);
 }
@@ -150,7 +151,8 @@ static int complete_tx(struct sqlite_conn *c, void *p)
     if (r == STORE_NOT_FOUND)
         return complete_miss(c, a);
     if (r == STORE_OK)
-        r = attempt_ended(c, a->out, JOB_RUNNING, a->now, ATTEMPT_SUCCEEDED, NULL, NULL, a->notes);
+        r = attempt_ended(c, a->out, JOB_RUNNING, JOB_SUCCEEDED, a->now, ATTEMPT_SUCCEEDED, NULL,
+                          NULL, a->notes);
     return r;
 }
 
@@ -214,7 +216,7 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
     enum store_result r = sqlite_row_write(c, st, id, 0, "lease end", &j);
     if (r != STORE_OK)
         return r;
-    r = attempt_ended(c, &j, JOB_RUNNING, now, how, error_code, error_detail, notes);
+    r = attempt_ended(c, &j, JOB_RUNNING, status, now, how, error_code, error_detail, notes);
     if (r == STORE_OK && status == SQLITE_SCHEDULED)
         sqlite_notes_scheduled(notes, run_at);
     else if (r == STORE_OK && status == JOB_QUEUED &&
