@@ -145,7 +145,7 @@ static int exec(sqlite3 *db, const char *sql, const char *what)
     return 0;
 }
 
-static int read_version(sqlite3 *db, int *version)
+int sqlite_schema_read(sqlite3 *db, int *version)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
@@ -181,7 +181,7 @@ int sqlite_schema_migrate(sqlite3 *db)
     if (exec(db, "BEGIN IMMEDIATE", "begin") != 0)
         return -1;
     int version = 0;
-    int ok = read_version(db, &version) == 0;
+    int ok = sqlite_schema_read(db, &version) == 0;
     if (ok && version > MIGRATIONS_COUNT) {
         log_error("sqlite migration: database schema version %d is newer than this program's %d",
                   version, MIGRATIONS_COUNT);

@@ -47,11 +47,11 @@ _Static_assert(ATTEMPT_RUNNING == 0 && ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELL
 /* clang-format off */
 static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_BEGIN, STMT_ON_WRITER, "BEGIN IMMEDIATE", "sqlite_tx_run: every write transaction"},
-    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT, "COMMIT",
+    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT | STMT_ON_EXPORT4, "COMMIT",
      "sqlite_tx_run: commit; queues, export: end of its read transaction"},
     {STMT_ROLLBACK, STMT_ON_WRITER | STMT_ON_READER, "ROLLBACK",
      "sqlite_tx_run: a failed or busy transaction; readers: after a failed read transaction"},
-    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT, "BEGIN DEFERRED",
+    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT | STMT_ON_EXPORT4, "BEGIN DEFERRED",
      "queues: one snapshot for the counts and the ages; export: one snapshot for the copy"},
     {STMT_PROBE_WRITE, STMT_ON_WRITER,
      "INSERT INTO probe (id, writes) VALUES (1, 1) "
@@ -187,13 +187,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
     {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
-    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT, "SELECT status, count(*) FROM jobs GROUP BY status",
+    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT | STMT_ON_EXPORT4, "SELECT status, count(*) FROM jobs GROUP BY status",
      "export (jobqd migrate): the jobs per stored status, compared with the target's"},
-    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT,
+    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT | STMT_ON_EXPORT4,
      "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), "
      "coalesce((SELECT max(id) FROM jobs), 0))",
      "export: the highest id ever given (AUTOINCREMENT: deleted jobs' ids are never reused)"},
-    {STMT_EXPORT_ROWS, STMT_ON_EXPORT,
+    {STMT_EXPORT_ROWS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
      "SELECT " COLS ", lease_seconds, deadline_at FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
      "export: the next batch of rows, every column (SQL_EXPORT_* name the last two)"},
     {STMT_EXPORT_ATTEMPT_COUNT, STMT_ON_EXPORT,
@@ -213,9 +213,16 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "export: the next batch of attempt history entries, the latest ones from the job rows "
      "that hold them (a range of ids no wider than the table's batch reaches: the batches "
      "read the jobs once in all)"},
-    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT,
+    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT | STMT_ON_EXPORT4,
      "SELECT name FROM queues WHERE paused AND name > ?1 ORDER BY name LIMIT ?2",
      "export: the next names of paused queues"},
+    {STMT_EXPORT_ATTEMPT_COUNT4, STMT_ON_EXPORT4, "SELECT count(*) FROM attempts",
+     "export of a schema-4 file: STMT_EXPORT_ATTEMPT_COUNT (every attempt has its row)"},
+    {STMT_EXPORT_ATTEMPTS4, STMT_ON_EXPORT4,
+     "SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, outcome, "
+     "error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
+     "ORDER BY job_id, fencing_token LIMIT ?3",
+     "export of a schema-4 file: STMT_EXPORT_ATTEMPTS"},
     {STMT_COUNT_ADD, STMT_ON_WRITER,
      "INSERT INTO counts (queue, status, n) VALUES (?1, ?2, ?3) "
      "ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n",
