@@ -478,7 +478,7 @@ TEST(upgrade_keeps_one_running_attempt)
     CHECK(sqlite3_exec(db,
                        "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "
                        "claimed_at, NULL, 0, NULL, NULL FROM jobs WHERE status = 2; "
-                       "PRAGMA user_version = 4",
+                       "ALTER TABLE jobs DROP COLUMN attempt_in_row; PRAGMA user_version = 4",
                        NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     CHECK_INT(sql_int("SELECT count(*) FROM attempts"), 2);
@@ -486,6 +486,7 @@ TEST(upgrade_keeps_one_running_attempt)
     s = open_store();
     CHECK(s != NULL);
     CHECK_INT(sql_int("SELECT count(*) FROM attempts"), 1); /* the job row is its record */
+    CHECK_INT(sql_int("SELECT count(*) FROM jobs WHERE attempt_in_row = 1"), 1);
     struct job_attempt *a = NULL;
     size_t n = 0;
     CHECK_INT(store_attempts(s, id, &a, &n), STORE_OK);

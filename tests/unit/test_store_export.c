@@ -237,9 +237,141 @@ TEST(attempt_history_and_paused_queues_in_order)
     x->ops->close(x);
 }
 
+/* Jobs whose history is partly in the attempts table (requeued attempts) and partly in their
+ * rows (the latest): batches of 2 give every entry once, in (job, fencing token) order, with
+ * the outcome the API shows. */
+TEST(attempt_batches_merge_the_table_and_the_job_rows)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    struct job c, j;
+    struct fail_req again = {"again", NULL, 1, 0};
+    /* job 1: 3 requeued attempts, then one running; job 2: never claimed; job 3: running;
+     * job 4: 2 requeued, then succeeded. */
+    for (int k = 1; k <= 4; k++)
+        CHECK(enqueue(s, "q", 10 - k, T0, T0) == k);
+    int64_t t = T0;
+    for (int k = 0; k < 3; k++) {
+        CHECK(claim_one(s, "q", t, &c) == 1);
+        CHECK_INT(store_fail(s, 1, c.lease_token, &again, ++t, &j), STORE_OK);
+        job_clear(&j);
+        job_clear(&c);
+    }
+    CHECK(claim_one(s, "q", t, &c) == 1);
+    job_clear(&c);
+    CHECK_INT(store_cancel(s, 2, t, &j), STORE_OK);
+    job_clear(&j);
+    CHECK(claim_one(s, "q", t, &c) == 3);
+    job_clear(&c);
+    for (int k = 0; k < 2; k++) {
+        CHECK(claim_one(s, "q", t, &c) == 4);
+        CHECK_INT(store_fail(s, 4, c.lease_token, &again, ++t, &j), STORE_OK);
+        job_clear(&j);
+        job_clear(&c);
+    }
+    CHECK(claim_one(s, "q", t, &c) == 4);
+    CHECK_INT(store_complete(s, 4, c.lease_token, NULL, ++t, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    store_close(s);
+
+    static const struct {
+        int64_t job, token;
+        enum attempt_outcome outcome;
+    } want[] = {{1, 1, ATTEMPT_RETRIED}, {1, 2, ATTEMPT_RETRIED},  {1, 3, ATTEMPT_RETRIED},
+                {1, 4, ATTEMPT_RUNNING}, {3, 1, ATTEMPT_RUNNING},  {4, 1, ATTEMPT_RETRIED},
+                {4, 2, ATTEMPT_RETRIED}, {4, 3, ATTEMPT_SUCCEEDED}};
+    size_t nwant = sizeof want / sizeof want[0];
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    if (!x)
+        return;
+    struct store_copy_counts cn;
+    CHECK_INT(x->ops->counts(x, &cn), STORE_OK);
+    CHECK_INT(cn.attempts, (int64_t)nwant);
+    size_t got = 0;
+    int64_t after_job = 0, after_token = 0;
+    for (int batch = 0; batch < 10; batch++) {
+        struct store_attempt_row rows[2];
+        size_t n = 0;
+        CHECK_INT(x->ops->attempts(x, after_job, after_token, 2, rows, &n), STORE_OK);
+        for (size_t i = 0; i < n; i++) {
+            if (got < nwant) {
+                CHECK_INT(rows[i].job_id, want[got].job);
+                CHECK_INT(rows[i].fencing_token, want[got].token);
+                CHECK_INT(rows[i].attempt.outcome, want[got].outcome);
+            }
+            got++;
+            after_job = rows[i].job_id;
+            after_token = rows[i].fencing_token;
+            job_attempt_clear(&rows[i].attempt);
+        }
+        if (n == 0)
+            break;
+    }
+    CHECK_INT(got, nwant);
+    x->ops->close(x);
+}
+
+/* A file as the jobqd of schema 4 left it (every attempt in the attempts table) exports
+ * its history without being upgraded first (it may be on a read-only mount). */
+TEST(a_schema_4_file_exports_its_history)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    struct job c, j;
+    CHECK(enqueue(s, "q", 1, T0, T0) == 1);
+    CHECK(enqueue(s, "q", 0, T0, T0) == 2);
+    CHECK(claim_one(s, "q", T0, &c) == 1);
+    struct fail_req again = {"again", NULL, 1, 0};
+    CHECK_INT(store_fail(s, 1, c.lease_token, &again, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    CHECK(claim_one(s, "q", T0 + 1, &c) == 1); /* running */
+    job_clear(&c);
+    CHECK(claim_one(s, "q", T0 + 1, &c) == 2);
+    CHECK_INT(store_complete(s, 2, c.lease_token, NULL, T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    job_clear(&c);
+    store_close(s);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "
+                       "claimed_at, ended_at, attempt_outcome, NULL, NULL FROM jobs "
+                       "WHERE attempt_in_row = 1; ALTER TABLE jobs DROP COLUMN attempt_in_row; "
+                       "PRAGMA user_version = 4",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    if (!x)
+        return;
+    struct store_copy_counts cn;
+    CHECK_INT(x->ops->counts(x, &cn), STORE_OK);
+    CHECK_INT(cn.attempts, 3);
+    struct store_attempt_row rows[4];
+    size_t n = 0;
+    CHECK_INT(x->ops->attempts(x, 0, 0, 4, rows, &n), STORE_OK);
+    CHECK_INT(n, 3);
+    if (n == 3) {
+        CHECK(rows[0].job_id == 1 && rows[0].attempt.outcome == ATTEMPT_RETRIED);
+        CHECK(rows[1].job_id == 1 && rows[1].attempt.outcome == ATTEMPT_RUNNING);
+        CHECK(rows[2].job_id == 2 && rows[2].attempt.outcome == ATTEMPT_SUCCEEDED);
+    }
+    for (size_t i = 0; i < n; i++)
+        job_attempt_clear(&rows[i].attempt);
+    x->ops->close(x);
+}
+
 TEST_MAIN(TEST_ENTRY(refused_while_a_store_has_the_file),
           TEST_ENTRY(counts_per_stored_status_and_the_highest_id_ever_given),
           TEST_ENTRY(rows_in_id_order_bounded_by_rows_and_bytes),
           TEST_ENTRY(a_running_job_keeps_every_column),
           TEST_ENTRY(files_that_are_not_jobq_databases_are_refused),
-          TEST_ENTRY(attempt_history_and_paused_queues_in_order))
+          TEST_ENTRY(attempt_history_and_paused_queues_in_order),
+          TEST_ENTRY(attempt_batches_merge_the_table_and_the_job_rows),
+          TEST_ENTRY(a_schema_4_file_exports_its_history))

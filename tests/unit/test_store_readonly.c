@@ -184,7 +184,8 @@ static void migration_refused(void)
                           "DROP TABLE probe; DROP TRIGGER jobs_track_delete; "
                           "DROP TABLE queues; DROP TABLE counts; DROP TABLE attempts; "
                           "DROP INDEX jobs_due; ALTER TABLE jobs DROP COLUMN ended_at; "
-                          "ALTER TABLE jobs DROP COLUMN attempt_outcome; PRAGMA user_version = 1",
+                          "ALTER TABLE jobs DROP COLUMN attempt_outcome; "
+                          "ALTER TABLE jobs DROP COLUMN attempt_in_row; PRAGMA user_version = 1",
                           NULL, NULL, NULL);
     sqlite3_close(db);
     CHECK_INT(rc, SQLITE_OK);

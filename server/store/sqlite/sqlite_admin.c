@@ -33,6 +33,19 @@ static enum store_result stored_status(struct sqlite_conn *c, int64_t id, int *o
     return r;
 }
 
+/* Move the latest attempt of job id from its row (if the row holds it) to the attempts
+ * table. */
+static enum store_result archive(struct sqlite_conn *c, int64_t id)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_ATTEMPT_ARCHIVE);
+    int rc = sqlite3_bind_int64(st, 1, id);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "archive attempt");
+    sqlite3_reset(st);
+    return r;
+}
+
 static int admin_tx(struct sqlite_conn *c, void *p)
 {
     struct admin_arg *a = p;
@@ -42,6 +55,10 @@ static int admin_tx(struct sqlite_conn *c, void *p)
     int from = -1;
     enum store_result r = stored_status(c, a->id, &from);
     if (r != STORE_OK)
+        return r;
+    /* A retry resets attempts: the latest attempt moves from the row to the attempts table. */
+    if (a->stmt == STMT_RETRY && (from == JOB_FAILED || from == JOB_CANCELLED) &&
+        (r = archive(c, a->id)) != STORE_OK)
         return r;
     sqlite3_stmt *st = sqlite_conn_stmt(c, a->stmt);
     int rc = sqlite3_bind_int64(st, 1, a->id);
@@ -59,8 +76,6 @@ static int admin_tx(struct sqlite_conn *c, void *p)
         return r;
     if (sqlite_counts_move(&a->notes->counts, a->out->queue, from, (int)a->out->status) != 0)
         return STORE_ERROR;
-    if (a->stmt == STMT_CANCEL && from == JOB_RUNNING)
-        return sqlite_lease_attempt(c, a->out, a->now, ATTEMPT_CANCELLED, NULL, NULL);
     if (a->stmt == STMT_RETRY &&
         sqlite_notes_ready(a->notes, a->out->queue, sqlite_row_plain(a->out)))
         return STORE_ERROR;

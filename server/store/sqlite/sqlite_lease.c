@@ -103,19 +103,6 @@ enum store_result sqlite_lease_attempt(struct sqlite_conn *c, const struct job *
     return STORE_OK;
 }
 
-/* The lease of j (read after the write that ended it, which moved it from stored status
- * `from` to stored status `to`: a row read back shows SQLITE_SCHEDULED as queued) ended as
- * how: its count moves and its attempt gets its row. */
-static enum store_result attempt_ended(struct sqlite_conn *c, const struct job *j, int from, int to,
-                                       int64_t now, enum attempt_outcome how,
-                                       const char *error_code, const char *error_detail,
-                                       struct sqlite_notes *notes)
-{
-    if (sqlite_counts_move(&notes->counts, j->queue, from, to) != 0)
-        return STORE_ERROR;
-    return sqlite_lease_attempt(c, j, now, how, error_code, error_detail);
-}
-
 /* Complete missed: the same token on a job it already completed is an idempotent repeat. */
 static enum store_result complete_miss(struct sqlite_conn *c, const struct lease_arg *a)
 {
@@ -150,9 +137,9 @@ static int complete_tx(struct sqlite_conn *c, void *p)
     enum store_result r = sqlite_row_write(c, st, a->id, 0, "complete", a->out);
     if (r == STORE_NOT_FOUND)
         return complete_miss(c, a);
-    if (r == STORE_OK)
-        r = attempt_ended(c, a->out, JOB_RUNNING, JOB_SUCCEEDED, a->now, ATTEMPT_SUCCEEDED, NULL,
-                          NULL, a->notes);
+    if (r == STORE_OK &&
+        sqlite_counts_move(&a->notes->counts, a->out->queue, JOB_RUNNING, JOB_SUCCEEDED) != 0)
+        r = STORE_ERROR;
     return r;
 }
 
@@ -210,13 +197,20 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
         rc = sqlite_conn_bind_text(st, 5, error_code);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_json(st, 6, error_detail);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 7, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 8, (int)how);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind lease end");
     struct job j;
     enum store_result r = sqlite_row_write(c, st, id, 0, "lease end", &j);
     if (r != STORE_OK)
         return r;
-    r = attempt_ended(c, &j, JOB_RUNNING, status, now, how, error_code, error_detail, notes);
+    if (sqlite_counts_move(&notes->counts, j.queue, JOB_RUNNING, status) != 0)
+        r = STORE_ERROR;
+    else if (requeue) /* the next claim makes the row the record of the next attempt */
+        r = sqlite_lease_attempt(c, &j, now, how, error_code, error_detail);
     if (r == STORE_OK && status == SQLITE_SCHEDULED)
         sqlite_notes_scheduled(notes, run_at);
     else if (r == STORE_OK && status == JOB_QUEUED &&

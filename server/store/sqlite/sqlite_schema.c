@@ -108,16 +108,22 @@ static const char *const migrations[] = {
      * a quarter of the lifecycle's throughput. Counts: each write notes how its jobs moved and
      * the writer adds up a group's moves into one row per queue and status before its COMMIT
      * (sqlite_counts.h); deletes (retention, purge) still count by trigger, which also drops
-     * the job's attempts. Attempts: a running job's row is the record of its running attempt
-     * (fencing_token, attempts, worker_id, claimed_at); the write that ends the lease inserts
-     * the attempt's one row. The open rows the triggers wrote for running jobs go: the job
-     * rows say the same. jobs.ended_at and attempt_outcome are no longer written. */
+     * the job's attempts. Attempts: while attempt_in_row is set, the job row is the record of
+     * its latest attempt (fencing_token, attempts, worker_id, claimed_at, ended_at,
+     * attempt_outcome, and error_code/error_detail for a failure): the claim sets it, the end
+     * of the lease fills in how it ended, and only a requeue or a retry moves the attempt into
+     * the attempts table (a job that runs once writes no attempt row). The open rows the
+     * triggers wrote for running jobs move into their job rows. */
     "DROP TRIGGER IF EXISTS jobs_track_insert;"
     "DROP TRIGGER IF EXISTS jobs_track_status;"
     "DROP TRIGGER IF EXISTS jobs_track_attempts_kept;"
-    "DELETE FROM attempts WHERE outcome = 0 AND EXISTS (SELECT 1 FROM jobs WHERE"
-    " jobs.id = attempts.job_id AND jobs.status = 2"
-    " AND jobs.fencing_token = attempts.fencing_token);",
+    "ALTER TABLE jobs ADD COLUMN attempt_in_row INTEGER;"
+    "UPDATE jobs SET attempt_in_row = 1, ended_at = NULL, attempt_outcome = 0 WHERE status = 2"
+    " AND EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = jobs.id"
+    " AND a.fencing_token = jobs.fencing_token AND a.outcome = 0);"
+    "DELETE FROM attempts WHERE outcome = 0 AND EXISTS (SELECT 1 FROM jobs j WHERE"
+    " j.id = attempts.job_id AND j.fencing_token = attempts.fencing_token"
+    " AND j.attempt_in_row = 1);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))
@@ -139,7 +145,7 @@ static int exec(sqlite3 *db, const char *sql, const char *what)
     return 0;
 }
 
-static int read_version(sqlite3 *db, int *version)
+int sqlite_schema_read(sqlite3 *db, int *version)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
@@ -175,7 +181,7 @@ int sqlite_schema_migrate(sqlite3 *db)
     if (exec(db, "BEGIN IMMEDIATE", "begin") != 0)
         return -1;
     int version = 0;
-    int ok = read_version(db, &version) == 0;
+    int ok = sqlite_schema_read(db, &version) == 0;
     if (ok && version > MIGRATIONS_COUNT) {
         log_error("sqlite migration: database schema version %d is newer than this program's %d",
                   version, MIGRATIONS_COUNT);

@@ -9,6 +9,12 @@
 /* The number of migrations this program knows: the user_version of an up-to-date file. */
 int sqlite_schema_version(void);
 
+/* The first schema whose job rows hold their latest attempt (jobs.attempt_in_row). */
+#define SQLITE_SCHEMA_ATTEMPT_IN_ROW 5
+
+/* Read the user_version of db into *version. Returns 0, or -1 after logging why. */
+int sqlite_schema_read(sqlite3 *db, int *version);
+
 /* Apply every migration the database on db lacks, all in one BEGIN IMMEDIATE transaction,
  * and set user_version. Returns 0, or -1 after logging why (nothing applied, no transaction
  * left open). A file with a user_version newer than this program is refused. An up-to-date

@@ -16,14 +16,19 @@
 _Static_assert(SQLITE_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
 _Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
 
-/* enum attempt_outcome values the statements use as literals. */
+/* enum attempt_outcome values the statements set as literals. */
 #define OUTCOME_RUNNING "0"
-_Static_assert(ATTEMPT_RUNNING == 0, "outcome literals");
+#define OUTCOME_SUCCEEDED "1"
+#define OUTCOME_CANCELLED "6"
+_Static_assert(ATTEMPT_RUNNING == 0 && ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELLED == 6,
+               "outcome literals");
 
-/* The attempt that a running job's row is the record of, in the columns of the attempts
- * table after job_id (the statement that ends its lease writes its row there). */
-#define RUNNING_ATTEMPT                                                                            \
-    "fencing_token, attempts, worker_id, claimed_at, NULL, " OUTCOME_RUNNING ", NULL, NULL"
+/* The latest attempt of a job whose row is its record (attempt_in_row), in the columns of
+ * the attempts table after job_id: the error is the attempt's when it failed (outcomes 2-5). */
+#define ROW_ATTEMPT                                                                                \
+    "fencing_token, attempts, worker_id, claimed_at, ended_at, attempt_outcome, "                  \
+    "CASE WHEN attempt_outcome BETWEEN 2 AND 5 THEN error_code END, "                              \
+    "CASE WHEN attempt_outcome BETWEEN 2 AND 5 THEN error_detail END"
 
 #define COLS SQL_JOB_COLUMNS
 
@@ -42,11 +47,11 @@ _Static_assert(ATTEMPT_RUNNING == 0, "outcome literals");
 /* clang-format off */
 static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_BEGIN, STMT_ON_WRITER, "BEGIN IMMEDIATE", "sqlite_tx_run: every write transaction"},
-    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT, "COMMIT",
+    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT | STMT_ON_EXPORT4, "COMMIT",
      "sqlite_tx_run: commit; queues, export: end of its read transaction"},
     {STMT_ROLLBACK, STMT_ON_WRITER | STMT_ON_READER, "ROLLBACK",
      "sqlite_tx_run: a failed or busy transaction; readers: after a failed read transaction"},
-    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT, "BEGIN DEFERRED",
+    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT | STMT_ON_EXPORT4, "BEGIN DEFERRED",
      "queues: one snapshot for the counts and the ages; export: one snapshot for the copy"},
     {STMT_PROBE_WRITE, STMT_ON_WRITER,
      "INSERT INTO probe (id, writes) VALUES (1, 1) "
@@ -84,33 +89,42 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE jobs SET status = " RUNNING ", lease_token = ?2, attempts = attempts + 1, "
      "fencing_token = fencing_token + 1, claimed_at = ?3, heartbeat_at = ?3, "
      "lease_expires_at = ?3 + ?4, lease_seconds = ?4, deadline_at = ?3 + max_runtime_seconds, "
-     "worker_id = ?5 WHERE id = ?1 AND status = " QUEUED,
-     "claim: compare-and-swap one chosen job from queued to running"},
+     "worker_id = ?5, attempt_in_row = 1, ended_at = NULL, attempt_outcome = " OUTCOME_RUNNING
+     " WHERE id = ?1 AND status = " QUEUED,
+     "claim: compare-and-swap one chosen job from queued to running; the row is the record "
+     "of the attempt that starts (a queued job's attempts are all in the attempts table)"},
     {STMT_HEARTBEAT, STMT_ON_WRITER,
      "UPDATE jobs SET heartbeat_at = ?3, "
      "lease_expires_at = ?3 + CASE WHEN ?4 > 0 THEN ?4 ELSE lease_seconds END, "
      "progress = CASE WHEN ?5 THEN ?6 ELSE progress END "
      "WHERE " LIVE_LEASE, "heartbeat: extend a live lease, maybe store progress"},
     {STMT_COMPLETE, STMT_ON_WRITER,
-     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4 WHERE " LIVE_LEASE,
+     "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4, ended_at = ?3, "
+     "attempt_outcome = " OUTCOME_SUCCEEDED " WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     {STMT_LEASE_CHECK, STMT_ON_WRITER, "SELECT attempts, max_attempts FROM jobs WHERE " LIVE_LEASE,
      "fail: the lease is live, and the attempts that decide requeue or failed"},
     {STMT_LEASE_END, STMT_ON_WRITER,
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
-     "deadline_at = NULL WHERE id = ?1 AND status = " RUNNING,
+     "deadline_at = NULL, ended_at = ?7, attempt_outcome = ?8, "
+     "attempt_in_row = CASE WHEN ?2 = " FAILED " THEN attempt_in_row END "
+     "WHERE id = ?1 AND status = " RUNNING,
      "fail and sweep: a running job goes back to queued/scheduled or to failed; its lease "
-     "is gone (claimed_at, heartbeat_at and worker_id stay as history)"},
+     "is gone (claimed_at, heartbeat_at and worker_id stay as history); ?7 now, ?8 how the "
+     "attempt ended (enum attempt_outcome), which the row keeps when it failed for good (a "
+     "requeued job's attempt goes to the attempts table: STMT_ATTEMPT_END)"},
     {STMT_CANCEL, STMT_ON_WRITER,
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
-     "lease_expires_at = NULL, deadline_at = NULL "
+     "lease_expires_at = NULL, deadline_at = NULL, ended_at = ?2, "
+     "attempt_outcome = " OUTCOME_CANCELLED " "
      "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ")",
      "cancel: a queued, scheduled or running job becomes cancelled"},
     {STMT_RETRY, STMT_ON_WRITER,
-     "UPDATE jobs SET status = " QUEUED ", attempts = 0, run_at = ?2, finished_at = NULL "
-     "WHERE id = ?1 AND status IN (" FAILED ", " CANCELLED ")",
-     "retry: a failed or cancelled job goes back to queued"},
+     "UPDATE jobs SET status = " QUEUED ", attempts = 0, run_at = ?2, finished_at = NULL, "
+     "attempt_in_row = NULL WHERE id = ?1 AND status IN (" FAILED ", " CANCELLED ")",
+     "retry: a failed or cancelled job goes back to queued (its latest attempt was moved to "
+     "the attempts table first: STMT_ATTEMPT_ARCHIVE)"},
     {STMT_SWEEP_EXPIRED, STMT_ON_WRITER,
      "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0) FROM jobs "
      "WHERE status = " RUNNING " AND lease_expires_at <= ?1 UNION "
@@ -166,38 +180,49 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT a.fencing_token AS f, a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, "
      "a.error_code, a.error_detail FROM (SELECT id FROM jobs WHERE id = ?1) AS j "
      "LEFT JOIN attempts a ON a.job_id = j.id UNION ALL "
-     "SELECT " RUNNING_ATTEMPT " FROM jobs WHERE id = ?1 AND status = " RUNNING ") ORDER BY f",
-     "attempts: a job's attempt history, oldest first, the running one from the job row; no "
-     "row: no such job; a row of NULLs: no ended attempt"},
+     "SELECT " ROW_ATTEMPT " FROM jobs WHERE id = ?1 AND attempt_in_row IS NOT NULL) ORDER BY f",
+     "attempts: a job's attempt history, oldest first, the latest one from the job row while "
+     "it is its record; no row: no such job; a row of NULLs: none in the attempts table"},
     {STMT_NEXT_DUE, STMT_ON_WRITER | STMT_ON_READER,
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
     {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
-    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT, "SELECT status, count(*) FROM jobs GROUP BY status",
+    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT | STMT_ON_EXPORT4, "SELECT status, count(*) FROM jobs GROUP BY status",
      "export (jobqd migrate): the jobs per stored status, compared with the target's"},
-    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT,
+    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT | STMT_ON_EXPORT4,
      "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), "
      "coalesce((SELECT max(id) FROM jobs), 0))",
      "export: the highest id ever given (AUTOINCREMENT: deleted jobs' ids are never reused)"},
-    {STMT_EXPORT_ROWS, STMT_ON_EXPORT,
+    {STMT_EXPORT_ROWS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
      "SELECT " COLS ", lease_seconds, deadline_at FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
      "export: the next batch of rows, every column (SQL_EXPORT_* name the last two)"},
     {STMT_EXPORT_ATTEMPT_COUNT, STMT_ON_EXPORT,
-     "SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM jobs WHERE status = " RUNNING
-     ")",
-     "export: the attempt history entries (a running job's from its row), compared with the "
-     "target's"},
+     "SELECT (SELECT count(*) FROM attempts) + "
+     "(SELECT count(*) FROM jobs WHERE attempt_in_row IS NOT NULL)",
+     "export: the attempt history entries (the latest ones that job rows hold included), "
+     "compared with the target's"},
     {STMT_EXPORT_ATTEMPTS, STMT_ON_EXPORT,
-     "SELECT * FROM (SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, "
+     "WITH a AS (SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, "
      "outcome, error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
-     "ORDER BY job_id, fencing_token LIMIT ?3) UNION ALL "
-     "SELECT * FROM (SELECT id, " RUNNING_ATTEMPT " FROM jobs INDEXED BY jobs_lease WHERE status = "
-     RUNNING " AND (id, fencing_token) > (?1, ?2) ORDER BY id LIMIT ?3) ORDER BY 1, 2 LIMIT ?3",
-     "export: the next batch of attempt history entries, the running ones from the job rows "
-     "(read through the running jobs' index, not the whole table)"},
-    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT,
+     "ORDER BY job_id, fencing_token LIMIT ?3), "
+     "hi AS (SELECT CASE WHEN count(*) < ?3 THEN 9223372036854775807 ELSE max(job_id) END AS id "
+     "FROM a) "
+     "SELECT * FROM (SELECT * FROM a UNION ALL SELECT * FROM (SELECT id, " ROW_ATTEMPT " FROM "
+     "jobs WHERE id >= ?1 AND id <= (SELECT id FROM hi) AND (id > ?1 OR fencing_token > ?2) "
+     "AND attempt_in_row IS NOT NULL ORDER BY id LIMIT ?3)) ORDER BY 1, 2 LIMIT ?3",
+     "export: the next batch of attempt history entries, the latest ones from the job rows "
+     "that hold them (a range of ids no wider than the table's batch reaches: the batches "
+     "read the jobs once in all)"},
+    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT | STMT_ON_EXPORT4,
      "SELECT name FROM queues WHERE paused AND name > ?1 ORDER BY name LIMIT ?2",
      "export: the next names of paused queues"},
+    {STMT_EXPORT_ATTEMPT_COUNT4, STMT_ON_EXPORT4, "SELECT count(*) FROM attempts",
+     "export of a schema-4 file: STMT_EXPORT_ATTEMPT_COUNT (every attempt has its row)"},
+    {STMT_EXPORT_ATTEMPTS4, STMT_ON_EXPORT4,
+     "SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, outcome, "
+     "error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
+     "ORDER BY job_id, fencing_token LIMIT ?3",
+     "export of a schema-4 file: STMT_EXPORT_ATTEMPTS"},
     {STMT_COUNT_ADD, STMT_ON_WRITER,
      "INSERT INTO counts (queue, status, n) VALUES (?1, ?2, ?3) "
      "ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n",
@@ -206,8 +231,14 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_ATTEMPT_END, STMT_ON_WRITER,
      "INSERT INTO attempts (job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, "
      "outcome, error_code, error_detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-     "complete, fail, sweep, cancel: the row of an attempt whose lease ended (while it ran, "
-     "the job row was its record)"},
+     "fail and sweep: the attempt of a job that goes back to queued (the next claim makes its "
+     "row the record of the next one)"},
+    {STMT_ATTEMPT_ARCHIVE, STMT_ON_WRITER,
+     "INSERT INTO attempts (job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, "
+     "outcome, error_code, error_detail) SELECT id, " ROW_ATTEMPT " FROM jobs "
+     "WHERE id = ?1 AND attempt_in_row IS NOT NULL",
+     "retry: the latest attempt of a failed or cancelled job, from its row into the attempts "
+     "table (the retry resets attempts)"},
     {STMT_ATTEMPTS_TRIM, STMT_ON_WRITER,
      "DELETE FROM attempts WHERE job_id = ?1 AND fencing_token <= ?2 - " JOB_ATTEMPTS_KEPT_SQL,
      "claim: the attempts older than the newest JOB_ATTEMPTS_KEPT (the one starting included) "

@@ -14,7 +14,8 @@
 /* Which connections prepare a statement. */
 #define STMT_ON_WRITER 1
 #define STMT_ON_READER 2
-#define STMT_ON_EXPORT 4 /* jobqd migrate's read-only connection (sqlite_export.c) */
+#define STMT_ON_EXPORT 4  /* jobqd migrate's read-only connection (sqlite_export.c) */
+#define STMT_ON_EXPORT4 8 /* the same on a file of schema 4 (its job rows hold no attempt) */
 
 enum stmt_id {
     STMT_BEGIN = 0,
@@ -56,8 +57,11 @@ enum stmt_id {
     STMT_EXPORT_ATTEMPT_COUNT,
     STMT_EXPORT_ATTEMPTS,
     STMT_EXPORT_PAUSED,
+    STMT_EXPORT_ATTEMPT_COUNT4,
+    STMT_EXPORT_ATTEMPTS4,
     STMT_COUNT_ADD,
     STMT_ATTEMPT_END,
+    STMT_ATTEMPT_ARCHIVE,
     STMT_ATTEMPTS_TRIM,
     STMT_COUNT
 };

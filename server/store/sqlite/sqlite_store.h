@@ -65,8 +65,9 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
 /* End the lease of running job id inside the caller's transaction: back to queued (or
  * scheduled when run_at > now, noted for the hooks) while requeue is set, else failed with
  * finished_at = now; error_code and error_detail (borrowed, may be NULL) are recorded. When
- * out is not NULL the job is copied into it. The job's count moves and its attempt gets its
- * row (sqlite_lease_attempt). Returns STORE_OK, STORE_NOT_FOUND when the job
+ * out is not NULL the job is copied into it. The job's count moves; the row keeps the ended
+ * attempt when the job failed for good, else it goes to the attempts table
+ * (sqlite_lease_attempt). Returns STORE_OK, STORE_NOT_FOUND when the job
  * is not running, or an error result (logged). how is what the attempt history records:
  * ATTEMPT_RETRIED for a worker's fail (recorded as ATTEMPT_FAILED when the job fails), or the
  * sweeper's ATTEMPT_EXPIRED or ATTEMPT_TIMEOUT. Used by fail and sweep. */
@@ -75,11 +76,11 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
                                    enum attempt_outcome how, struct sqlite_notes *notes,
                                    struct job *out);
 
-/* Inside the caller's transaction: write the row of the attempt of job j (read after the
- * write that ended its lease: its fencing_token, attempts, worker_id and claimed_at are the
- * attempt's) that ended at now as how, with error_code and error_detail (borrowed, may be
- * NULL). Returns STORE_OK or an error result (logged). Used by complete, fail, sweep and
- * cancel: while an attempt runs, the job row is its record (STMT_ATTEMPTS). */
+/* Inside the caller's transaction: write the attempt of job j (read after the write that
+ * ended its lease and sent it back to queued: its fencing_token, attempts, worker_id and
+ * claimed_at are the attempt's) that ended at now as how, with error_code and error_detail
+ * (borrowed, may be NULL), into the attempts table. Returns STORE_OK or an error result
+ * (logged). Used by fail and sweep: until then the job row was the attempt's record. */
 enum store_result sqlite_lease_attempt(struct sqlite_conn *c, const struct job *j, int64_t now,
                                        enum attempt_outcome how, const char *error_code,
                                        const char *error_detail);
