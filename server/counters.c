@@ -131,44 +131,6 @@ void counters_add(const char *queue, enum counter c, uint64_t n, int64_t now)
     pthread_mutex_unlock(&mu);
 }
 
-void counters_call_done(const struct store_call *call)
-{
-    int ok = call->result == STORE_OK ||
-             (call->kind == STORE_CALL_ENQUEUE && call->result == STORE_EXISTS);
-    if (!ok || !call->out)
-        return;
-    const struct job *out = call->out;
-    int64_t now = call->now;
-    pthread_mutex_lock(&mu);
-    switch (call->kind) {
-    case STORE_CALL_ENQUEUE:
-        for (size_t i = 0; call->created && i < call->nspecs; i++)
-            if (call->created[i])
-                add_locked(out[i].queue, COUNTER_ENQUEUED, 1, now);
-        break;
-    case STORE_CALL_CLAIM:
-        for (size_t i = 0; i < call->n; i++)
-            add_locked(out[i].queue, COUNTER_CLAIMED, 1, now);
-        break;
-    case STORE_CALL_COMPLETE:
-        if (!call->repeated)
-            add_locked(out->queue, COUNTER_SUCCEEDED, 1, now);
-        break;
-    case STORE_CALL_FAIL:
-        add_locked(out->queue, out->status == JOB_FAILED ? COUNTER_FAILED : COUNTER_RETRIED, 1,
-                   now);
-        break;
-    case STORE_CALL_CANCEL:
-        add_locked(out->queue, COUNTER_CANCELLED, 1, now);
-        break;
-    case STORE_CALL_HEARTBEAT:
-    case STORE_CALL_RETRY:
-    default:
-        break;
-    }
-    pthread_mutex_unlock(&mu);
-}
-
 void counters_sweep(const struct sweep_result *res, int64_t now)
 {
     pthread_mutex_lock(&mu);

@@ -1,6 +1,6 @@
 /* What this process did to jobs, per queue, since it started: the counters behind /metrics
  * (jobq_jobs_*_total) and the throughput ring behind GET /stats/throughput. Fed by the store
- * (store.c) with the writes that committed, never by a scan of the jobs table. Process-wide:
+ * (store.c: store_count_call) with the writes that committed, never by a scan of the jobs table. Process-wide:
  * every jobqd sharing a PostgreSQL database reports its own. All functions are thread-safe
  * (one mutex, held for a few hash look-ups per write) and can't fail. */
 #ifndef JOBQ_COUNTERS_H
@@ -11,7 +11,6 @@
 
 #include "job.h"
 
-struct store_call;
 struct sweep_result;
 
 enum counter {
@@ -41,10 +40,6 @@ const char *counter_help(enum counter c);
 
 /* Count n events of kind c in queue at epoch second now. */
 void counters_add(const char *queue, enum counter c, uint64_t n, int64_t now);
-
-/* Count what a store call that is over did: nothing unless its result says it committed.
- * Borrows call. */
-void counters_call_done(const struct store_call *call);
 
 /* Count the leases a committed sweep batch ended (res->queues) at epoch second now. */
 void counters_sweep(const struct sweep_result *res, int64_t now);

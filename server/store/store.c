@@ -79,10 +79,57 @@ struct store *store_open(const struct store_options *opts)
     return sqlite_store_open(opts);
 }
 
+/* What each kind of committed call counts (counters.h), one row per kind; NULL: nothing. */
+static void count_enqueue(const struct store_call *call)
+{
+    for (size_t i = 0; call->created && i < call->nspecs; i++)
+        if (call->created[i])
+            counters_add(call->out[i].queue, COUNTER_ENQUEUED, 1, call->now);
+}
+
+static void count_claim(const struct store_call *call)
+{
+    for (size_t i = 0; i < call->n; i++)
+        counters_add(call->out[i].queue, COUNTER_CLAIMED, 1, call->now);
+}
+
+static void count_complete(const struct store_call *call)
+{
+    if (!call->repeated)
+        counters_add(call->out->queue, COUNTER_SUCCEEDED, 1, call->now);
+}
+
+static void count_fail(const struct store_call *call)
+{
+    enum counter c = call->out->status == JOB_FAILED ? COUNTER_FAILED : COUNTER_RETRIED;
+    counters_add(call->out->queue, c, 1, call->now);
+}
+
+static void count_cancel(const struct store_call *call)
+{
+    counters_add(call->out->queue, COUNTER_CANCELLED, 1, call->now);
+}
+
+static void (*const count_kind[STORE_CALL_KIND_COUNT])(const struct store_call *) = {
+    [STORE_CALL_ENQUEUE] = count_enqueue,   [STORE_CALL_CLAIM] = count_claim,
+    [STORE_CALL_COMPLETE] = count_complete, [STORE_CALL_FAIL] = count_fail,
+    [STORE_CALL_CANCEL] = count_cancel,
+};
+
+void store_count_call(const struct store_call *call)
+{
+    int ok = call->result == STORE_OK ||
+             (call->kind == STORE_CALL_ENQUEUE && call->result == STORE_EXISTS);
+    if (!ok || !call->out || (unsigned)call->kind >= STORE_CALL_KIND_COUNT ||
+        !count_kind[call->kind])
+        return;
+    count_kind[call->kind](call);
+}
+
 /* The call is over: count what it did, then hand it back to its caller. */
 static void counted_done(struct store_call *call)
 {
-    counters_call_done(call);
+    store_count_call(call);
     call->done = call->caller_done;
     call->done(call); /* may free call */
 }

@@ -370,6 +370,10 @@ static inline enum store_result store_ping(struct store *s)
  * runs. */
 void store_submit(struct store *s, struct store_call *call);
 
+/* Count what a call that is over did (counters.h): nothing unless its result says it
+ * committed. store_submit does it before done() runs; exported for tests. Borrows call. */
+void store_count_call(const struct store_call *call);
+
 /* Copy the store's counters into *out. Safe from any thread. This function can't fail. */
 static inline void store_read_stats(struct store *s, struct store_stats *out)
 {

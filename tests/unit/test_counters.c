@@ -1,5 +1,5 @@
-/* counters: per-queue job counters (what counts, the overflow label) and the throughput ring.
- * Store calls are made up here; test_store_counters.c runs real ones on both backends. */
+/* counters: per-queue job counters (what counts, the overflow label) and the throughput ring;
+ * what a store call counts (store_count_call). Store calls are made up here; test_store_counters.c runs real ones on both backends. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,39 +26,39 @@ TEST(calls_count_only_what_committed)
                               .out = out,
                               .created = created,
                               .result = STORE_OK};
-    counters_call_done(&call);
+    store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_ENQUEUED), 1);
     CHECK_INT(counter_value("b", COUNTER_ENQUEUED), 1);
     call.result = STORE_BUSY; /* rolled back: nothing */
-    counters_call_done(&call);
+    store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_ENQUEUED), 1);
 
     call = (struct store_call){.kind = STORE_CALL_CLAIM, .now = NOW, .out = out, .n = 2};
-    counters_call_done(&call);
+    store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_CLAIMED), 2);
 
     call = (struct store_call){.kind = STORE_CALL_COMPLETE, .now = NOW, .out = &out[2]};
-    counters_call_done(&call);
+    store_count_call(&call);
     call.repeated = 1; /* an idempotent repeat changed nothing */
-    counters_call_done(&call);
+    store_count_call(&call);
     call.repeated = 0;
     call.result = STORE_LEASE_LOST;
-    counters_call_done(&call);
+    store_count_call(&call);
     CHECK_INT(counter_value("b", COUNTER_SUCCEEDED), 1);
 
     out[0].status = JOB_QUEUED;
     out[1].status = JOB_FAILED;
     call = (struct store_call){.kind = STORE_CALL_FAIL, .now = NOW, .out = &out[0]};
-    counters_call_done(&call);
+    store_count_call(&call);
     call.out = &out[1];
-    counters_call_done(&call);
+    store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_RETRIED), 1);
     CHECK_INT(counter_value("a", COUNTER_FAILED), 1);
 
     call = (struct store_call){.kind = STORE_CALL_CANCEL, .now = NOW, .out = &out[2]};
-    counters_call_done(&call);
+    store_count_call(&call);
     call.kind = STORE_CALL_HEARTBEAT; /* counted nowhere */
-    counters_call_done(&call);
+    store_count_call(&call);
     CHECK_INT(counter_value("b", COUNTER_CANCELLED), 1);
     CHECK_INT(counter_value("b", COUNTER_CLAIMED), 0);
 
