@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void store_news_ready(struct store_news *n, const char *queue, int plain)
+/* Record that `jobs` jobs of queue became claimable. */
+static void add_ready(struct store_news *n, const char *queue, int jobs, int plain)
 {
     if (n->all)
         return;
     for (size_t i = 0; i < n->n; i++) {
         if (strcmp(n->queues[i], queue) == 0) {
-            n->jobs[i]++;
+            n->jobs[i] += jobs;
             n->plain[i] = n->plain[i] && plain;
             return;
         }
@@ -21,8 +22,22 @@ void store_news_ready(struct store_news *n, const char *queue, int plain)
         return;
     }
     n->queues[n->n] = copy;
-    n->jobs[n->n] = 1;
+    n->jobs[n->n] = jobs;
     n->plain[n->n++] = plain != 0;
+}
+
+void store_news_ready(struct store_news *n, const char *queue, int plain)
+{
+    add_ready(n, queue, 1, plain);
+}
+
+void store_news_merge(struct store_news *n, const struct store_news *from)
+{
+    n->all |= from->all;
+    for (size_t i = 0; i < from->n; i++)
+        add_ready(n, from->queues[i], from->jobs[i], from->plain[i]);
+    for (size_t i = 0; i < from->nlater; i++)
+        store_news_later(n, from->later[i], from->later_at[i]);
 }
 
 void store_news_later(struct store_news *n, const char *queue, int64_t run_at)

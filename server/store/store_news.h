@@ -12,7 +12,7 @@
 #include "store.h"
 
 /* Queues kept per kind of news; past it, the news is "every waiter should look again". */
-#define STORE_NEWS_QUEUES JOB_QUEUES_MAX
+#define STORE_NEWS_QUEUES 64
 
 struct store_news {
     char *queues[STORE_NEWS_QUEUES]; /* distinct queues with claimable jobs (owned) */
@@ -35,6 +35,9 @@ void store_news_ready(struct store_news *n, const char *queue, int plain);
  * can't fail (past STORE_NEWS_QUEUES queues, or out of memory, it is not recorded: parked
  * claims find the job when they look again by themselves). */
 void store_news_later(struct store_news *n, const char *queue, int64_t run_at);
+
+/* Add what `from` holds to n (writes committed together). Can't fail, as above. */
+void store_news_merge(struct store_news *n, const struct store_news *from);
 
 /* The earliest run_at of n's later queues, or JOB_NONE. */
 int64_t store_news_first_later(const struct store_news *n);

@@ -76,9 +76,8 @@ static int admin_tx(struct sqlite_conn *c, void *p)
         return r;
     if (sqlite_counts_move(&a->notes->counts, a->out->queue, from, (int)a->out->status) != 0)
         return STORE_ERROR;
-    if (a->stmt == STMT_RETRY &&
-        sqlite_notes_ready(a->notes, a->out->queue, sqlite_row_plain(a->out)))
-        return STORE_ERROR;
+    if (a->stmt == STMT_RETRY)
+        store_news_ready(&a->notes->news, a->out->queue, sqlite_row_plain(a->out));
     return STORE_OK;
 }
 

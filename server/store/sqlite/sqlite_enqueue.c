@@ -132,9 +132,9 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
     if (sqlite_counts_move(&notes->counts, sp->queue, -1, status) != 0)
         return STORE_ERROR;
     if (status == SQLITE_SCHEDULED)
-        sqlite_notes_scheduled(notes, sp->run_at);
-    else if (sqlite_notes_ready(notes, sp->queue, !sp->requires) != 0)
-        return STORE_ERROR;
+        store_news_later(&notes->news, sp->queue, sp->run_at);
+    else
+        store_news_ready(&notes->news, sp->queue, !sp->requires);
     return STORE_OK;
 }
 

@@ -212,10 +212,9 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
     else if (requeue) /* the next claim makes the row the record of the next attempt */
         r = sqlite_lease_attempt(c, &j, now, how, error_code, error_detail);
     if (r == STORE_OK && status == SQLITE_SCHEDULED)
-        sqlite_notes_scheduled(notes, run_at);
-    else if (r == STORE_OK && status == JOB_QUEUED &&
-             sqlite_notes_ready(notes, j.queue, sqlite_row_plain(&j)) != 0)
-        r = STORE_ERROR;
+        store_news_later(&notes->news, j.queue, run_at);
+    else if (r == STORE_OK && status == JOB_QUEUED)
+        store_news_ready(&notes->news, j.queue, sqlite_row_plain(&j));
     if (r == STORE_OK && out)
         *out = j;
     else

@@ -26,8 +26,8 @@ static int pause_tx(struct sqlite_conn *c, void *p)
     if (rc != SQLITE_DONE)
         return sqlite_conn_fail(c, rc, "pause");
     /* Resumed: parked claims of the queue look again (plain 0: wake them all). */
-    if (!call->flag && sqlite_notes_ready(a->notes, call->queue, 0) != 0)
-        return STORE_ERROR;
+    if (!call->flag)
+        store_news_ready(&a->notes->news, call->queue, 0);
     return STORE_OK;
 }
 

@@ -45,7 +45,9 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
         (*promoted)++;
         /* Whether the promoted job requires anything is not known here: plain 0. */
         const char *queue = (const char *)sqlite3_column_text(st, 0);
-        if (!queue || sqlite_notes_ready(notes, queue, 0) != 0 ||
+        if (queue)
+            store_news_ready(&notes->news, queue, 0);
+        if (!queue ||
             sqlite_counts_move(&notes->counts, queue, SQLITE_SCHEDULED, JOB_QUEUED) != 0) {
             r = STORE_ERROR;
             break;

@@ -7,49 +7,7 @@
 #include "clock.h"
 #include "log.h"
 
-#define TX_SLOW_MS 1000    /* a group slower than this is logged */
-#define HOOK_QUEUES_MAX 64 /* distinct queues remembered when merging the notes of a group */
-
-int sqlite_notes_ready(struct sqlite_notes *n, const char *queue, int plain)
-{
-    for (size_t i = 0; i < n->n; i++) {
-        if (strcmp(n->queues[i], queue) == 0) {
-            n->jobs[i]++;
-            n->plain[i] = n->plain[i] && plain;
-            return 0;
-        }
-    }
-    if (n->n == n->cap) {
-        size_t cap = n->cap ? n->cap * 2 : 4;
-        char **q = realloc(n->queues, cap * sizeof *q);
-        if (q)
-            n->queues = q;
-        int *jobs = q ? realloc(n->jobs, cap * sizeof *jobs) : NULL;
-        if (jobs)
-            n->jobs = jobs;
-        char *pl = jobs ? realloc(n->plain, cap) : NULL;
-        if (!pl) {
-            log_error("out of memory recording a ready queue");
-            return -1;
-        }
-        n->plain = pl;
-        n->cap = cap;
-    }
-    if (!(n->queues[n->n] = strdup(queue))) {
-        log_error("out of memory recording a ready queue");
-        return -1;
-    }
-    n->jobs[n->n] = 1;
-    n->plain[n->n] = plain != 0;
-    n->n++;
-    return 0;
-}
-
-void sqlite_notes_scheduled(struct sqlite_notes *n, int64_t run_at)
-{
-    if (n->scheduled == JOB_NONE || run_at < n->scheduled)
-        n->scheduled = run_at;
-}
+#define TX_SLOW_MS 1000 /* a group slower than this is logged */
 
 void sqlite_notes_promoted(struct sqlite_notes *n, int64_t next_due)
 {
@@ -61,16 +19,7 @@ void sqlite_notes_free(struct sqlite_notes *n)
 {
     if (!n)
         return;
-    for (size_t i = 0; i < n->n; i++)
-        free(n->queues[i]);
-    free(n->queues);
-    free(n->jobs);
-    free(n->plain);
-    n->queues = NULL;
-    n->jobs = NULL;
-    n->plain = NULL;
-    n->n = n->cap = 0;
-    n->scheduled = JOB_NONE;
+    store_news_clear(&n->news);
     n->promoted = 0;
     n->next_due = SQLITE_DUE_NONE;
     sqlite_counts_clear(&n->counts);
@@ -96,8 +45,9 @@ static void due_apply(struct sqlite_writer *w, const struct sqlite_notes *n)
         return;
     if (n->promoted)
         w->due_work = n->next_due;
-    if (n->scheduled != JOB_NONE && n->scheduled < w->due_work)
-        w->due_work = n->scheduled;
+    int64_t scheduled = store_news_first_later(&n->news);
+    if (scheduled != JOB_NONE && scheduled < w->due_work)
+        w->due_work = scheduled;
 }
 
 /* Roll the group's transaction back and drop the work of the transactions among the first k
@@ -219,53 +169,17 @@ static enum store_result uncommitted_result(struct sqlite_tx **txs, size_t n)
     return txs[0]->result;
 }
 
-/* One distinct queue of a group's notes. */
-struct ready {
-    const char *queue; /* borrowed from the notes */
-    int jobs;
-    int plain;
-};
-
-/* Tell that jobs in queue became claimable: how many, when all of them require nothing and
- * the hook for that is set; else only that some did. */
-static void ready_hook(const struct store_hooks *h, const char *queue, int jobs, int plain)
-{
-    if (plain && h->on_ready_some)
-        h->on_ready_some(h->ctx, queue, jobs);
-    else if (h->on_ready)
-        h->on_ready(h->ctx, queue);
-}
-
-/* After a commit: the hooks, once per distinct queue and once for the earliest schedule. */
+/* After a commit: the hooks, once per distinct queue and once for the earliest schedule, for
+ * the news of every transaction of the group that stands. */
 static void fire_hooks(const struct store_hooks *h, struct sqlite_tx **txs, size_t n)
 {
-    struct ready seen[HOOK_QUEUES_MAX];
-    size_t nseen = 0;
-    int64_t scheduled = JOB_NONE;
+    struct store_news all = {0};
     for (size_t i = 0; i < n; i++) {
-        const struct sqlite_notes *no = txs[i]->notes;
-        if (!no || !kept(txs[i]->result))
-            continue;
-        if (no->scheduled != JOB_NONE && (scheduled == JOB_NONE || no->scheduled < scheduled))
-            scheduled = no->scheduled;
-        for (size_t q = 0; q < no->n; q++) {
-            size_t k = 0;
-            while (k < nseen && strcmp(seen[k].queue, no->queues[q]) != 0)
-                k++;
-            if (k < nseen) {
-                seen[k].jobs += no->jobs[q];
-                seen[k].plain = seen[k].plain && no->plain[q];
-            } else if (nseen < HOOK_QUEUES_MAX) {
-                seen[nseen++] = (struct ready){no->queues[q], no->jobs[q], no->plain[q]};
-            } else {
-                ready_hook(h, no->queues[q], no->jobs[q], 0); /* too many to merge: wake all */
-            }
-        }
+        if (txs[i]->notes && kept(txs[i]->result))
+            store_news_merge(&all, &txs[i]->notes->news);
     }
-    for (size_t k = 0; k < nseen; k++)
-        ready_hook(h, seen[k].queue, seen[k].jobs, seen[k].plain);
-    if (h->on_scheduled && scheduled != JOB_NONE)
-        h->on_scheduled(h->ctx, scheduled);
+    store_news_fire(h, &all, 0);
+    store_news_clear(&all);
 }
 
 /* Under the write mutex: attempts until the results stand, within the retry budgets. Returns

@@ -19,16 +19,15 @@
 #include "sqlite_counts.h"
 #include "sqlite_writer.h"
 #include "store.h"
+#include "store_news.h"
 
 /* What a transaction made happen, for the hooks the runner calls after its commit. */
 struct sqlite_notes {
-    char **queues; /* distinct queues in which jobs became claimable (owned) */
-    int *jobs;     /* per queue: how many */
-    char *plain;   /* per queue: 1 when each of them is known to require nothing */
-    size_t n, cap;
-    int64_t scheduled; /* the earliest run_at stored as scheduled, JOB_NONE when none */
-    int promoted;      /* a promotion ran: next_due is what it left scheduled */
-    int64_t next_due;  /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
+    /* Queues in which jobs became claimable, and those that got jobs stored as scheduled
+     * (with the earliest run_at of each): the news both backends share (store_news.h). */
+    struct store_news news;
+    int promoted;     /* a promotion ran: next_due is what it left scheduled */
+    int64_t next_due; /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
     /* How its jobs moved between queues and statuses (written before the group's COMMIT). */
     struct sqlite_counts counts;
 };
@@ -39,16 +38,8 @@ struct sqlite_notes {
 /* An empty notes value (no allocation). */
 #define SQLITE_NOTES_INIT                                                                          \
     {                                                                                              \
-        NULL, NULL, NULL, 0, 0, JOB_NONE, 0, SQLITE_DUE_NONE, SQLITE_COUNTS_INIT                   \
+        .promoted = 0, .next_due = SQLITE_DUE_NONE, .counts = SQLITE_COUNTS_INIT                   \
     }
-
-/* Record that a job in queue became claimable; plain is 1 when it is known to require
- * nothing (0: it has requires, or it is not known). Returns 0, or -1 when memory ran out
- * (logged). */
-int sqlite_notes_ready(struct sqlite_notes *n, const char *queue, int plain);
-
-/* Record that a job was stored as scheduled for run_at. This function can't fail. */
-void sqlite_notes_scheduled(struct sqlite_notes *n, int64_t run_at);
 
 /* Record that a promotion ran and left next_due (SQLITE_DUE_NONE: nothing) scheduled. This
  * function can't fail. */
