@@ -31,7 +31,6 @@ static void resume_counted(struct MHD_Connection *conn, struct app *app)
 static void pending_done(struct store_call *call)
 {
     struct pending *p = call->ctx;
-    atomic_store(&p->over, 1);
     resume_counted(p->conn, p->app);
 }
 
@@ -39,7 +38,6 @@ enum MHD_Result pending_submit(struct request *rq, struct pending *p)
 {
     p->conn = rq->conn;
     p->app = rq->app;
-    atomic_store(&p->over, 0);
     p->call.done = pending_done;
     p->call.ctx = p;
     if (suspend_counted(rq)) {
@@ -49,11 +47,6 @@ enum MHD_Result pending_submit(struct request *rq, struct pending *p)
     }
     store_submit(rq->app->store, &p->call);
     return MHD_YES;
-}
-
-int pending_over(struct pending *p)
-{
-    return atomic_load(&p->over);
 }
 
 /* On a reader thread, or on the thread that gave up on the read (workers_abandon, or the
