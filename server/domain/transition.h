@@ -1,6 +1,6 @@
 /* The job state machine as one table: for each API status and each action, whether the
  * action applies and which status it leaves. Both backends enforce it in their statements'
- * guards; tests/unit/test_store_transitions.c runs every status x action against each backend
+ * guards; tests/unit/store/test_store_transitions.c runs every status x action against each backend
  * and compares the outcome with this table, so the guards cannot drift from it. Pure data. */
 #ifndef JOBQ_TRANSITION_H
 #define JOBQ_TRANSITION_H

@@ -529,9 +529,12 @@ TEST(history_keeps_the_newest_attempts)
         if (k > 1 && claim_one(s, "q", t, &c) != id)
             break;
         CHECK_INT(store_fail(s, id, c.lease_token, &f, ++t, &j), STORE_OK);
-        if (j.status == JOB_FAILED)
-            CHECK_INT(store_retry(s, id, t, &j), STORE_OK);
+        int failed = j.status == JOB_FAILED;
         job_clear(&j);
+        if (failed) {
+            CHECK_INT(store_retry(s, id, t, &j), STORE_OK);
+            job_clear(&j);
+        }
         job_clear(&c);
     }
     struct job_attempt *a = NULL;
