@@ -134,9 +134,8 @@ static void counted_done(struct store_call *call)
     call->done(call); /* may free call */
 }
 
-/* A purge that needs no transaction, by the same rules on every backend: running (and
- * scheduled, which the API shows as queued) jobs are never purged; blocked jobs do not exist
- * yet. Returns 1 with call->result set. */
+/* A purge that needs no transaction, by the same rules on every backend: running jobs are
+ * never purged; blocked jobs do not exist yet. Returns 1 with call->result set. */
 static int purge_settled(struct store_call *call)
 {
     if (call->kind != STORE_CALL_PURGE)

@@ -247,7 +247,7 @@ void store_url_redact(const char *url, char *out, size_t n);
 enum store_result store_pause(struct store *s, const char *queue, int paused, int64_t now);
 
 /* Delete at most limit (1..STORE_PURGE_BATCH) jobs of queue in API status `status`
- * (JOB_QUEUED covers scheduled; JOB_RUNNING is never purged: STORE_CONFLICT; -1, blocked,
+ * (JOB_QUEUED covers jobs due later too; JOB_RUNNING is never purged: STORE_CONFLICT; -1, blocked,
  * deletes nothing yet), oldest id first, in one transaction; *deleted is how many. The caller
  * repeats while *deleted == limit. */
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,

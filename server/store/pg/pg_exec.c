@@ -56,29 +56,6 @@ static void group_discard(void *p)
     g->ran = 0;
 }
 
-static void run_group(struct pg_store *st, struct pg_call *calls, size_t n);
-
-/* Run the n calls: the one-statement ones in one pipeline, the others alone when there is
- * one, else together in one transaction (alone after a split). */
-static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n)
-{
-    size_t k = 0; /* the one-statement calls first, in their order */
-    for (size_t i = 0; i < n; i++) {
-        if (calls[i].one) {
-            struct pg_call t = calls[i];
-            memmove(&calls[k + 1], &calls[k], (i - k) * sizeof *calls);
-            calls[k++] = t;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        calls[i].tx.arg = &calls[i]; /* they moved */
-    if (k > 0 && pg_pipe_run(st, calls, k) == PG_PIPE_DONE) {
-        calls += k;
-        n -= k;
-    }
-    run_group(st, calls, n);
-}
-
 /* Run the n calls alone when n is 1, else together (alone after a split). */
 static void run_group(struct pg_store *st, struct pg_call *calls, size_t n)
 {
@@ -101,18 +78,45 @@ static void run_group(struct pg_store *st, struct pg_call *calls, size_t n)
         calls[i].call->result = pg_tx_run(st, &calls[i].tx);
 }
 
-/* Take the next group of queued calls (st->qmu held, the queue not empty) into calls[]. */
-static size_t take_group(struct pg_store *st, struct pg_call *calls)
+/* Run the n calls: the one-statement ones in one pipeline, the others alone when there is
+ * one, else together in one transaction (alone after a split). */
+static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n)
+{
+    size_t k = 0; /* the one-statement calls first, in their order */
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].one) {
+            struct pg_call t = calls[i];
+            memmove(&calls[k + 1], &calls[k], (i - k) * sizeof *calls);
+            calls[k++] = t;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        calls[i].tx.arg = &calls[i]; /* they moved */
+    if (k > 0 && pg_pipe_run(st, calls, k) == PG_PIPE_DONE) {
+        calls += k;
+        n -= k;
+    }
+    run_group(st, calls, n);
+}
+
+/* Take the next group of queued calls (st->qmu held, the queue not empty): every one into
+ * taken[], and those to run into calls[] (*k of them; after store_abandon none runs: each
+ * ends STORE_UNAVAILABLE). Returns how many were taken. */
+static size_t take_group(struct pg_store *st, struct store_call **taken, struct pg_call *calls,
+                         size_t *k)
 {
     size_t n = 0, rows = 0;
+    *k = 0;
     while (st->head && n < PG_GROUP_MAX) {
         struct pg_call_node *node = st->head;
         if (n > 0 && rows + node->pc.rows > PG_GROUP_ROWS)
             break;
         rows += node->pc.rows;
-        calls[n] = node->pc;
-        calls[n].tx.arg = &calls[n]; /* it moved */
-        n++;
+        taken[n++] = node->pc.call;
+        if (atomic_load(&st->abandoned))
+            node->pc.call->result = STORE_UNAVAILABLE; /* shutdown: do not start it */
+        else
+            calls[(*k)++] = node->pc; /* run_calls points each tx.arg at its new place */
         st->head = node->next;
         free(node);
     }
@@ -124,7 +128,7 @@ static size_t take_group(struct pg_store *st, struct pg_call *calls)
 static void *exec_main(void *arg)
 {
     struct pg_store *st = arg;
-    struct pg_call taken[PG_GROUP_MAX];
+    struct store_call *taken[PG_GROUP_MAX];
     struct pg_call calls[PG_GROUP_MAX];
     pthread_mutex_lock(&st->qmu);
     for (;;) {
@@ -132,22 +136,13 @@ static void *exec_main(void *arg)
             pthread_cond_wait(&st->qcv, &st->qmu);
         if (!st->head)
             break; /* stop, and the queue is empty */
-        size_t n = take_group(st, taken);
-        pthread_mutex_unlock(&st->qmu);
         size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (atomic_load(&st->abandoned)) {
-                taken[i].call->result = STORE_UNAVAILABLE; /* shutdown: do not start it */
-            } else {
-                calls[k] = taken[i];
-                calls[k].tx.arg = &calls[k];
-                k++;
-            }
-        }
+        size_t n = take_group(st, taken, calls, &k);
+        pthread_mutex_unlock(&st->qmu);
         if (k > 0)
             run_calls(st, calls, k);
         for (size_t i = 0; i < n; i++)
-            taken[i].call->done(taken[i].call);
+            taken[i]->done(taken[i]);
         pthread_mutex_lock(&st->qmu);
     }
     pthread_mutex_unlock(&st->qmu);
