@@ -62,7 +62,7 @@ enum MHD_Result handle_enqueue(struct request *rq)
         return reply_error(rq, ERR_INTERNAL, "out of memory");
     }
     es->root = root;
-    if (parse_job_spec(&f, &es->spec, &es->buf) < 0) {
+    if (parse_job_spec(&f, &es->spec, &es->buf) < 0 || parse_spec_times(&f, &es->spec, now) < 0) {
         enum MHD_Result res = fields_reply(rq, &f);
         enqueue_state_free(es);
         return res;
@@ -80,7 +80,8 @@ enum MHD_Result handle_enqueue(struct request *rq)
 
 /* Read every element of the batch (n of them) into specs and bufs. Returns 0, or -1 with f's
  * error set to the failing element's (its message names jobs[i]). */
-static int read_batch(struct fields *f, struct job_spec *specs, struct spec_buf *bufs, size_t n)
+static int read_batch(struct fields *f, struct job_spec *specs, struct spec_buf *bufs, size_t n,
+                      int64_t now)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(f->obj, "jobs");
     struct jspan text;
@@ -99,7 +100,8 @@ static int read_batch(struct fields *f, struct job_spec *specs, struct spec_buf 
         char prefix[32];
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
         fields_init(&ef, el, span, prefix);
-        if (parse_job_spec(&ef, &specs[i], &bufs[i]) < 0) {
+        if (parse_job_spec(&ef, &specs[i], &bufs[i]) < 0 ||
+            parse_spec_times(&ef, &specs[i], now) < 0) {
             *f = ef;
             return -1;
         }
@@ -180,7 +182,7 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         batch_state_free(bs);
         return res;
     }
-    if (read_batch(&f, bs->specs, bs->bufs, n) < 0) {
+    if (read_batch(&f, bs->specs, bs->bufs, n, now) < 0) {
         res = fields_reply(rq, &f);
         batch_state_free(bs);
         return res;

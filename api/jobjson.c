@@ -169,6 +169,22 @@ void jtext_job(struct jtext *t, const struct job *j, int with_token)
     put_string(t, j->error_code);
     PUT_LIT(t, ",\"error_detail\":");
     put_raw(t, j->error_detail, "null");
+    PUT_LIT(t, ",\"concurrency_key\":");
+    put_string(t, j->concurrency_key);
+    PUT_LIT(t, ",\"expires_at\":");
+    put_opt_int(t, j->expires_at);
+    PUT_LIT(t, ",\"dedup\":");
+    if (j->dedup_key && j->dedup_mode != JOB_DEDUP_NONE) {
+        PUT_LIT(t, "{\"key\":");
+        put_string(t, j->dedup_key);
+        PUT_LIT(t, ",\"mode\":");
+        put_string(t, job_dedup_mode_name(j->dedup_mode));
+        PUT_LIT(t, ",\"seconds\":");
+        put_opt_int(t, j->dedup_seconds);
+        PUT_LIT(t, "}");
+    } else {
+        PUT_LIT(t, "null");
+    }
     if (with_token && j->lease_token) {
         PUT_LIT(t, ",\"lease_token\":");
         put_string(t, j->lease_token);

@@ -11,6 +11,29 @@
 
 static const char *const default_queues[] = {DEFAULT_QUEUE};
 
+/* expires_at (1..JOB_RUN_AT_MAX) or expires_in_seconds (1..JOB_DELAY_MAX), not both. */
+static int parse_expiry(struct fields *f, struct job_spec *spec)
+{
+    int has_at = fields_int(f, "expires_at", 1, JOB_RUN_AT_MAX, &spec->expires_at);
+    if (has_at < 0)
+        return -1;
+    int has_in = fields_int(f, "expires_in_seconds", 1, JOB_DELAY_MAX, &spec->expires_in);
+    if (has_in < 0)
+        return -1;
+    if (has_at && has_in)
+        return fields_fail(f, ERR_INVALID_REQUEST,
+                           "%sexpires_at and %sexpires_in_seconds cannot be given together",
+                           f->prefix, f->prefix);
+    return 0;
+}
+
+int parse_spec_times(struct fields *f, const struct job_spec *spec, int64_t now)
+{
+    if (spec->expires_at > 0 && spec->expires_at <= now)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%sexpires_at is in the past", f->prefix);
+    return 0;
+}
+
 int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf)
 {
     int64_t v;
@@ -61,7 +84,9 @@ int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf
     spec->requires = buf->requires;
     if (fields_string(f, "idempotency_key", 1, JOB_IDENT_MAX, &spec->idempotency_key) < 0)
         return -1;
-    return 0;
+    if (fields_string(f, "concurrency_key", 1, JOB_IDENT_MAX, &spec->concurrency_key) < 0)
+        return -1;
+    return parse_expiry(f, spec);
 }
 
 void spec_buf_clear(struct spec_buf *buf)

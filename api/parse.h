@@ -25,9 +25,15 @@ struct spec_buf {
  * payload (required; a present null is a valid payload), priority, run_at (below
  * JOB_RUN_AT_MAX) or delay_seconds (kept as spec->delay with run_at JOB_NONE: the store resolves it on
  * its own clock; neither: delay 0), max_attempts (default 5), max_runtime_seconds,
- * requires, idempotency_key. Returns 0, or -1 with f's error set. buf receives the owned
+ * requires, idempotency_key, concurrency_key, expires_at or expires_in_seconds (kept as
+ * spec->expires_in: resolved on the store's clock). Returns 0, or -1 with f's error set. buf receives the owned
  * texts (release with spec_buf_clear(), also after a failure). */
 int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf);
+
+/* The checks of a spec that need a clock: an expires_at that is not after now (the
+ * caller's clock: a bound on what a client may ask, not a time the store keeps) is
+ * invalid_request. Returns 0, or -1 with f's error set. */
+int parse_spec_times(struct fields *f, const struct job_spec *spec, int64_t now);
 
 /* Release the texts of buf and zero it. Accepts NULL. */
 void spec_buf_clear(struct spec_buf *buf);

@@ -40,6 +40,8 @@ void job_clear(struct job *j)
     free(j->error_code);
     free(j->error_detail);
     free(j->lease_token);
+    free(j->concurrency_key);
+    free(j->dedup_key);
     memset(j, 0, sizeof *j);
 }
 
@@ -110,6 +112,13 @@ int64_t job_spec_run_at(const struct job_spec *sp, int64_t now)
     return sp->run_at != JOB_NONE ? sp->run_at : now + sp->delay;
 }
 
+int64_t job_spec_expires_at(const struct job_spec *sp, int64_t now)
+{
+    if (sp->expires_at > 0)
+        return sp->expires_at;
+    return sp->expires_in > 0 ? now + sp->expires_in : JOB_NONE;
+}
+
 int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,
                     int64_t run_at_b, int64_t id_b)
 {
@@ -118,4 +127,29 @@ int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio
     if (run_at_a != run_at_b)
         return run_at_a < run_at_b ? -1 : 1;
     return (id_a > id_b) - (id_a < id_b);
+}
+
+int64_t job_spec_dedup_seconds(const struct job_spec *sp)
+{
+    int timed = sp->dedup_mode == JOB_DEDUP_WINDOW || sp->dedup_mode == JOB_DEDUP_DEBOUNCE;
+    return sp->dedup_key && timed ? sp->dedup_seconds : JOB_NONE;
+}
+
+static const char *const dedup_mode_names[] = {"none", "active", "window", "debounce"};
+#define DEDUP_MODES ((int)(sizeof dedup_mode_names / sizeof dedup_mode_names[0]))
+
+const char *job_dedup_mode_name(enum job_dedup_mode m)
+{
+    return (int)m > 0 && (int)m < DEDUP_MODES ? dedup_mode_names[m] : dedup_mode_names[0];
+}
+
+int job_dedup_mode_parse(const char *name, enum job_dedup_mode *out)
+{
+    for (int m = 1; m < DEDUP_MODES; m++) {
+        if (strcmp(name, dedup_mode_names[m]) == 0) {
+            *out = (enum job_dedup_mode)m;
+            return 0;
+        }
+    }
+    return -1;
 }

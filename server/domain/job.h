@@ -39,6 +39,15 @@ enum job_status {
     JOB_STATUS_COUNT
 };
 
+/* How an enqueue with a dedup key treats an earlier job of its queue with the same key
+ * (../shared/API.md, "Flow control"). Stored as these numbers: append only. */
+enum job_dedup_mode {
+    JOB_DEDUP_NONE = 0,
+    JOB_DEDUP_ACTIVE = 1,   /* one queued, blocked or running: answer it, create nothing */
+    JOB_DEDUP_WINDOW = 2,   /* one enqueued in the last `seconds`: answer it */
+    JOB_DEDUP_DEBOUNCE = 3, /* one queued, never claimed: replace its payload, push run_at */
+};
+
 /* One job as stored. Strings are owned by the struct (malloc'd) and released by job_clear().
  * JSON-valued fields (payload, requires, result, progress, error_detail) hold compact JSON
  * text; a NULL pointer means JSON null (payload is never NULL once loaded), except requires,
@@ -67,6 +76,12 @@ struct job {
     char *error_code;   /* plain string, NULL */
     char *error_detail; /* JSON text, NULL */
     char *lease_token;  /* set only in the answer to a claim, else NULL */
+    /* Flow control (NULL / JOB_NONE / JOB_DEDUP_NONE when unset). */
+    char *concurrency_key;
+    int64_t expires_at; /* a queued job is never claimed from then on */
+    char *dedup_key;
+    enum job_dedup_mode dedup_mode;
+    int64_t dedup_seconds; /* JOB_NONE for active */
 };
 
 /* What a producer asks for. Borrowed strings: the store copies what it keeps. */
@@ -83,6 +98,14 @@ struct job_spec {
     int64_t max_runtime_seconds; /* JOB_NONE when unset */
     const char *requires;        /* compact JSON array of strings, NULL when empty */
     const char *idempotency_key; /* NULL when unset */
+    const char *concurrency_key; /* NULL when unset */
+    /* When it expires: at expires_at (> 0), or expires_in (> 0) seconds after the store's now
+     * (job_spec_expires_at); neither (both 0, as a zeroed spec has them): never. */
+    int64_t expires_at;
+    int64_t expires_in;
+    const char *dedup_key; /* NULL when unset (then dedup_mode is JOB_DEDUP_NONE) */
+    enum job_dedup_mode dedup_mode;
+    int64_t dedup_seconds; /* window, debounce: 0..JOB_DELAY_MAX; unused otherwise */
 };
 
 /* What a worker asks for in a claim. Borrowed. */
@@ -154,6 +177,13 @@ void job_attempts_free(struct job_attempt *a, size_t n);
 /* Free the strings of one attempt and zero it. */
 void job_attempt_clear(struct job_attempt *a);
 
+/* The API name of a dedup mode ("active", "window", "debounce"; "none" for JOB_DEDUP_NONE
+ * or any other number). Never NULL. */
+const char *job_dedup_mode_name(enum job_dedup_mode m);
+
+/* Parse an API dedup mode name. Returns 0 and sets *out, or -1 for an unknown name. */
+int job_dedup_mode_parse(const char *name, enum job_dedup_mode *out);
+
 /* The name the API shows for a status ("unknown" for any other number). Never NULL. */
 const char *job_status_name(enum job_status s);
 
@@ -173,6 +203,15 @@ void queue_stats_free(struct queue_stats *rows, size_t n);
 /* The run_at of a job enqueued from sp at the store's now: sp->run_at, or now + sp->delay when
  * it is JOB_NONE. A pure function: it can't fail. */
 int64_t job_spec_run_at(const struct job_spec *sp, int64_t now);
+
+/* The expires_at of a job enqueued from sp at the store's now: sp->expires_at when > 0, else
+ * now + sp->expires_in when that is > 0, else JOB_NONE (never). A pure
+ * function: it can't fail. */
+int64_t job_spec_expires_at(const struct job_spec *sp, int64_t now);
+
+/* The dedup seconds a job enqueued from sp keeps: sp->dedup_seconds for the window and
+ * debounce modes, JOB_NONE otherwise. A pure function: it can't fail. */
+int64_t job_spec_dedup_seconds(const struct job_spec *sp);
 
 /* Claim order of two jobs given as (priority, run_at, id): < 0 when a comes first (priority
  * desc, run_at asc, id asc), > 0 when b does, 0 when equal. This function can't fail. */

@@ -69,6 +69,16 @@ cJSON *job_to_json(const struct job *j, int with_token)
     ok = ok && add_raw(o, "progress", j->progress, "null");
     ok = ok && add_opt_string(o, "error_code", j->error_code);
     ok = ok && add_raw(o, "error_detail", j->error_detail, "null");
+    ok = ok && add_opt_string(o, "concurrency_key", j->concurrency_key);
+    ok = ok && add_opt_int(o, "expires_at", j->expires_at);
+    if (ok && j->dedup_key) {
+        cJSON *d = cJSON_AddObjectToObject(o, "dedup");
+        ok = d && cJSON_AddStringToObject(d, "key", j->dedup_key) &&
+             cJSON_AddStringToObject(d, "mode", job_dedup_mode_name(j->dedup_mode)) &&
+             add_opt_int(d, "seconds", j->dedup_seconds);
+    } else {
+        ok = ok && cJSON_AddNullToObject(o, "dedup") != NULL;
+    }
     if (ok && with_token && j->lease_token)
         ok = cJSON_AddStringToObject(o, "lease_token", j->lease_token) != NULL;
     if (!ok) {
@@ -109,7 +119,7 @@ TEST(fresh_job_in_contract_order)
     j.max_runtime_seconds = JOB_NONE;
     j.requires = NULL; /* empty: shown as [] */
     j.created_at = 1763700000;
-    j.claimed_at = j.heartbeat_at = j.lease_expires_at = j.finished_at = JOB_NONE;
+    j.claimed_at = j.heartbeat_at = j.lease_expires_at = j.finished_at = j.expires_at = JOB_NONE;
     j.lease_token = "tok";
     char *text = print_job(&j, 0);
     CHECK(text != NULL);
@@ -120,7 +130,8 @@ TEST(fresh_job_in_contract_order)
         "\"requires\":[],\"idempotency_key\":null,\"created_at\":1763700000,"
         "\"claimed_at\":null,\"heartbeat_at\":null,\"lease_expires_at\":null,"
         "\"worker_id\":null,\"finished_at\":null,\"result\":null,\"progress\":null,"
-        "\"error_code\":null,\"error_detail\":null}";
+        "\"error_code\":null,\"error_detail\":null,\"concurrency_key\":null,"
+        "\"expires_at\":null,\"dedup\":null}";
     int same = strcmp(text, want) == 0;
     if (!same)
         fprintf(stderr, "got  %s\nwant %s\n", text, want);
@@ -153,6 +164,11 @@ TEST(claimed_job_with_token_and_exact_ints)
     j.error_code = "E";
     j.error_detail = "\"d\"";
     j.lease_token = "tok";
+    j.concurrency_key = "tenant:\"1";
+    j.expires_at = 4102444799;
+    j.dedup_key = "d";
+    j.dedup_mode = JOB_DEDUP_DEBOUNCE;
+    j.dedup_seconds = 0;
     char *text = print_job(&j, 1);
     CHECK(text != NULL);
     int ok =
@@ -182,7 +198,7 @@ TEST(direct_text_escapes_like_cjson)
     j.priority = INT64_MIN + 1;
     j.run_at = JOB_NONE + 1;
     j.max_runtime_seconds = 0;
-    j.claimed_at = j.heartbeat_at = j.lease_expires_at = j.finished_at = JOB_NONE;
+    j.claimed_at = j.heartbeat_at = j.lease_expires_at = j.finished_at = j.expires_at = JOB_NONE;
     j.worker_id = "";
     j.error_code = "\x02x";
     j.lease_token = "t\"k";

@@ -11,9 +11,9 @@
 
 static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
-    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 9};
+    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 14};
     int64_t now = pg_calls_now(calls, k); /* the database's clock: delays are resolved on it */
-    struct pg_arr col[8] = {{0}};
+    struct pg_arr col[14] = {{0}};        /* col[8] stays empty: $9 is now */
     for (size_t i = 0; i < k; i++) {
         const struct store_call *call = calls[i].call;
         for (size_t s = 0; s < call->nspecs; s++) {
@@ -26,11 +26,18 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
             pg_arr_int(&col[5], sp->max_runtime_seconds);
             pg_arr_text(&col[6], sp->requires);
             pg_arr_text(&col[7], sp->idempotency_key);
+            pg_arr_text(&col[9], sp->concurrency_key);
+            pg_arr_int(&col[10], job_spec_expires_at(sp, now));
+            pg_arr_text(&col[11], sp->dedup_key);
+            pg_arr_int(&col[12], sp->dedup_key ? (int64_t)sp->dedup_mode : JOB_NONE);
+            pg_arr_int(&col[13], job_spec_dedup_seconds(sp));
         }
     }
     int rc = 0;
-    for (int c = 0; c < 8; c++)
-        rc |= pg_arr_bind(&col[c], b, c);
+    for (int c = 0; c < 14; c++) {
+        if (c != 8)
+            rc |= pg_arr_bind(&col[c], b, c);
+    }
     b->params[8] = pg_int_param(b->ints[8], now);
     if (rc != 0)
         pg_bind_free(b);

@@ -63,6 +63,11 @@ static void add_row(struct pg_arr *cols, const struct store_row *row)
     pg_arr_text(&cols[COL_PROGRESS], j->progress);
     pg_arr_text(&cols[COL_ERROR_CODE], j->error_code);
     pg_arr_text(&cols[COL_ERROR_DETAIL], j->error_detail);
+    pg_arr_text(&cols[COL_CONCURRENCY_KEY], j->concurrency_key);
+    pg_arr_int(&cols[COL_EXPIRES_AT], j->expires_at);
+    pg_arr_text(&cols[COL_DEDUP_KEY], j->dedup_key);
+    pg_arr_int(&cols[COL_DEDUP_MODE], j->dedup_mode);
+    pg_arr_int(&cols[COL_DEDUP_SECONDS], j->dedup_seconds);
     pg_arr_text(&cols[COL_LEASE_TOKEN], j->lease_token);
     pg_arr_int(&cols[IMPORT_LEASE_SECONDS], row->lease_seconds);
     pg_arr_int(&cols[IMPORT_DEADLINE_AT], row->deadline_at);

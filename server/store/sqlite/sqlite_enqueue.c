@@ -38,6 +38,16 @@ static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, in
         rc = sqlite_conn_bind_text(st, 9, sp->idempotency_key);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 10, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 11, sp->concurrency_key);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 12, job_spec_expires_at(sp, now));
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 13, sp->dedup_key);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 14, sp->dedup_key ? sp->dedup_mode : JOB_NONE);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 15, job_spec_dedup_seconds(sp));
     return rc;
 }
 
@@ -87,11 +97,16 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
                         .claimed_at = JOB_NONE,
                         .heartbeat_at = JOB_NONE,
                         .lease_expires_at = JOB_NONE,
-                        .finished_at = JOB_NONE};
+                        .finished_at = JOB_NONE,
+                        .expires_at = job_spec_expires_at(sp, now),
+                        .dedup_mode = sp->dedup_key ? sp->dedup_mode : JOB_DEDUP_NONE,
+                        .dedup_seconds = job_spec_dedup_seconds(sp)};
     out->queue = dup_or_null(sp->queue, &bad);
     out->payload = dup_or_null(sp->payload ? sp->payload : "null", &bad);
     out->requires = dup_or_null(sp->requires, &bad);
     out->idempotency_key = dup_or_null(sp->idempotency_key, &bad);
+    out->concurrency_key = dup_or_null(sp->concurrency_key, &bad);
+    out->dedup_key = dup_or_null(sp->dedup_key, &bad);
     if (bad || !out->queue) {
         log_error("out of memory copying new job %lld", (long long)id);
         job_clear(out);

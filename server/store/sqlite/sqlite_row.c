@@ -48,6 +48,9 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
     out->heartbeat_at = col_time(st, COL_HEARTBEAT_AT);
     out->lease_expires_at = col_time(st, COL_LEASE_EXPIRES_AT);
     out->finished_at = col_time(st, COL_FINISHED_AT);
+    out->expires_at = col_time(st, COL_EXPIRES_AT);
+    out->dedup_mode = (enum job_dedup_mode)sqlite3_column_int(st, COL_DEDUP_MODE);
+    out->dedup_seconds = col_time(st, COL_DEDUP_SECONDS);
     int bad = copy_text(st, COL_QUEUE, &out->queue) | copy_text(st, COL_PAYLOAD, &out->payload) |
               copy_text(st, COL_REQUIRES, &out->requires) |
               copy_text(st, COL_IDEMPOTENCY_KEY, &out->idempotency_key) |
@@ -55,7 +58,9 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
               copy_text(st, COL_RESULT, &out->result) |
               copy_text(st, COL_PROGRESS, &out->progress) |
               copy_text(st, COL_ERROR_CODE, &out->error_code) |
-              copy_text(st, COL_ERROR_DETAIL, &out->error_detail);
+              copy_text(st, COL_ERROR_DETAIL, &out->error_detail) |
+              copy_text(st, COL_CONCURRENCY_KEY, &out->concurrency_key) |
+              copy_text(st, COL_DEDUP_KEY, &out->dedup_key);
     if (with_token)
         bad |= copy_text(st, COL_LEASE_TOKEN, &out->lease_token);
     if (!bad && !out->queue)

@@ -124,6 +124,48 @@ static const char *const migrations[] = {
     "DELETE FROM attempts WHERE outcome = 0 AND EXISTS (SELECT 1 FROM jobs j WHERE"
     " j.id = attempts.job_id AND j.fencing_token = attempts.fencing_token"
     " AND j.attempt_in_row = 1);",
+    /* 6: flow control (../shared/API.md "Flow control"). A job may carry a concurrency key,
+     * an expiry and a dedup key (with the mode and seconds it was enqueued with). limits
+     * holds the limit objects (a key ending in '*' is a pattern); keys the per-key state the
+     * claim keeps (paused_until: snooze with pause_key); key_claims the claims of a
+     * rate-limited key per second (the sliding window); lanes groups the queued jobs that a
+     * claim cannot take blindly (those with requires or a concurrency key) by queue,
+     * requires and key, so that a claim reads one row per lane instead of walking the jobs
+     * of a saturated key or of requirements it cannot meet. */
+    "ALTER TABLE jobs ADD COLUMN concurrency_key TEXT;"
+    "ALTER TABLE jobs ADD COLUMN expires_at INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN dedup_key TEXT;"
+    "ALTER TABLE jobs ADD COLUMN dedup_mode INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN dedup_seconds INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN lane INTEGER;"
+    /* claim: the jobs of a key that run now (max_running). */
+    "CREATE INDEX jobs_key_running ON jobs (concurrency_key)"
+    " WHERE status = 2 AND concurrency_key IS NOT NULL;"
+    /* claim: one lane's queued jobs in claim order. */
+    "CREATE INDEX jobs_lane ON jobs (lane, priority DESC, run_at, id)"
+    " WHERE status = 1 AND lane IS NOT NULL;"
+    /* enqueue: the earlier jobs of a dedup key. */
+    "CREATE INDEX jobs_dedup ON jobs (queue, dedup_key, id) WHERE dedup_key IS NOT NULL;"
+    /* sweep: queued jobs whose expiry passed. */
+    "CREATE INDEX jobs_expires ON jobs (expires_at)"
+    " WHERE expires_at IS NOT NULL AND status IN (0, 1);"
+    "CREATE TABLE limits (key TEXT PRIMARY KEY, max_running INTEGER, rate_jobs INTEGER,"
+    " rate_per_seconds INTEGER, changed_at INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE keys (key TEXT PRIMARY KEY, paused_until INTEGER NOT NULL DEFAULT 0)"
+    " WITHOUT ROWID;"
+    "CREATE TABLE key_claims (key TEXT NOT NULL, at INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY (key, at)) WITHOUT ROWID;"
+    /* head_*: the lane's best due job when it was last looked at; check_at: when it must be
+     * looked at again (a job entered the lane, or a future one falls due); open_at: when its
+     * key may run one more job (0: now). requires and ckey are '' when none. */
+    "CREATE TABLE lanes (id INTEGER PRIMARY KEY, queue TEXT NOT NULL,"
+    " requires TEXT NOT NULL, ckey TEXT NOT NULL, head_id INTEGER, head_priority INTEGER,"
+    " head_run_at INTEGER, check_at INTEGER NOT NULL, open_at INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE (queue, requires, ckey));"
+    "CREATE INDEX lanes_rank ON lanes (queue, head_priority DESC, head_run_at, head_id)"
+    " WHERE head_id IS NOT NULL;"
+    "CREATE INDEX lanes_check ON lanes (queue, check_at);"
+    "CREATE INDEX lanes_key ON lanes (ckey) WHERE ckey <> '';",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

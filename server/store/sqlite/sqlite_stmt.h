@@ -84,7 +84,7 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "id, queue, status, payload, priority, run_at, attempts, max_attempts, fencing_token, "        \
     "max_runtime_seconds, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "       \
     "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
-    "lease_token"
+    "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, lease_token"
 
 /* The export's rows: SQL_JOB_COLUMNS, then the columns the API never shows. */
 #define SQL_EXPORT_LEASE_SECONDS COL_COUNT
