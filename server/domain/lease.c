@@ -33,3 +33,15 @@ struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max
             (retry_in >= 0 ? retry_in : backoff_delay(backoff_base, backoff_max, attempts, jitter));
     return e;
 }
+
+struct job_snooze job_snooze_plan(int64_t attempts, int has_key, int pause_key, int64_t seconds,
+                                  int64_t now)
+{
+    return (struct job_snooze){
+        .status = JOB_QUEUED,
+        .run_at = now + seconds,
+        .attempts = attempts > 0 ? attempts - 1 : 0,
+        .outcome = ATTEMPT_SNOOZED,
+        .pause_until = has_key && pause_key ? now + seconds : JOB_NONE,
+    };
+}

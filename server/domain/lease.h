@@ -1,9 +1,12 @@
 /* How a lease ends when its job is not completed: the requeue-or-fail rule of the contract
- * and the retry delay policy behind it. Pure functions: no I/O, no clock (now is given). */
+ * and the retry delay policy behind it, and a snooze. Pure functions: no I/O, no clock (now is
+ * given). */
 #ifndef JOBQ_LEASE_H
 #define JOBQ_LEASE_H
 
 #include <stdint.h>
+
+#include "job.h"
 
 /* The delay before retry number `attempts` (>= 1): min(max, base * 2^(attempts-1)) seconds,
  * plus jitter * 10% of that (jitter in [0, 1), e.g. rand_unit()), rounded down. Never
@@ -25,5 +28,24 @@ struct job_lease_end {
 struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max_attempts,
                                         int64_t retry_in, int64_t now, int64_t backoff_base,
                                         int64_t backoff_max, double jitter);
+
+/* What a snooze does to its job (POST /jobs/{id}/snooze by the lease holder). */
+struct job_snooze {
+    enum job_status status;       /* JOB_QUEUED */
+    int64_t run_at;               /* now + seconds */
+    int64_t attempts;             /* the claim undone: attempts - 1, never below 0 */
+    enum attempt_outcome outcome; /* ATTEMPT_SNOOZED, the claim's attempt row */
+    /* With pause_key and a concurrency key: now + seconds, when the key opens again (a pause
+     * that ends at now pauses nothing); else JOB_NONE. The key keeps the later of this and
+     * the pause it holds (limit_pause_merge): a snooze never shortens a pause. */
+    int64_t pause_until;
+};
+
+/* Plan a snooze of `seconds` (0..JOB_DELAY_MAX) at now of a running job whose attempts count
+ * is `attempts`; has_key: 1 when the job has a concurrency_key; pause_key: the request's.
+ * The fencing_token is not changed (the claim stays counted there). The lease is checked
+ * before, as for a fail. This function can't fail. */
+struct job_snooze job_snooze_plan(int64_t attempts, int has_key, int pause_key, int64_t seconds,
+                                  int64_t now);
 
 #endif

@@ -1,5 +1,5 @@
 /* The lease-end plan and the retry delay policy behind it (server/domain/lease.h):
- * min(max, base * 2^(attempts-1)) plus up to 10% jitter. */
+ * min(max, base * 2^(attempts-1)) plus up to 10% jitter; and the snooze plan. */
 #include "job.h"
 #include "lease.h"
 #include "testlib.h"
@@ -92,7 +92,38 @@ TEST(plan_takes_the_workers_delay)
     CHECK_INT(e.run_at, 1000 + 80 + 4);
 }
 
+TEST(snooze_undoes_the_claim)
+{
+    struct job_snooze s = job_snooze_plan(3, 1, 1, 60, 1000);
+    CHECK_INT(s.status, JOB_QUEUED);
+    CHECK_INT(s.run_at, 1060);
+    CHECK_INT(s.attempts, 2);
+    CHECK_INT(s.outcome, ATTEMPT_SNOOZED);
+    CHECK_STR(attempt_outcome_name(s.outcome), "snoozed");
+    CHECK_INT(s.pause_until, 1060);
+    /* Snoozing the first attempt again and again never counts an attempt. */
+    int64_t attempts = 0;
+    for (int i = 0; i < 50; i++) {
+        attempts++; /* the claim */
+        attempts = job_snooze_plan(attempts, 0, 0, 0, 1000).attempts;
+        CHECK_INT(attempts, 0);
+    }
+    CHECK_INT(job_snooze_plan(0, 0, 0, 5, 1000).attempts, 0); /* never below 0 */
+    s = job_snooze_plan(1, 1, 1, 0, 1000);
+    CHECK_INT(s.run_at, 1000);
+    CHECK_INT(s.pause_until, 1000); /* ends at once: pauses nothing */
+}
+
+TEST(snooze_pauses_only_a_key_it_was_asked_to)
+{
+    CHECK_INT(job_snooze_plan(1, 1, 0, 60, 1000).pause_until, JOB_NONE);
+    CHECK_INT(job_snooze_plan(1, 0, 1, 60, 1000).pause_until, JOB_NONE); /* no key */
+    CHECK_INT(job_snooze_plan(1, 0, 0, 60, 1000).pause_until, JOB_NONE);
+    CHECK_INT(job_snooze_plan(1, 1, 1, JOB_DELAY_MAX, 1000).pause_until, 1000 + JOB_DELAY_MAX);
+}
+
 TEST_MAIN(TEST_ENTRY(doubles_from_base), TEST_ENTRY(saturates_at_max),
           TEST_ENTRY(huge_attempts_do_not_overflow), TEST_ENTRY(jitter_within_ten_percent),
           TEST_ENTRY(plan_requeues_while_attempts_remain), TEST_ENTRY(plan_without_retry_fails_now),
-          TEST_ENTRY(plan_takes_the_workers_delay))
+          TEST_ENTRY(plan_takes_the_workers_delay), TEST_ENTRY(snooze_undoes_the_claim),
+          TEST_ENTRY(snooze_pauses_only_a_key_it_was_asked_to))
