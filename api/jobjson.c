@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dedup.h"
+
 /* ----- direct text ------------------------------------------------------------------------ */
 
 /* Room for n more bytes and the NUL. Returns 0, or -1 (oom set). */
@@ -174,11 +176,11 @@ void jtext_job(struct jtext *t, const struct job *j, int with_token)
     PUT_LIT(t, ",\"expires_at\":");
     put_opt_int(t, j->expires_at);
     PUT_LIT(t, ",\"dedup\":");
-    if (j->dedup_key && j->dedup_mode != JOB_DEDUP_NONE) {
+    if (j->dedup_key && j->dedup_mode != DEDUP_NONE) {
         PUT_LIT(t, "{\"key\":");
         put_string(t, j->dedup_key);
         PUT_LIT(t, ",\"mode\":");
-        put_string(t, job_dedup_mode_name(j->dedup_mode));
+        put_string(t, dedup_mode_name(j->dedup_mode));
         PUT_LIT(t, ",\"seconds\":");
         put_opt_int(t, j->dedup_seconds);
         PUT_LIT(t, "}");

@@ -1,8 +1,11 @@
 /* Request bodies and query strings to the store's request shapes (see parse.h). */
 #include "parse.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "expiry.h"
 
 #define DEFAULT_QUEUE "default"
 #define DEFAULT_MAX_ATTEMPTS 5
@@ -11,27 +14,30 @@
 
 static const char *const default_queues[] = {DEFAULT_QUEUE};
 
-/* expires_at (1..JOB_RUN_AT_MAX) or expires_in_seconds (1..JOB_DELAY_MAX), not both. */
+/* expires_at (1..JOB_RUN_AT_MAX) and expires_in_seconds (1..EXPIRY_IN_MAX) as given;
+ * parse_spec_times checks the rest (expiry_check). */
 static int parse_expiry(struct fields *f, struct job_spec *spec)
 {
-    int has_at = fields_int(f, "expires_at", 1, JOB_RUN_AT_MAX, &spec->expires_at);
-    if (has_at < 0)
+    if (fields_int(f, "expires_at", 1, JOB_RUN_AT_MAX, &spec->expires_at) < 0)
         return -1;
-    int has_in = fields_int(f, "expires_in_seconds", 1, JOB_DELAY_MAX, &spec->expires_in);
-    if (has_in < 0)
-        return -1;
-    if (has_at && has_in)
-        return fields_fail(f, ERR_INVALID_REQUEST,
-                           "%sexpires_at and %sexpires_in_seconds cannot be given together",
-                           f->prefix, f->prefix);
-    return 0;
+    return fields_int(f, "expires_in_seconds", 1, EXPIRY_IN_MAX, &spec->expires_in) < 0 ? -1 : 0;
 }
 
 int parse_spec_times(struct fields *f, const struct job_spec *spec, int64_t now)
 {
-    if (spec->expires_at > 0 && spec->expires_at <= now)
-        return fields_fail(f, ERR_INVALID_REQUEST, "%sexpires_at is in the past", f->prefix);
-    return 0;
+    const char *bad = expiry_check(spec->expires_at > 0 ? spec->expires_at : JOB_NONE,
+                                   spec->expires_in > 0 ? spec->expires_in : JOB_NONE, now);
+    if (!bad)
+        return 0;
+    if (strcmp(bad, "expires_at") == 0)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%sexpires_at must be after now (%" PRId64 ")",
+                           f->prefix, now);
+    if (strcmp(bad, "expires_in_seconds") == 0)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%sexpires_in_seconds must be 1 to %d",
+                           f->prefix, EXPIRY_IN_MAX);
+    return fields_fail(f, ERR_INVALID_REQUEST,
+                       "%sexpires_at and %sexpires_in_seconds cannot be given together", f->prefix,
+                       f->prefix);
 }
 
 int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf)

@@ -19,14 +19,7 @@
 
 #define DEDUP_SECONDS_MAX 31536000 /* dedup.seconds */
 
-/* Stored as these numbers: append only. */
-enum dedup_mode {
-    DEDUP_NONE = 0, /* the job was enqueued without dedup */
-    DEDUP_ACTIVE = 1,
-    DEDUP_WINDOW = 2,
-    DEDUP_DEBOUNCE = 3,
-    DEDUP_MODE_COUNT
-};
+/* enum dedup_mode, the number a job stores, is job.h's. */
 
 /* An enqueue's dedup, checked. key is borrowed. */
 struct dedup {

@@ -1,5 +1,7 @@
 #include "job.h"
 
+#include "expiry.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,9 +116,8 @@ int64_t job_spec_run_at(const struct job_spec *sp, int64_t now)
 
 int64_t job_spec_expires_at(const struct job_spec *sp, int64_t now)
 {
-    if (sp->expires_at > 0)
-        return sp->expires_at;
-    return sp->expires_in > 0 ? now + sp->expires_in : JOB_NONE;
+    return expiry_resolve(sp->expires_at > 0 ? sp->expires_at : JOB_NONE,
+                          sp->expires_in > 0 ? sp->expires_in : JOB_NONE, now);
 }
 
 int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio_b,
@@ -131,25 +132,6 @@ int job_claim_order(int64_t prio_a, int64_t run_at_a, int64_t id_a, int64_t prio
 
 int64_t job_spec_dedup_seconds(const struct job_spec *sp)
 {
-    int timed = sp->dedup_mode == JOB_DEDUP_WINDOW || sp->dedup_mode == JOB_DEDUP_DEBOUNCE;
+    int timed = sp->dedup_mode == DEDUP_WINDOW || sp->dedup_mode == DEDUP_DEBOUNCE;
     return sp->dedup_key && timed ? sp->dedup_seconds : JOB_NONE;
-}
-
-static const char *const dedup_mode_names[] = {"none", "active", "window", "debounce"};
-#define DEDUP_MODES ((int)(sizeof dedup_mode_names / sizeof dedup_mode_names[0]))
-
-const char *job_dedup_mode_name(enum job_dedup_mode m)
-{
-    return (int)m > 0 && (int)m < DEDUP_MODES ? dedup_mode_names[m] : dedup_mode_names[0];
-}
-
-int job_dedup_mode_parse(const char *name, enum job_dedup_mode *out)
-{
-    for (int m = 1; m < DEDUP_MODES; m++) {
-        if (strcmp(name, dedup_mode_names[m]) == 0) {
-            *out = (enum job_dedup_mode)m;
-            return 0;
-        }
-    }
-    return -1;
 }

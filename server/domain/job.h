@@ -40,12 +40,14 @@ enum job_status {
 };
 
 /* How an enqueue with a dedup key treats an earlier job of its queue with the same key
- * (../shared/API.md, "Flow control"). Stored as these numbers: append only. */
-enum job_dedup_mode {
-    JOB_DEDUP_NONE = 0,
-    JOB_DEDUP_ACTIVE = 1,   /* one queued, blocked or running: answer it, create nothing */
-    JOB_DEDUP_WINDOW = 2,   /* one enqueued in the last `seconds`: answer it */
-    JOB_DEDUP_DEBOUNCE = 3, /* one queued, never claimed: replace its payload, push run_at */
+ * (../shared/API.md "Flow control"; the rules are dedup.h's). Stored as these numbers:
+ * append only. */
+enum dedup_mode {
+    DEDUP_NONE = 0,     /* the job was enqueued without dedup */
+    DEDUP_ACTIVE = 1,   /* one queued, blocked or running: answer it, create nothing */
+    DEDUP_WINDOW = 2,   /* one enqueued in the last `seconds`: answer it */
+    DEDUP_DEBOUNCE = 3, /* one queued, never claimed: replace its payload, push run_at */
+    DEDUP_MODE_COUNT
 };
 
 /* One job as stored. Strings are owned by the struct (malloc'd) and released by job_clear().
@@ -76,11 +78,11 @@ struct job {
     char *error_code;   /* plain string, NULL */
     char *error_detail; /* JSON text, NULL */
     char *lease_token;  /* set only in the answer to a claim, else NULL */
-    /* Flow control (NULL / JOB_NONE / JOB_DEDUP_NONE when unset). */
+    /* Flow control (NULL / JOB_NONE / DEDUP_NONE when unset). */
     char *concurrency_key;
     int64_t expires_at; /* a queued job is never claimed from then on */
     char *dedup_key;
-    enum job_dedup_mode dedup_mode;
+    enum dedup_mode dedup_mode;
     int64_t dedup_seconds; /* JOB_NONE for active */
 };
 
@@ -103,8 +105,8 @@ struct job_spec {
      * (job_spec_expires_at); neither (both 0, as a zeroed spec has them): never. */
     int64_t expires_at;
     int64_t expires_in;
-    const char *dedup_key; /* NULL when unset (then dedup_mode is JOB_DEDUP_NONE) */
-    enum job_dedup_mode dedup_mode;
+    const char *dedup_key; /* NULL when unset (then dedup_mode is DEDUP_NONE) */
+    enum dedup_mode dedup_mode;
     int64_t dedup_seconds; /* window, debounce: 0..JOB_DELAY_MAX; unused otherwise */
 };
 
@@ -177,12 +179,12 @@ void job_attempts_free(struct job_attempt *a, size_t n);
 /* Free the strings of one attempt and zero it. */
 void job_attempt_clear(struct job_attempt *a);
 
-/* The API name of a dedup mode ("active", "window", "debounce"; "none" for JOB_DEDUP_NONE
+/* The API name of a dedup mode ("active", "window", "debounce"; "none" for DEDUP_NONE
  * or any other number). Never NULL. */
-const char *job_dedup_mode_name(enum job_dedup_mode m);
+const char *job_dedup_mode_name(enum dedup_mode m);
 
 /* Parse an API dedup mode name. Returns 0 and sets *out, or -1 for an unknown name. */
-int job_dedup_mode_parse(const char *name, enum job_dedup_mode *out);
+int job_dedup_mode_parse(const char *name, enum dedup_mode *out);
 
 /* The name the API shows for a status ("unknown" for any other number). Never NULL. */
 const char *job_status_name(enum job_status s);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dedup.h"
 #include "jobjson.h"
 #include "reply.h"
 #include "testlib.h"
@@ -74,7 +75,7 @@ cJSON *job_to_json(const struct job *j, int with_token)
     if (ok && j->dedup_key) {
         cJSON *d = cJSON_AddObjectToObject(o, "dedup");
         ok = d && cJSON_AddStringToObject(d, "key", j->dedup_key) &&
-             cJSON_AddStringToObject(d, "mode", job_dedup_mode_name(j->dedup_mode)) &&
+             cJSON_AddStringToObject(d, "mode", dedup_mode_name(j->dedup_mode)) &&
              add_opt_int(d, "seconds", j->dedup_seconds);
     } else {
         ok = ok && cJSON_AddNullToObject(o, "dedup") != NULL;
@@ -167,7 +168,7 @@ TEST(claimed_job_with_token_and_exact_ints)
     j.concurrency_key = "tenant:\"1";
     j.expires_at = 4102444799;
     j.dedup_key = "d";
-    j.dedup_mode = JOB_DEDUP_DEBOUNCE;
+    j.dedup_mode = DEDUP_DEBOUNCE;
     j.dedup_seconds = 0;
     char *text = print_job(&j, 1);
     CHECK(text != NULL);

@@ -76,7 +76,7 @@ int pg_row_job(const PGresult *res, int row, int with_token, struct job *out)
     out->expires_at = pg_row_int(res, row, COL_EXPIRES_AT);
     out->dedup_key = text(res, row, COL_DEDUP_KEY, &bad);
     int64_t mode = pg_row_int(res, row, COL_DEDUP_MODE);
-    out->dedup_mode = mode == JOB_NONE ? JOB_DEDUP_NONE : (enum job_dedup_mode)mode;
+    out->dedup_mode = mode == JOB_NONE ? DEDUP_NONE : (enum dedup_mode)mode;
     out->dedup_seconds = pg_row_int(res, row, COL_DEDUP_SECONDS);
     if (with_token)
         out->lease_token = text(res, row, COL_LEASE_TOKEN, &bad);

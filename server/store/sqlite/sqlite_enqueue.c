@@ -99,7 +99,7 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
                         .lease_expires_at = JOB_NONE,
                         .finished_at = JOB_NONE,
                         .expires_at = job_spec_expires_at(sp, now),
-                        .dedup_mode = sp->dedup_key ? sp->dedup_mode : JOB_DEDUP_NONE,
+                        .dedup_mode = sp->dedup_key ? sp->dedup_mode : DEDUP_NONE,
                         .dedup_seconds = job_spec_dedup_seconds(sp)};
     out->queue = dup_or_null(sp->queue, &bad);
     out->payload = dup_or_null(sp->payload ? sp->payload : "null", &bad);

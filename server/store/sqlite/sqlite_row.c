@@ -49,7 +49,7 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
     out->lease_expires_at = col_time(st, COL_LEASE_EXPIRES_AT);
     out->finished_at = col_time(st, COL_FINISHED_AT);
     out->expires_at = col_time(st, COL_EXPIRES_AT);
-    out->dedup_mode = (enum job_dedup_mode)sqlite3_column_int(st, COL_DEDUP_MODE);
+    out->dedup_mode = (enum dedup_mode)sqlite3_column_int(st, COL_DEDUP_MODE);
     out->dedup_seconds = col_time(st, COL_DEDUP_SECONDS);
     int bad = copy_text(st, COL_QUEUE, &out->queue) | copy_text(st, COL_PAYLOAD, &out->payload) |
               copy_text(st, COL_REQUIRES, &out->requires) |
