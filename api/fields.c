@@ -105,6 +105,27 @@ int fields_int(struct fields *f, const char *name, int64_t min, int64_t max, int
     return 1;
 }
 
+int fields_object(struct fields *f, const char *name, struct fields *sub)
+{
+    const cJSON *item = member(f, name);
+    if (!item)
+        return 0;
+    struct jspan text;
+    if (!cJSON_IsObject(item))
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s must be an object", f->prefix, name);
+    if (!json_member(f->span, name, &text))
+        return fields_fail(f, ERR_INTERNAL, "%s%s vanished from the body", f->prefix, name);
+    size_t have = strlen(f->prefix), len = strlen(name);
+    if (have + len + 2 > sizeof sub->prefix)
+        return fields_fail(f, ERR_INTERNAL, "%s%s: field name too long", f->prefix, name);
+    fields_init(sub, item, text, NULL);
+    memcpy(sub->prefix, f->prefix, have);
+    memcpy(sub->prefix + have, name, len);
+    sub->prefix[have + len] = '.';
+    sub->prefix[have + len + 1] = '\0';
+    return 1;
+}
+
 int fields_bool(struct fields *f, const char *name, int *out)
 {
     const cJSON *item = member(f, name);

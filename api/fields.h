@@ -44,6 +44,10 @@ int fields_fail(struct fields *f, enum err code, const char *fmt, ...)
 /* An integral JSON number in [min, max] (1.0 and 1e2 are integral; 1.5, 1e400 are not). */
 int fields_int(struct fields *f, const char *name, int64_t min, int64_t max, int64_t *out);
 
+/* A JSON object: sub reads its members, with messages prefixed by f's prefix and "name."
+ * (both borrowed from f's body). On failure f's error is set. */
+int fields_object(struct fields *f, const char *name, struct fields *sub);
+
 /* true or false. */
 int fields_bool(struct fields *f, const char *name, int *out);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dedup.h"
 #include "expiry.h"
 
 #define DEFAULT_QUEUE "default"
@@ -21,6 +22,43 @@ static int parse_expiry(struct fields *f, struct job_spec *spec)
     if (fields_int(f, "expires_at", 1, JOB_RUN_AT_MAX, &spec->expires_at) < 0)
         return -1;
     return fields_int(f, "expires_in_seconds", 1, EXPIRY_IN_MAX, &spec->expires_in) < 0 ? -1 : 0;
+}
+
+/* dedup: {"key", "mode", "seconds"}, checked by dedup_check. A debounce decides when the job
+ * is due: with run_at or delay_seconds it is invalid_request. */
+static int parse_dedup(struct fields *f, struct job_spec *spec)
+{
+    struct fields d;
+    int r = fields_object(f, "dedup", &d);
+    if (r <= 0)
+        return r; /* absent, or f's error set */
+    const char *key = NULL, *mode = NULL;
+    int64_t seconds = JOB_NONE;
+    if (fields_string(&d, "key", 1, JOB_IDENT_MAX, &key) < 0 ||
+        fields_string(&d, "mode", 1, 16, &mode) < 0 ||
+        fields_int(&d, "seconds", 0, DEDUP_SECONDS_MAX, &seconds) < 0) {
+        *f = d;
+        return -1;
+    }
+    struct dedup checked;
+    const char *bad = dedup_check(key, key ? strlen(key) : 0, mode, seconds, &checked);
+    if (bad)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%s%s is %s", f->prefix, bad,
+                           strcmp(bad, "dedup.mode") == 0
+                               ? "required: one of active, window, debounce"
+                           : strcmp(bad, "dedup.key") == 0
+                               ? "required: 1 to 200 bytes"
+                               : "required for window (1 to 31536000) and debounce (0 to "
+                                 "31536000)");
+    if (checked.mode == DEDUP_DEBOUNCE && (spec->run_at != JOB_NONE || spec->delay != 0))
+        return fields_fail(f, ERR_INVALID_REQUEST,
+                           "%sdedup with mode debounce decides when the job is due: no %srun_at "
+                           "or %sdelay_seconds with it",
+                           f->prefix, f->prefix, f->prefix);
+    spec->dedup_key = checked.key;
+    spec->dedup_mode = checked.mode;
+    spec->dedup_seconds = checked.seconds;
+    return 1;
 }
 
 int parse_spec_times(struct fields *f, const struct job_spec *spec, int64_t now)
@@ -91,6 +129,8 @@ int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf
     if (fields_string(f, "idempotency_key", 1, JOB_IDENT_MAX, &spec->idempotency_key) < 0)
         return -1;
     if (fields_string(f, "concurrency_key", 1, JOB_IDENT_MAX, &spec->concurrency_key) < 0)
+        return -1;
+    if (parse_dedup(f, spec) < 0)
         return -1;
     return parse_expiry(f, spec);
 }
