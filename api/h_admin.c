@@ -45,8 +45,11 @@ static enum MHD_Result admin_call(struct request *rq, enum store_call_kind kind)
     as = calloc(1, sizeof *as);
     if (!as)
         return reply_error(rq, ERR_INTERNAL, "out of memory");
-    as->p.call =
-        (struct store_call){.kind = kind, .now = clock_now(), .id = rq->id, .out = &as->job};
+    as->p.call = (struct store_call){.kind = kind, .now = clock_now()};
+    if (kind == STORE_CALL_CANCEL)
+        as->p.call.cancel = (struct store_cancel_call){.id = rq->id, .out = &as->job};
+    else
+        as->p.call.retry = (struct store_retry_call){.id = rq->id, .out = &as->job};
     rq->state = as;
     rq->state_free = admin_state_free;
     return pending_submit(rq, &as->p);

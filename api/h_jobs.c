@@ -67,12 +67,10 @@ enum MHD_Result handle_enqueue(struct request *rq)
         enqueue_state_free(es);
         return res;
     }
-    es->p.call = (struct store_call){.kind = STORE_CALL_ENQUEUE,
-                                     .now = now,
-                                     .specs = &es->spec,
-                                     .nspecs = 1,
-                                     .out = &es->job,
-                                     .created = &es->created};
+    es->p.call = (struct store_call){
+        .kind = STORE_CALL_ENQUEUE,
+        .now = now,
+        .enqueue = {.specs = &es->spec, .n = 1, .out = &es->job, .created = &es->created}};
     rq->state = es;
     rq->state_free = enqueue_state_free;
     return pending_submit(rq, &es->p);
@@ -187,12 +185,10 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         batch_state_free(bs);
         return res;
     }
-    bs->p.call = (struct store_call){.kind = STORE_CALL_ENQUEUE,
-                                     .now = now,
-                                     .specs = bs->specs,
-                                     .nspecs = n,
-                                     .out = bs->out,
-                                     .created = bs->created};
+    bs->p.call = (struct store_call){
+        .kind = STORE_CALL_ENQUEUE,
+        .now = now,
+        .enqueue = {.specs = bs->specs, .n = n, .out = bs->out, .created = bs->created}};
     rq->state = bs;
     rq->state_free = batch_state_free;
     return pending_submit(rq, &bs->p);

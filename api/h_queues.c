@@ -121,7 +121,10 @@ static enum MHD_Result queue_start(struct request *rq, struct store_call call)
     memcpy(qs->name, name, sizeof name);
     qs->deadline = clock_mono_ms() + PURGE_BUDGET_MS;
     qs->p.call = call;
-    qs->p.call.queue = qs->name;
+    if (call.kind == STORE_CALL_PAUSE)
+        qs->p.call.pause.queue = qs->name;
+    else
+        qs->p.call.purge.queue = qs->name;
     rq->state = qs;
     rq->state_free = queue_state_free;
     return pending_submit(rq, &qs->p);
@@ -140,7 +143,7 @@ static enum MHD_Result pause_reply(struct request *rq, struct queue_state *qs)
     }
     if (qs->rd.r.result != STORE_OK)
         return reply_store_error(rq, qs->rd.r.result, "the queue");
-    struct queue_stats empty = {.name = qs->name, .paused = qs->p.call.flag};
+    struct queue_stats empty = {.name = qs->name, .paused = qs->p.call.pause.paused};
     const struct queue_stats *row = &empty;
     for (size_t i = 0; i < qs->rd.n; i++)
         if (strcmp(qs->rd.rows[i].name, qs->name) == 0)
@@ -152,8 +155,9 @@ static enum MHD_Result pause_call(struct request *rq, int paused)
 {
     if (rq->state)
         return pause_reply(rq, rq->state);
-    return queue_start(
-        rq, (struct store_call){.kind = STORE_CALL_PAUSE, .now = clock_now(), .flag = paused});
+    return queue_start(rq, (struct store_call){.kind = STORE_CALL_PAUSE,
+                                               .now = clock_now(),
+                                               .pause = {.paused = paused}});
 }
 
 enum MHD_Result handle_pause(struct request *rq)
@@ -203,10 +207,10 @@ enum MHD_Result handle_purge(struct request *rq)
             return reply_error(rq, ERR_INVALID_REQUEST,
                                "status: required, one of queued, blocked, succeeded, failed, "
                                "cancelled (running jobs are never purged)");
-        return queue_start(rq, (struct store_call){.kind = STORE_CALL_PURGE,
-                                                   .now = clock_now(),
-                                                   .status = status,
-                                                   .limit = STORE_PURGE_BATCH});
+        return queue_start(
+            rq, (struct store_call){.kind = STORE_CALL_PURGE,
+                                    .now = clock_now(),
+                                    .purge = {.status = status, .limit = STORE_PURGE_BATCH}});
     }
     struct store_call *call = &qs->p.call;
     if (call->result != STORE_OK) {
@@ -215,8 +219,8 @@ enum MHD_Result handle_purge(struct request *rq)
         /* Batches before it committed: say how many, and that some remain. */
         return purge_reply(rq, 1, qs->deleted);
     }
-    qs->deleted += (int64_t)call->n;
-    if (call->n < (size_t)call->limit)
+    qs->deleted += (int64_t)call->purge.deleted;
+    if (call->purge.deleted < (size_t)call->purge.limit)
         return purge_reply(rq, 0, qs->deleted);
     if (clock_mono_ms() >= qs->deadline)
         return purge_reply(rq, 1, qs->deleted);

@@ -93,7 +93,7 @@ static enum MHD_Result claim_look(struct request *rq, struct claim_state *st)
 {
     st->armed = st->wait && waitq_arm(st->q, &st->w) == 0;
     st->p.call = (struct store_call){
-        .kind = STORE_CALL_CLAIM, .now = clock_now(), .claim = &st->req, .out = st->jobs};
+        .kind = STORE_CALL_CLAIM, .now = clock_now(), .claim = {.req = &st->req, .out = st->jobs}};
     return pending_submit(rq, &st->p);
 }
 
@@ -115,9 +115,9 @@ static enum MHD_Result claim_looked(struct request *rq, struct claim_state *st)
         return reply_store_error(rq, call->result, "the claim");
     }
     st->woken = 0;
-    if (call->n > 0 || !st->armed || clock_mono_ms() >= st->w.deadline_ms) {
+    if (call->claim.n > 0 || !st->armed || clock_mono_ms() >= st->w.deadline_ms) {
         waitq_disarm(st->q, &st->w);
-        return reply_claimed(rq, st->jobs, call->n);
+        return reply_claimed(rq, st->jobs, call->claim.n);
     }
     /* 0: parked, the connection is suspended until claim_wake(); 1: signaled, look again. */
     st->parked = 1;
@@ -267,14 +267,21 @@ static enum MHD_Result lease_call(struct request *rq, enum store_call_kind kind,
         lease_state_free(ls);
         return res;
     }
-    ls->p.call = (struct store_call){.kind = kind,
-                                     .now = clock_now(),
-                                     .id = rq->id,
-                                     .token = ls->a.lease_token,
-                                     .lease_seconds = ls->a.lease_seconds,
-                                     .json = ls->a.json,
-                                     .fail = &ls->a.fail,
-                                     .out = &ls->job};
+    struct store_call *call = &ls->p.call;
+    *call = (struct store_call){.kind = kind, .now = clock_now()};
+    const char *token = ls->a.lease_token;
+    if (kind == STORE_CALL_HEARTBEAT)
+        call->heartbeat = (struct store_heartbeat_call){.id = rq->id,
+                                                        .token = token,
+                                                        .lease_seconds = ls->a.lease_seconds,
+                                                        .progress = ls->a.json,
+                                                        .out = &ls->job};
+    else if (kind == STORE_CALL_COMPLETE)
+        call->complete = (struct store_complete_call){
+            .id = rq->id, .token = token, .result = ls->a.json, .out = &ls->job};
+    else
+        call->fail = (struct store_fail_call){
+            .id = rq->id, .token = token, .req = &ls->a.fail, .out = &ls->job};
     rq->state = ls;
     rq->state_free = lease_state_free;
     return pending_submit(rq, &ls->p);

@@ -79,35 +79,40 @@ struct store *store_open(const struct store_options *opts)
     return sqlite_store_open(opts);
 }
 
-/* What each kind of committed call counts (counters.h), one row per kind; NULL: nothing. */
+/* What each kind of committed call counts (counters.h), one row per kind; NULL: nothing. A
+ * call without outputs counts nothing. */
 static void count_enqueue(const struct store_call *call)
 {
-    for (size_t i = 0; call->created && i < call->nspecs; i++)
-        if (call->created[i])
-            counters_add(call->out[i].queue, COUNTER_ENQUEUED, 1, call->now);
+    const struct store_enqueue_call *e = &call->enqueue;
+    for (size_t i = 0; e->created && e->out && i < e->n; i++)
+        if (e->created[i])
+            counters_add(e->out[i].queue, COUNTER_ENQUEUED, 1, call->now);
 }
 
 static void count_claim(const struct store_call *call)
 {
-    for (size_t i = 0; i < call->n; i++)
-        counters_add(call->out[i].queue, COUNTER_CLAIMED, 1, call->now);
+    for (size_t i = 0; call->claim.out && i < call->claim.n; i++)
+        counters_add(call->claim.out[i].queue, COUNTER_CLAIMED, 1, call->now);
 }
 
 static void count_complete(const struct store_call *call)
 {
-    if (!call->repeated)
-        counters_add(call->out->queue, COUNTER_SUCCEEDED, 1, call->now);
+    if (call->complete.out && !call->complete.repeated)
+        counters_add(call->complete.out->queue, COUNTER_SUCCEEDED, 1, call->now);
 }
 
 static void count_fail(const struct store_call *call)
 {
-    enum counter c = call->out->status == JOB_FAILED ? COUNTER_FAILED : COUNTER_RETRIED;
-    counters_add(call->out->queue, c, 1, call->now);
+    const struct job *out = call->fail.out;
+    if (out)
+        counters_add(out->queue, out->status == JOB_FAILED ? COUNTER_FAILED : COUNTER_RETRIED, 1,
+                     call->now);
 }
 
 static void count_cancel(const struct store_call *call)
 {
-    counters_add(call->out->queue, COUNTER_CANCELLED, 1, call->now);
+    if (call->cancel.out)
+        counters_add(call->cancel.out->queue, COUNTER_CANCELLED, 1, call->now);
 }
 
 static void (*const count_kind[STORE_CALL_KIND_COUNT])(const struct store_call *) = {
@@ -120,8 +125,7 @@ void store_count_call(const struct store_call *call)
 {
     int ok = call->result == STORE_OK ||
              (call->kind == STORE_CALL_ENQUEUE && call->result == STORE_EXISTS);
-    if (!ok || !call->out || (unsigned)call->kind >= STORE_CALL_KIND_COUNT ||
-        !count_kind[call->kind])
+    if (!ok || (unsigned)call->kind >= STORE_CALL_KIND_COUNT || !count_kind[call->kind])
         return;
     count_kind[call->kind](call);
 }
@@ -140,10 +144,10 @@ static int purge_settled(struct store_call *call)
 {
     if (call->kind != STORE_CALL_PURGE)
         return 0;
-    call->n = 0;
-    if (call->status == JOB_RUNNING)
+    call->purge.deleted = 0;
+    if (call->purge.status == JOB_RUNNING)
         call->result = STORE_CONFLICT;
-    else if (call->status < 0)
+    else if (call->purge.status < 0)
         call->result = STORE_OK;
     else
         return 0;
@@ -154,7 +158,8 @@ void store_submit(struct store *s, struct store_call *call)
 {
     call->caller_done = call->done;
     call->done = counted_done;
-    call->repeated = 0;
+    if (call->kind == STORE_CALL_COMPLETE)
+        call->complete.repeated = 0;
     if (purge_settled(call)) {
         call->done(call);
         return;
@@ -197,19 +202,17 @@ enum store_result store_enqueue(struct store *s, const struct job_spec *specs, s
 {
     struct store_call call = {.kind = STORE_CALL_ENQUEUE,
                               .now = now,
-                              .specs = specs,
-                              .nspecs = n,
-                              .out = out,
-                              .created = created};
+                              .enqueue = {.specs = specs, .n = n, .out = out, .created = created}};
     return run(s, &call);
 }
 
 enum store_result store_claim(struct store *s, const struct claim_req *req, int64_t now,
                               struct job *out, size_t *n)
 {
-    struct store_call call = {.kind = STORE_CALL_CLAIM, .now = now, .claim = req, .out = out};
+    struct store_call call = {
+        .kind = STORE_CALL_CLAIM, .now = now, .claim = {.req = req, .out = out}};
     enum store_result r = run(s, &call);
-    *n = call.n;
+    *n = call.claim.n;
     return r;
 }
 
@@ -219,11 +222,11 @@ enum store_result store_heartbeat(struct store *s, int64_t id, const char *token
 {
     struct store_call call = {.kind = STORE_CALL_HEARTBEAT,
                               .now = now,
-                              .id = id,
-                              .token = token,
-                              .lease_seconds = lease_seconds,
-                              .json = progress,
-                              .out = out};
+                              .heartbeat = {.id = id,
+                                            .token = token,
+                                            .lease_seconds = lease_seconds,
+                                            .progress = progress,
+                                            .out = out}};
     return run(s, &call);
 }
 
@@ -232,45 +235,47 @@ enum store_result store_complete(struct store *s, int64_t id, const char *token,
 {
     struct store_call call = {.kind = STORE_CALL_COMPLETE,
                               .now = now,
-                              .id = id,
-                              .token = token,
-                              .json = result,
-                              .out = out};
+                              .complete = {.id = id, .token = token, .result = result, .out = out}};
     return run(s, &call);
 }
 
 enum store_result store_fail(struct store *s, int64_t id, const char *token,
                              const struct fail_req *req, int64_t now, struct job *out)
 {
-    struct store_call call = {
-        .kind = STORE_CALL_FAIL, .now = now, .id = id, .token = token, .fail = req, .out = out};
+    struct store_call call = {.kind = STORE_CALL_FAIL,
+                              .now = now,
+                              .fail = {.id = id, .token = token, .req = req, .out = out}};
     return run(s, &call);
 }
 
 enum store_result store_cancel(struct store *s, int64_t id, int64_t now, struct job *out)
 {
-    struct store_call call = {.kind = STORE_CALL_CANCEL, .now = now, .id = id, .out = out};
+    struct store_call call = {
+        .kind = STORE_CALL_CANCEL, .now = now, .cancel = {.id = id, .out = out}};
     return run(s, &call);
 }
 
 enum store_result store_retry(struct store *s, int64_t id, int64_t now, struct job *out)
 {
-    struct store_call call = {.kind = STORE_CALL_RETRY, .now = now, .id = id, .out = out};
+    struct store_call call = {
+        .kind = STORE_CALL_RETRY, .now = now, .retry = {.id = id, .out = out}};
     return run(s, &call);
 }
 
 enum store_result store_pause(struct store *s, const char *queue, int paused, int64_t now)
 {
-    struct store_call call = {.kind = STORE_CALL_PAUSE, .now = now, .queue = queue, .flag = paused};
+    struct store_call call = {
+        .kind = STORE_CALL_PAUSE, .now = now, .pause = {.queue = queue, .paused = paused}};
     return run(s, &call);
 }
 
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
                               int64_t now, size_t *deleted)
 {
-    struct store_call call = {
-        .kind = STORE_CALL_PURGE, .now = now, .queue = queue, .status = status, .limit = limit};
+    struct store_call call = {.kind = STORE_CALL_PURGE,
+                              .now = now,
+                              .purge = {.queue = queue, .status = status, .limit = limit}};
     enum store_result r = run(s, &call);
-    *deleted = call.n;
+    *deleted = call.purge.deleted;
     return r;
 }

@@ -153,39 +153,143 @@ enum store_call_kind {
     STORE_CALL_KIND_COUNT
 };
 
-/* One write for store_submit(), with the arguments and outputs of the matching store_*
- * function below. The caller owns the struct and everything it points to, which must stay
- * valid until done() runs; the store never touches the call after calling done(). */
+/* The arguments and outputs of each kind of write, one struct per kind, named after the
+ * matching store_* function below (which says what each means in full). Inputs are borrowed;
+ * outputs are set as that function sets them. */
+
+/* STORE_CALL_ENQUEUE: store_enqueue. */
+struct store_enqueue_call {
+    const struct job_spec *specs; /* in: n specs */
+    size_t n;                     /* in: how many specs (1..JOB_BATCH_MAX) */
+    struct job *out;              /* out: n jobs, job i for spec i (new or existing) */
+    int *created;                 /* out: n flags, 1 when job i is new */
+};
+
+/* STORE_CALL_CLAIM: store_claim. */
+struct store_claim_call {
+    const struct claim_req *req; /* in: who claims what */
+    struct job *out;             /* out: room for req->max_jobs jobs, the first n claimed */
+    size_t n;                    /* out: how many were claimed */
+};
+
+/* STORE_CALL_HEARTBEAT: store_heartbeat. */
+struct store_heartbeat_call {
+    int64_t id;            /* in: the job */
+    const char *token;     /* in: the lease token the worker holds */
+    int64_t lease_seconds; /* in: the new lease length; 0: the claim's */
+    const char *progress;  /* in: JSON text to store, NULL: keep the stored one */
+    struct job *out;       /* out: the job as extended */
+};
+
+/* STORE_CALL_COMPLETE: store_complete. */
+struct store_complete_call {
+    int64_t id;         /* in: the job */
+    const char *token;  /* in: the lease token the worker holds */
+    const char *result; /* in: JSON text, NULL for null */
+    struct job *out;    /* out: the succeeded job */
+    int repeated;       /* out: 1 when it was an idempotent repeat (nothing changed) */
+};
+
+/* STORE_CALL_FAIL: store_fail. */
+struct store_fail_call {
+    int64_t id;                 /* in: the job */
+    const char *token;          /* in: the lease token the worker holds */
+    const struct fail_req *req; /* in: what the worker reports */
+    struct job *out;            /* out: the job, requeued or failed */
+};
+
+/* STORE_CALL_CANCEL: store_cancel. */
+struct store_cancel_call {
+    int64_t id;      /* in: the job */
+    struct job *out; /* out: the cancelled job */
+};
+
+/* STORE_CALL_RETRY: store_retry. */
+struct store_retry_call {
+    int64_t id;      /* in: the job */
+    struct job *out; /* out: the job, queued again */
+};
+
+/* STORE_CALL_PAUSE: store_pause. Its only output is the result. */
+struct store_pause_call {
+    const char *queue; /* in: the queue's name */
+    int paused;        /* in: 1 pause, 0 resume */
+};
+
+/* STORE_CALL_PURGE: store_purge. */
+struct store_purge_call {
+    const char *queue; /* in: the queue's name */
+    int status;        /* in: the API status (enum job_status; -1: blocked) */
+    int limit;         /* in: at most this many jobs (1..STORE_PURGE_BATCH) */
+    size_t deleted;    /* out: how many were deleted */
+};
+
+/* One write for store_submit(): what every kind has (its kind, now, result and the done
+ * callback), then the arguments and outputs of its kind, in the union member of that name
+ * (call->enqueue for STORE_CALL_ENQUEUE, ...); no other member may be read or written. The
+ * caller owns the struct and everything it points to, which must stay valid until done()
+ * runs; the store never touches the call after calling done(). */
 struct store_call {
     enum store_call_kind kind;
     int64_t now;
-    /* Inputs (borrowed); which ones are read depends on kind. */
-    const struct job_spec *specs; /* enqueue: nspecs specs */
-    size_t nspecs;
-    const struct claim_req *claim; /* claim */
-    int64_t id;                    /* heartbeat, complete, fail, cancel, retry */
-    const char *token;             /* heartbeat, complete, fail */
-    int64_t lease_seconds;         /* heartbeat */
-    const char *json;              /* heartbeat: progress; complete: result */
-    const struct fail_req *fail;   /* fail */
-    const char *queue;             /* pause, purge */
-    int flag;                      /* pause: 1 pause, 0 resume */
-    int status;                    /* purge: the API status (enum job_status; -1: blocked) */
-    int limit;                     /* purge: at most this many jobs (1..STORE_PURGE_BATCH) */
-    /* Outputs, as the matching function fills them. out holds nspecs jobs (enqueue),
-     * claim->max_jobs (claim) or one (the others). */
-    struct job *out;
-    int *created;             /* enqueue: nspecs flags */
-    size_t n;                 /* claim: how many were claimed; purge: how many deleted */
     enum store_result result; /* what the matching function would have returned */
-    int repeated;             /* complete: 1 when it was an idempotent repeat (nothing changed) */
     /* Called exactly once when the call is over, from one of the store's threads (or from
      * the caller's own thread, before store_submit returns, when the call could not start),
      * with no lock of the store held. It may free the call. */
     void (*done)(struct store_call *call);
     void *ctx;                                    /* the caller's */
     void (*caller_done)(struct store_call *call); /* private to store_submit() */
+    union {
+        struct store_enqueue_call enqueue;
+        struct store_claim_call claim;
+        struct store_heartbeat_call heartbeat;
+        struct store_complete_call complete;
+        struct store_fail_call fail;
+        struct store_cancel_call cancel;
+        struct store_retry_call retry;
+        struct store_pause_call pause;
+        struct store_purge_call purge;
+    };
 };
+
+/* For backends that serve several kinds with one code path: the job a heartbeat, complete,
+ * fail, cancel or retry call names, and where its answer goes (0 and NULL for the other
+ * kinds, which name no one job). */
+static inline int64_t store_call_job_id(const struct store_call *call)
+{
+    switch (call->kind) {
+    case STORE_CALL_HEARTBEAT:
+        return call->heartbeat.id;
+    case STORE_CALL_COMPLETE:
+        return call->complete.id;
+    case STORE_CALL_FAIL:
+        return call->fail.id;
+    case STORE_CALL_CANCEL:
+        return call->cancel.id;
+    case STORE_CALL_RETRY:
+        return call->retry.id;
+    default:
+        return 0;
+    }
+}
+
+static inline struct job *store_call_job_out(const struct store_call *call)
+{
+    switch (call->kind) {
+    case STORE_CALL_HEARTBEAT:
+        return call->heartbeat.out;
+    case STORE_CALL_COMPLETE:
+        return call->complete.out;
+    case STORE_CALL_FAIL:
+        return call->fail.out;
+    case STORE_CALL_CANCEL:
+        return call->cancel.out;
+    case STORE_CALL_RETRY:
+        return call->retry.out;
+    default:
+        return NULL;
+    }
+}
 
 /* What a backend implements. Writes go through submit only; the synchronous forms are
  * built on it once, in store.c. */
@@ -364,8 +468,8 @@ static inline enum store_result store_ping(struct store *s)
 }
 
 /* Start call (see struct store_call) and return without waiting for it: call->done(call)
- * runs once the write is durable or failed, with call->result and the outputs set exactly as
- * the matching synchronous function would have set them. A 2xx built on a STORE_OK result
+ * runs once the write is durable or failed, with call->result and the outputs of its kind's
+ * member set exactly as the matching synchronous function would have set them. A 2xx built on a STORE_OK result
  * is durable like theirs. What a committed call did is counted (counters.h) before done()
  * runs. */
 void store_submit(struct store *s, struct store_call *call);

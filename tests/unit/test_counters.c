@@ -22,9 +22,7 @@ TEST(calls_count_only_what_committed)
     int created[3] = {1, 0, 1}; /* the second one was an idempotency hit */
     struct store_call call = {.kind = STORE_CALL_ENQUEUE,
                               .now = NOW,
-                              .nspecs = 3,
-                              .out = out,
-                              .created = created,
+                              .enqueue = {.n = 3, .out = out, .created = created},
                               .result = STORE_OK};
     store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_ENQUEUED), 1);
@@ -33,32 +31,34 @@ TEST(calls_count_only_what_committed)
     store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_ENQUEUED), 1);
 
-    call = (struct store_call){.kind = STORE_CALL_CLAIM, .now = NOW, .out = out, .n = 2};
+    call = (struct store_call){.kind = STORE_CALL_CLAIM, .now = NOW, .claim = {.out = out, .n = 2}};
     store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_CLAIMED), 2);
 
-    call = (struct store_call){.kind = STORE_CALL_COMPLETE, .now = NOW, .out = &out[2]};
+    call =
+        (struct store_call){.kind = STORE_CALL_COMPLETE, .now = NOW, .complete = {.out = &out[2]}};
     store_count_call(&call);
-    call.repeated = 1; /* an idempotent repeat changed nothing */
+    call.complete.repeated = 1; /* an idempotent repeat changed nothing */
     store_count_call(&call);
-    call.repeated = 0;
+    call.complete.repeated = 0;
     call.result = STORE_LEASE_LOST;
     store_count_call(&call);
     CHECK_INT(counter_value("b", COUNTER_SUCCEEDED), 1);
 
     out[0].status = JOB_QUEUED;
     out[1].status = JOB_FAILED;
-    call = (struct store_call){.kind = STORE_CALL_FAIL, .now = NOW, .out = &out[0]};
+    call = (struct store_call){.kind = STORE_CALL_FAIL, .now = NOW, .fail = {.out = &out[0]}};
     store_count_call(&call);
-    call.out = &out[1];
+    call.fail.out = &out[1];
     store_count_call(&call);
     CHECK_INT(counter_value("a", COUNTER_RETRIED), 1);
     CHECK_INT(counter_value("a", COUNTER_FAILED), 1);
 
-    call = (struct store_call){.kind = STORE_CALL_CANCEL, .now = NOW, .out = &out[2]};
+    call = (struct store_call){.kind = STORE_CALL_CANCEL, .now = NOW, .cancel = {.out = &out[2]}};
     store_count_call(&call);
-    call.kind = STORE_CALL_HEARTBEAT; /* counted nowhere */
-    store_count_call(&call);
+    call = (struct store_call){
+        .kind = STORE_CALL_HEARTBEAT, .now = NOW, .heartbeat = {.out = &out[2]}};
+    store_count_call(&call); /* counted nowhere */
     CHECK_INT(counter_value("b", COUNTER_CANCELLED), 1);
     CHECK_INT(counter_value("b", COUNTER_CLAIMED), 0);
 

@@ -16,17 +16,18 @@ static size_t one_row(const struct store_call *call)
 
 static size_t enqueue_rows(const struct store_call *call)
 {
-    return call->nspecs;
+    return call->enqueue.n;
 }
 
 static size_t claim_rows(const struct store_call *call)
 {
-    return call->claim->max_jobs > 1 ? (size_t)call->claim->max_jobs : 1;
+    int max_jobs = call->claim.req->max_jobs;
+    return max_jobs > 1 ? (size_t)max_jobs : 1;
 }
 
 static size_t purge_rows(const struct store_call *call)
 {
-    return (size_t)call->limit;
+    return (size_t)call->purge.limit;
 }
 
 /* The bytes of parameter text a call adds to a statement it shares (what bounds one). */
@@ -36,16 +37,21 @@ static size_t no_bytes(const struct store_call *call)
     return 0;
 }
 
-static size_t json_bytes(const struct store_call *call)
+static size_t progress_bytes(const struct store_call *call)
 {
-    return call->json ? strlen(call->json) : 0;
+    return call->heartbeat.progress ? strlen(call->heartbeat.progress) : 0;
+}
+
+static size_t result_bytes(const struct store_call *call)
+{
+    return call->complete.result ? strlen(call->complete.result) : 0;
 }
 
 static size_t enqueue_bytes(const struct store_call *call)
 {
     size_t n = 0;
-    for (size_t i = 0; i < call->nspecs; i++)
-        n += strlen(call->specs[i].payload) + 64;
+    for (size_t i = 0; i < call->enqueue.n; i++)
+        n += strlen(call->enqueue.specs[i].payload) + 64;
     return n;
 }
 
@@ -61,8 +67,8 @@ struct pg_kind {
 static const struct pg_kind kinds[STORE_CALL_KIND_COUNT] = {
     [STORE_CALL_ENQUEUE] = {pg_enqueue_prepare, enqueue_rows, enqueue_bytes},
     [STORE_CALL_CLAIM] = {pg_claim_prepare, claim_rows, no_bytes},
-    [STORE_CALL_HEARTBEAT] = {pg_heartbeat_prepare, one_row, json_bytes},
-    [STORE_CALL_COMPLETE] = {pg_complete_prepare, one_row, json_bytes},
+    [STORE_CALL_HEARTBEAT] = {pg_heartbeat_prepare, one_row, progress_bytes},
+    [STORE_CALL_COMPLETE] = {pg_complete_prepare, one_row, result_bytes},
     [STORE_CALL_FAIL] = {pg_fail_prepare, one_row, no_bytes},
     [STORE_CALL_CANCEL] = {pg_cancel_prepare, one_row, no_bytes},
     [STORE_CALL_RETRY] = {pg_retry_prepare, one_row, no_bytes},

@@ -11,12 +11,12 @@
 
 static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
-    const struct claim_req *req = calls[0].call->claim;
+    const struct claim_req *req = calls[0].call->claim.req;
     *b = (struct pg_bind){.id = PG_CLAIM, .what = "claim", .n = 7};
     struct pg_arr tokens = {0}, leases = {0}, workers = {0};
     int64_t total = 0;
     for (size_t i = 0; i < k; i++) {
-        const struct claim_req *r = calls[i].call->claim;
+        const struct claim_req *r = calls[i].call->claim.req;
         for (int j = 0; j < calls[i].max_jobs; j++) {
             char tok[JOB_TOKEN_LEN + 1];
             if (rand_token(tok) != 0)
@@ -55,7 +55,7 @@ static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
     (void)notes;
     int64_t total = 0;
     for (size_t i = 0; i < k; i++) {
-        calls[i].call->n = 0;
+        calls[i].call->claim.n = 0;
         calls[i].call->result = STORE_OK;
         calls[i].follow = 0;
         total += calls[i].max_jobs;
@@ -83,10 +83,10 @@ static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
         struct store_call *call = calls[i].call;
         if (at[n] < 0)
             continue;
-        if (pg_row_job(res, at[n], 1, &call->out[call->n]) != 0)
+        if (pg_row_job(res, at[n], 1, &call->claim.out[call->claim.n]) != 0)
             call->result = STORE_ERROR;
         else
-            call->n++;
+            call->claim.n++;
     }
     free(at);
 }
@@ -99,7 +99,7 @@ static int same_text(const char *a, const char *b)
 /* Claims of the same queues with the same capabilities share one statement. */
 static int claim_same(const struct pg_call *a, const struct pg_call *b)
 {
-    const struct claim_req *x = a->call->claim, *y = b->call->claim;
+    const struct claim_req *x = a->call->claim.req, *y = b->call->claim.req;
     if (a->nqueues != b->nqueues || !same_text(x->capabilities, y->capabilities))
         return 0;
     for (size_t i = 0; i < a->nqueues; i++) {
@@ -114,15 +114,15 @@ static const struct pg_one claim_one = {claim_bind, claim_recv, NULL, claim_same
 static void claim_discard(void *p)
 {
     struct pg_call *a = p;
-    for (size_t i = 0; i < a->call->n; i++)
-        job_clear(&a->call->out[i]);
-    a->call->n = 0;
+    for (size_t i = 0; i < a->call->claim.n; i++)
+        job_clear(&a->call->claim.out[i]);
+    a->call->claim.n = 0;
 }
 
 int pg_claim_prepare(struct pg_call *pc)
 {
-    const struct claim_req *req = pc->call->claim;
-    pc->call->n = 0;
+    const struct claim_req *req = pc->call->claim.req;
+    pc->call->claim.n = 0;
     if (req->nqueues == 0 || req->max_jobs < 1) {
         pc->call->result = STORE_OK;
         return 0;

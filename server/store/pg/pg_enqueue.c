@@ -16,8 +16,8 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     struct pg_arr col[14] = {{0}};        /* col[8] stays empty: $9 is now */
     for (size_t i = 0; i < k; i++) {
         const struct store_call *call = calls[i].call;
-        for (size_t s = 0; s < call->nspecs; s++) {
-            const struct job_spec *sp = &call->specs[s];
+        for (size_t s = 0; s < call->enqueue.n; s++) {
+            const struct job_spec *sp = &call->enqueue.specs[s];
             pg_arr_text(&col[0], sp->queue);
             pg_arr_text(&col[1], sp->payload);
             pg_arr_int(&col[2], sp->priority);
@@ -63,7 +63,7 @@ static size_t element(const struct pg_call *calls, size_t k, int64_t ord, size_t
 {
     size_t i = 0;
     for (; i < k && ord > 0; i++) {
-        size_t n = calls[i].call->nspecs;
+        size_t n = calls[i].call->enqueue.n;
         if ((uint64_t)ord <= n) {
             *spec = (size_t)ord - 1;
             return i;
@@ -80,20 +80,21 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
 {
     int64_t now = pg_calls_now(calls, k);
     for (size_t i = 0; i < k; i++) {
+        const struct store_enqueue_call *e = &calls[i].call->enqueue;
         calls[i].call->result = STORE_OK;
-        memset(calls[i].call->created, 0, calls[i].call->nspecs * sizeof *calls[i].call->created);
+        memset(e->created, 0, e->n * sizeof *e->created);
     }
     int rows = PQntuples(res);
     for (int n = 0; n < rows; n++) {
         int row = row_at(n, rows);
         size_t s = 0, i = element(calls, k, pg_row_int(res, row, COL_COUNT), &s);
-        if (i == k || calls[i].call->created[s]) {
+        if (i == k || calls[i].call->enqueue.created[s]) {
             log_error("enqueue: an inserted row names no element of the statement");
             continue;
         }
         struct store_call *call = calls[i].call;
-        struct job *out = &call->out[s];
-        call->created[s] = 1;
+        struct job *out = &call->enqueue.out[s];
+        call->enqueue.created[s] = 1;
         if (pg_row_job(res, row, 0, out) != 0) {
             call->result = STORE_ERROR;
             continue;
@@ -106,10 +107,10 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
     for (size_t i = 0; i < k; i++) {
         struct store_call *call = calls[i].call;
         calls[i].follow = 0;
-        for (size_t s = 0; s < call->nspecs; s++) {
-            if (call->created[s])
+        for (size_t s = 0; s < call->enqueue.n; s++) {
+            if (call->enqueue.created[s])
                 continue;
-            if (!call->specs[s].idempotency_key) {
+            if (!call->enqueue.specs[s].idempotency_key) {
                 log_error("enqueue: no row came back for a job without an idempotency_key");
                 call->result = STORE_ERROR;
             }
@@ -124,23 +125,23 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
 static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a)
 {
     struct store_call *call = a->call;
-    for (size_t s = 0; s < call->nspecs; s++) {
-        if (call->created[s])
+    for (size_t s = 0; s < call->enqueue.n; s++) {
+        if (call->enqueue.created[s])
             continue;
-        const struct job_spec *sp = &call->specs[s];
+        const struct job_spec *sp = &call->enqueue.specs[s];
         const char *key[2] = {sp->queue, sp->idempotency_key};
         enum store_result r;
         PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
         if (!res)
             return r;
         r = PQntuples(res) == 1
-                ? (pg_row_job(res, 0, 0, &call->out[s]) == 0 ? STORE_OK : STORE_ERROR)
+                ? (pg_row_job(res, 0, 0, &call->enqueue.out[s]) == 0 ? STORE_OK : STORE_ERROR)
                 : STORE_BUSY; /* inserted by a transaction that rolled back */
         PQclear(res);
         if (r != STORE_OK)
             return r;
     }
-    return call->nspecs == 1 ? STORE_EXISTS : STORE_OK;
+    return call->enqueue.n == 1 ? STORE_EXISTS : STORE_OK;
 }
 
 static int insert_same(const struct pg_call *a, const struct pg_call *b)
@@ -155,19 +156,19 @@ static const struct pg_one enqueue_one = {insert_bind, insert_recv, insert_follo
 static void enqueue_discard(void *p)
 {
     struct pg_call *a = p;
-    for (size_t i = 0; i < a->call->nspecs; i++)
-        job_clear(&a->call->out[i]);
+    for (size_t i = 0; i < a->call->enqueue.n; i++)
+        job_clear(&a->call->enqueue.out[i]);
 }
 
 int pg_enqueue_prepare(struct pg_call *pc)
 {
     struct store_call *call = pc->call;
-    if (call->nspecs == 0) {
+    if (call->enqueue.n == 0) {
         call->result = STORE_OK;
         return 0;
     }
-    memset(call->out, 0, call->nspecs * sizeof *call->out);
-    memset(call->created, 0, call->nspecs * sizeof *call->created);
+    memset(call->enqueue.out, 0, call->enqueue.n * sizeof *call->enqueue.out);
+    memset(call->enqueue.created, 0, call->enqueue.n * sizeof *call->enqueue.created);
     pc->tx = (struct pg_tx){.name = "enqueue", .fn = pg_one_tx, .discard = enqueue_discard};
     pc->one = &enqueue_one;
     return 1;

@@ -14,24 +14,24 @@ static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_HEARTBEAT, .what = "heartbeat", .n = 6};
     b->params[2] = pg_int_param(b->ints[2], pg_calls_now(calls, k));
-    const struct store_call *call = calls[0].call;
+    const struct store_heartbeat_call *h = &calls[0].call->heartbeat;
     if (k == 1) {
         b->id = PG_HEARTBEAT_ONE;
-        b->params[0] = pg_int_param(b->ints[0], call->id);
-        b->params[1] = call->token;
-        b->params[3] = pg_int_param(b->ints[3], call->lease_seconds > 0 ? call->lease_seconds : 0);
-        b->params[4] = call->json ? "true" : "false";
-        b->params[5] = call->json;
+        b->params[0] = pg_int_param(b->ints[0], h->id);
+        b->params[1] = h->token;
+        b->params[3] = pg_int_param(b->ints[3], h->lease_seconds > 0 ? h->lease_seconds : 0);
+        b->params[4] = h->progress ? "true" : "false";
+        b->params[5] = h->progress;
         return 0;
     }
     struct pg_arr id = {0}, token = {0}, lease = {0}, has = {0}, progress = {0};
     for (size_t i = 0; i < k; i++) {
-        call = calls[i].call;
-        pg_arr_int(&id, call->id);
-        pg_arr_text(&token, call->token);
-        pg_arr_int(&lease, call->lease_seconds > 0 ? call->lease_seconds : 0);
-        pg_arr_bool(&has, call->json != NULL);
-        pg_arr_text(&progress, call->json);
+        h = &calls[i].call->heartbeat;
+        pg_arr_int(&id, h->id);
+        pg_arr_text(&token, h->token);
+        pg_arr_int(&lease, h->lease_seconds > 0 ? h->lease_seconds : 0);
+        pg_arr_bool(&has, h->progress != NULL);
+        pg_arr_text(&progress, h->progress);
     }
     int rc = pg_arr_bind(&id, b, 0) | pg_arr_bind(&token, b, 1) | pg_arr_bind(&lease, b, 3) |
              pg_arr_bind(&has, b, 4) | pg_arr_bind(&progress, b, 5);
@@ -44,20 +44,20 @@ static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     *b = (struct pg_bind){.id = PG_COMPLETE, .what = "complete", .n = 4};
     b->params[2] = pg_int_param(b->ints[2], pg_calls_now(calls, k));
-    const struct store_call *call = calls[0].call;
+    const struct store_complete_call *m = &calls[0].call->complete;
     if (k == 1) {
         b->id = PG_COMPLETE_ONE;
-        b->params[0] = pg_int_param(b->ints[0], call->id);
-        b->params[1] = call->token;
-        b->params[3] = call->json;
+        b->params[0] = pg_int_param(b->ints[0], m->id);
+        b->params[1] = m->token;
+        b->params[3] = m->result;
         return 0;
     }
     struct pg_arr id = {0}, token = {0}, result = {0};
     for (size_t i = 0; i < k; i++) {
-        call = calls[i].call;
-        pg_arr_int(&id, call->id);
-        pg_arr_text(&token, call->token);
-        pg_arr_text(&result, call->json);
+        m = &calls[i].call->complete;
+        pg_arr_int(&id, m->id);
+        pg_arr_text(&token, m->token);
+        pg_arr_text(&result, m->result);
     }
     int rc = pg_arr_bind(&id, b, 0) | pg_arr_bind(&token, b, 1) | pg_arr_bind(&result, b, 3);
     if (rc != 0)
@@ -66,13 +66,14 @@ static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 }
 
 /* The updated jobs (by the ordinal in the last column), and a follow-up for each call whose
- * guard matched nothing. */
+ * guard matched nothing (heartbeat and complete calls, all of one kind). */
 static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
                        struct store_news *notes)
 {
     (void)notes;
     for (size_t i = 0; i < k; i++) {
-        calls[i].call->repeated = 0;
+        if (calls[i].call->kind == STORE_CALL_COMPLETE)
+            calls[i].call->complete.repeated = 0;
         calls[i].call->result = STORE_OK;
         calls[i].follow = 1;
     }
@@ -83,36 +84,37 @@ static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
             continue; /* cannot happen: one row per element at most */
         struct pg_call *a = &calls[ord - 1];
         a->follow = 0;
-        if (pg_row_job(res, row, 0, a->call->out) != 0)
+        if (pg_row_job(res, row, 0, store_call_job_out(a->call)) != 0)
             a->call->result = STORE_ERROR;
     }
 }
 
 static int lease_same(const struct pg_call *a, const struct pg_call *b)
 {
-    return a->call->kind == b->call->kind && a->call->id != b->call->id;
+    return a->call->kind == b->call->kind &&
+           store_call_job_id(a->call) != store_call_job_id(b->call);
 }
 
 static enum store_result heartbeat_follow(struct pg_conn *c, struct pg_call *a)
 {
-    return pg_miss(c, a->call->id, STORE_LEASE_LOST);
+    return pg_miss(c, a->call->heartbeat.id, STORE_LEASE_LOST);
 }
 
 /* Complete missed: the same token on a job it already completed is an idempotent repeat. */
 static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a)
 {
-    struct store_call *call = a->call;
+    struct store_complete_call *m = &a->call->complete;
     struct job j;
-    enum store_result r = pg_get_on(c, call->id, 1, &j);
+    enum store_result r = pg_get_on(c, m->id, 1, &j);
     if (r != STORE_OK)
         return r;
-    int repeat = j.status == JOB_SUCCEEDED && call->token && j.lease_token &&
-                 strcmp(j.lease_token, call->token) == 0;
+    int repeat = j.status == JOB_SUCCEEDED && m->token && j.lease_token &&
+                 strcmp(j.lease_token, m->token) == 0;
     job_clear(&j);
     if (!repeat)
         return STORE_LEASE_LOST;
-    call->repeated = 1;
-    return pg_get_on(c, call->id, 0, call->out);
+    m->repeated = 1;
+    return pg_get_on(c, m->id, 0, m->out);
 }
 
 static const struct pg_one heartbeat_one = {heartbeat_bind, lease_recv, heartbeat_follow,
@@ -122,20 +124,20 @@ static const struct pg_one complete_one = {complete_bind, lease_recv, complete_f
 static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     struct pg_call *a = p;
-    struct store_call *call = a->call;
+    const struct store_fail_call *fail = &a->call->fail;
     char id[24], now[24];
-    const char *guard[3] = {pg_int_param(id, call->id), call->token, pg_int_param(now, a->now)};
+    const char *guard[3] = {pg_int_param(id, fail->id), fail->token, pg_int_param(now, a->now)};
     enum store_result r;
     PGresult *res = pg_exec(c, PG_LEASE_LOCK, 3, guard, "fail: lock", &r);
     if (!res)
         return r;
     if (PQntuples(res) == 0) {
         PQclear(res);
-        return pg_miss(c, call->id, STORE_LEASE_LOST);
+        return pg_miss(c, fail->id, STORE_LEASE_LOST);
     }
     int64_t attempts = pg_row_int(res, 0, 0), max_attempts = pg_row_int(res, 0, 1);
     PQclear(res);
-    const struct fail_req *f = call->fail;
+    const struct fail_req *f = fail->req;
     struct job_lease_end e =
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->st->backoff_base, a->st->backoff_max, rand_unit());
@@ -146,22 +148,22 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
                              pg_int_param(finished, e.requeue ? JOB_NONE : a->now),
                              f->error_code,
                              f->error_detail,
-                             call->token,
+                             fail->token,
                              now};
-    r = pg_one_row(c, PG_LEASE_END, 8, params, 0, "fail", call->out);
+    r = pg_one_row(c, PG_LEASE_END, 8, params, 0, "fail", fail->out);
     if (r == STORE_NOT_FOUND)
         return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
     if (r == STORE_OK && e.requeue && e.run_at <= a->now)
-        store_news_ready(notes, call->out->queue, !call->out->requires);
+        store_news_ready(notes, fail->out->queue, !fail->out->requires);
     else if (r == STORE_OK && e.requeue)
-        store_news_later(notes, call->out->queue, e.run_at);
+        store_news_later(notes, fail->out->queue, e.run_at);
     return r;
 }
 
 static void lease_discard(void *p)
 {
     struct pg_call *a = p;
-    job_clear(a->call->out);
+    job_clear(store_call_job_out(a->call));
 }
 
 /* Set pc up as a lease call named `name`: one statement (one) or its own transaction (fn). */
@@ -170,7 +172,7 @@ static int lease_prepare(struct pg_call *pc, const char *name, const struct pg_o
 {
     pc->tx = (struct pg_tx){.name = name, .fn = one ? pg_one_tx : fn, .discard = lease_discard};
     pc->one = one;
-    memset(pc->call->out, 0, sizeof *pc->call->out);
+    memset(store_call_job_out(pc->call), 0, sizeof(struct job));
     return 1;
 }
 

@@ -105,8 +105,8 @@ struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *ca
     }
     int cancel = call->kind == STORE_CALL_CANCEL;
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
-    b->a = (struct admin_arg){cancel ? STMT_CANCEL : STMT_RETRY, call->id, call->now, call->out,
-                              &b->notes};
+    b->a = (struct admin_arg){cancel ? STMT_CANCEL : STMT_RETRY, store_call_job_id(call), call->now,
+                              store_call_job_out(call), &b->notes};
     b->tx = (struct sqlite_tx){.name = cancel ? "cancel" : "retry",
                                .fn = admin_tx,
                                .discard = admin_discard,

@@ -190,8 +190,8 @@ struct claim_block {
 
 struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call)
 {
-    const struct claim_req *req = call->claim;
-    call->n = 0;
+    const struct claim_req *req = call->claim.req;
+    call->claim.n = 0;
     if (req->nqueues == 0 || req->max_jobs < 1) {
         call->result = STORE_OK;
         return NULL;
@@ -209,8 +209,8 @@ struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *ca
     b->bounded.nqueues = nqueues;
     const char *caps = req->capabilities;
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
-    b->a = (struct claim_arg){&b->bounded, caps,    max_jobs,  call->now,  call->out,
-                              &call->n,    b->cand, &b->notes, &st->writer};
+    b->a = (struct claim_arg){&b->bounded,    caps,    max_jobs,  call->now,  call->claim.out,
+                              &call->claim.n, b->cand, &b->notes, &st->writer};
     b->tx = (struct sqlite_tx){.name = "claim",
                                .fn = claim_tx,
                                .discard = claim_discard,

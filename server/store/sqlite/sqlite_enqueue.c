@@ -184,7 +184,8 @@ struct enqueue_block {
 struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *call)
 {
     (void)st;
-    if (call->nspecs == 0) {
+    const struct store_enqueue_call *e = &call->enqueue;
+    if (e->n == 0) {
         call->result = STORE_OK;
         return NULL;
     }
@@ -195,13 +196,12 @@ struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *
         return NULL;
     }
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
-    b->a = (struct enqueue_arg){call->specs, call->nspecs,  call->now,
-                                call->out,   call->created, &b->notes};
+    b->a = (struct enqueue_arg){e->specs, e->n, call->now, e->out, e->created, &b->notes};
     b->tx = (struct sqlite_tx){.name = "enqueue",
                                .fn = enqueue_tx,
                                .discard = enqueue_discard,
                                .arg = &b->a,
                                .notes = &b->notes,
-                               .weight = (int)call->nspecs};
+                               .weight = (int)e->n};
     return &b->tx;
 }

@@ -238,31 +238,33 @@ struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *ca
         return NULL;
     }
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
-    b->a = (struct lease_arg){.id = call->id,
-                              .token = call->token,
+    b->a = (struct lease_arg){.id = store_call_job_id(call),
                               .now = call->now,
                               .backoff_base = st->backoff_base,
                               .backoff_max = st->backoff_max,
-                              .out = call->out,
+                              .out = store_call_job_out(call),
                               .notes = &b->notes};
     b->tx =
         (struct sqlite_tx){.discard = lease_discard, .arg = &b->a, .notes = &b->notes, .weight = 1};
     switch (call->kind) {
     case STORE_CALL_HEARTBEAT:
-        b->a.lease_seconds = call->lease_seconds > 0 ? call->lease_seconds : 0;
-        b->a.progress = call->json;
+        b->a.token = call->heartbeat.token;
+        b->a.lease_seconds = call->heartbeat.lease_seconds > 0 ? call->heartbeat.lease_seconds : 0;
+        b->a.progress = call->heartbeat.progress;
         b->tx.name = "heartbeat";
         b->tx.fn = heartbeat_tx;
         break;
     case STORE_CALL_COMPLETE:
-        b->a.result = call->json;
-        b->a.repeated = &call->repeated;
+        b->a.token = call->complete.token;
+        b->a.result = call->complete.result;
+        b->a.repeated = &call->complete.repeated;
         b->tx.name = "complete";
         b->tx.fn = complete_tx;
         break;
     case STORE_CALL_FAIL:
     default:
-        b->a.fail = call->fail;
+        b->a.token = call->fail.token;
+        b->a.fail = call->fail.req;
         b->tx.name = "fail";
         b->tx.fn = fail_tx;
         break;

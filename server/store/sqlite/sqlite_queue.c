@@ -14,10 +14,11 @@ static int pause_tx(struct sqlite_conn *c, void *p)
 {
     struct queue_arg *a = p;
     const struct store_call *call = a->call;
+    const struct store_pause_call *pause = &call->pause;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_QUEUE_SET);
-    int rc = sqlite_conn_bind_text(st, 1, call->queue);
+    int rc = sqlite_conn_bind_text(st, 1, pause->queue);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 2, call->flag ? 1 : 0);
+        rc = sqlite3_bind_int(st, 2, pause->paused ? 1 : 0);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 3, call->now);
     if (rc == SQLITE_OK)
@@ -26,33 +27,33 @@ static int pause_tx(struct sqlite_conn *c, void *p)
     if (rc != SQLITE_DONE)
         return sqlite_conn_fail(c, rc, "pause");
     /* Resumed: parked claims of the queue look again (plain 0: wake them all). */
-    if (!call->flag)
-        store_news_ready(&a->notes->news, call->queue, 0);
+    if (!pause->paused)
+        store_news_ready(&a->notes->news, pause->queue, 0);
     return STORE_OK;
 }
 
 static int purge_tx(struct sqlite_conn *c, void *p)
 {
     struct queue_arg *a = p;
-    struct store_call *call = a->call;
-    int status = call->status, status2 = -1;
+    struct store_purge_call *purge = &a->call->purge;
+    int status = purge->status, status2 = -1;
     if (status == JOB_QUEUED)
         status2 = SQLITE_SCHEDULED;
-    call->n = 0;
+    purge->deleted = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PURGE);
-    int rc = sqlite_conn_bind_text(st, 1, call->queue);
+    int rc = sqlite_conn_bind_text(st, 1, purge->queue);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 2, status);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 3, status2);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 4, call->limit);
+        rc = sqlite3_bind_int(st, 4, purge->limit);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(c, st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return sqlite_conn_fail(c, rc, "purge");
-    call->n = (size_t)sqlite3_changes(c->db);
+    purge->deleted = (size_t)sqlite3_changes(c->db);
     return STORE_OK;
 }
 
@@ -67,7 +68,8 @@ struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *ca
 {
     (void)st;
     int pause = call->kind == STORE_CALL_PAUSE;
-    call->n = 0;
+    if (!pause)
+        call->purge.deleted = 0;
     struct queue_block *b = malloc(sizeof *b);
     if (!b) {
         log_error("out of memory starting a %s", pause ? "pause" : "purge");
@@ -80,6 +82,6 @@ struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *ca
                                .fn = pause ? pause_tx : purge_tx,
                                .arg = &b->a,
                                .notes = &b->notes,
-                               .weight = pause ? 1 : call->limit};
+                               .weight = pause ? 1 : call->purge.limit};
     return &b->tx;
 }

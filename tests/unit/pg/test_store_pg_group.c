@@ -67,10 +67,8 @@ static void submit_enqueue_prio(struct store *s, struct pending *p, const char *
     p->spec.max_runtime_seconds = JOB_NONE;
     p->call.kind = STORE_CALL_ENQUEUE;
     p->call.now = T0;
-    p->call.specs = &p->spec;
-    p->call.nspecs = 1;
-    p->call.out = &p->out;
-    p->call.created = &p->created;
+    p->call.enqueue = (struct store_enqueue_call){
+        .specs = &p->spec, .n = 1, .out = &p->out, .created = &p->created};
     p->call.done = on_done;
     p->call.ctx = p;
     store_submit(s, &p->call);
@@ -99,8 +97,7 @@ static void submit_claim(struct store *s, struct pending *p, const char *queue, 
                                   .max_jobs = max_jobs};
     p->call.kind = STORE_CALL_CLAIM;
     p->call.now = T0;
-    p->call.claim = &p->claim;
-    p->call.out = p->outs;
+    p->call.claim = (struct store_claim_call){.req = &p->claim, .out = p->outs};
     p->call.done = on_done;
     p->call.ctx = p;
     store_submit(s, &p->call);
@@ -113,11 +110,12 @@ static void submit_lease(struct store *s, struct pending *p, enum store_call_kin
     memset(p, 0, sizeof *p);
     p->call.kind = kind;
     p->call.now = T0;
-    p->call.id = id;
-    p->call.token = token;
-    p->call.lease_seconds = lease;
-    p->call.json = json;
-    p->call.out = &p->out;
+    if (kind == STORE_CALL_HEARTBEAT)
+        p->call.heartbeat = (struct store_heartbeat_call){
+            .id = id, .token = token, .lease_seconds = lease, .progress = json, .out = &p->out};
+    else
+        p->call.complete =
+            (struct store_complete_call){.id = id, .token = token, .result = json, .out = &p->out};
     p->call.done = on_done;
     p->call.ctx = p;
     store_submit(s, &p->call);
@@ -512,8 +510,8 @@ TEST(claims_of_a_group_share_one_statement_in_claim_order)
     size_t ntokens = 0;
     for (int i = 1; i < 5; i++) {
         CHECK_INT(p[i].call.result, STORE_OK);
-        CHECK_INT(p[i].call.n, want[i].n);
-        for (size_t k = 0; k < p[i].call.n && k < want[i].n; k++) {
+        CHECK_INT(p[i].call.claim.n, want[i].n);
+        for (size_t k = 0; k < p[i].call.claim.n && k < want[i].n; k++) {
             const struct job *j = &p[i].outs[k];
             CHECK_INT(j->priority, want[i].first_priority - 10 * (int)k);
             CHECK_STR(j->worker_id, want[i].worker);
@@ -527,7 +525,7 @@ TEST(claims_of_a_group_share_one_statement_in_claim_order)
         }
     }
     for (int i = 0; i < 5; i++) {
-        for (size_t k = 0; k < p[i].call.n && k < 4; k++)
+        for (size_t k = 0; k < p[i].call.claim.n && k < 4; k++)
             job_clear(&p[i].outs[k]);
         job_clear(&p[i].out);
     }
@@ -578,12 +576,12 @@ TEST(completes_and_heartbeats_of_a_group_share_statements)
     CHECK_INT(run_held_with(s, p, "0", 6, queue_lease_calls, &l), 0);
     CHECK_INT(statements("UPDATE"), 3); /* complete x2, the repeat, heartbeat x2 */
     CHECK_INT(p[1].call.result, STORE_OK);
-    CHECK_INT(p[1].call.repeated, 0);
+    CHECK_INT(p[1].call.complete.repeated, 0);
     CHECK_INT(p[1].out.status, JOB_SUCCEEDED);
     CHECK_STR(p[1].out.result, "1");
     CHECK_INT(p[2].call.result, STORE_LEASE_LOST);
     CHECK_INT(p[3].call.result, STORE_OK);
-    CHECK_INT(p[3].call.repeated, 1);
+    CHECK_INT(p[3].call.complete.repeated, 1);
     CHECK_INT(p[4].call.result, STORE_OK);
     CHECK_INT(p[4].out.lease_expires_at, T0 + 100);
     CHECK(p[4].out.progress == NULL);

@@ -127,13 +127,11 @@ TEST(hooks_run_once_per_group)
     int created[4];
     sqlite_writer_hold(writer_of(s), 1);
     for (int i = 0; i < 4; i++) {
-        call[i] = (struct store_call){.kind = STORE_CALL_ENQUEUE,
-                                      .now = T0,
-                                      .specs = &sp[i],
-                                      .nspecs = 1,
-                                      .out = &out[i],
-                                      .created = &created[i],
-                                      .done = call_done};
+        call[i] = (struct store_call){
+            .kind = STORE_CALL_ENQUEUE,
+            .now = T0,
+            .enqueue = {.specs = &sp[i], .n = 1, .out = &out[i], .created = &created[i]},
+            .done = call_done};
         store_submit(s, &call[i]);
     }
     sqlite_writer_hold(writer_of(s), 0);
@@ -253,26 +251,20 @@ static void group_fill(struct group *g)
     g->b[1] = spec_of("b", 1, now);
     g->queues_d[0] = "d";
     g->claim_d = (struct claim_req){"w", g->queues_d, 1, NULL, 30, 1};
-    g->call[0] = (struct store_call){.kind = STORE_CALL_ENQUEUE,
-                                     .now = now,
-                                     .specs = &g->a,
-                                     .nspecs = 1,
-                                     .out = &g->out_a,
-                                     .created = &g->created_a};
-    g->call[1] = (struct store_call){.kind = STORE_CALL_ENQUEUE,
-                                     .now = now,
-                                     .specs = g->b,
-                                     .nspecs = 2,
-                                     .out = g->out_b,
-                                     .created = g->created_b};
-    g->call[2] = (struct store_call){.kind = STORE_CALL_COMPLETE,
-                                     .now = now,
-                                     .id = g->id_c,
-                                     .token = g->token_c,
-                                     .json = "1",
-                                     .out = &g->out_c};
+    g->call[0] = (struct store_call){
+        .kind = STORE_CALL_ENQUEUE,
+        .now = now,
+        .enqueue = {.specs = &g->a, .n = 1, .out = &g->out_a, .created = &g->created_a}};
+    g->call[1] = (struct store_call){
+        .kind = STORE_CALL_ENQUEUE,
+        .now = now,
+        .enqueue = {.specs = g->b, .n = 2, .out = g->out_b, .created = g->created_b}};
+    g->call[2] = (struct store_call){
+        .kind = STORE_CALL_COMPLETE,
+        .now = now,
+        .complete = {.id = g->id_c, .token = g->token_c, .result = "1", .out = &g->out_c}};
     g->call[3] = (struct store_call){
-        .kind = STORE_CALL_CLAIM, .now = now, .claim = &g->claim_d, .out = g->out_d};
+        .kind = STORE_CALL_CLAIM, .now = now, .claim = {.req = &g->claim_d, .out = g->out_d}};
 }
 
 /* Queue the four calls on the held writer, release it and wait for them. */
@@ -304,7 +296,7 @@ static void group_clear(struct group *g)
     job_clear(&g->out_b[0]);
     job_clear(&g->out_b[1]);
     job_clear(&g->out_c);
-    for (size_t i = 0; i < g->call[3].n; i++)
+    for (size_t i = 0; i < g->call[3].claim.n; i++)
         job_clear(&g->out_d[i]);
 }
 
@@ -322,15 +314,16 @@ static int group_check(const struct group *g, const char *what)
               c != (ok(g, 2) ? JOB_SUCCEEDED : JOB_RUNNING) ||
               d != (ok(g, 3) ? JOB_RUNNING : SQLITE_SCHEDULED);
     bad = bad || (ok(g, 0) && g->out_a.id <= 0) || (ok(g, 1) && g->out_b[1].id <= 0) ||
-          (ok(g, 2) && g->out_c.status != JOB_SUCCEEDED) || g->call[3].n != (ok(g, 3) ? 1u : 0u);
+          (ok(g, 2) && g->out_c.status != JOB_SUCCEEDED) ||
+          g->call[3].claim.n != (ok(g, 3) ? 1u : 0u);
     int want_ready = ok(g, 0) + ok(g, 1) + ok(g, 3); /* a, b, and d promoted */
     if (bad || rec.ready != want_ready || rec.scheduled != 0) {
         fprintf(stderr,
                 "%s: results %s %s %s %s; a %lld b %lld c %lld d %lld; claimed %zu; hooks %d/%d\n",
                 what, store_result_name(g->call[0].result), store_result_name(g->call[1].result),
                 store_result_name(g->call[2].result), store_result_name(g->call[3].result),
-                (long long)a, (long long)b, (long long)c, (long long)d, g->call[3].n, rec.ready,
-                rec.scheduled);
+                (long long)a, (long long)b, (long long)c, (long long)d, g->call[3].claim.n,
+                rec.ready, rec.scheduled);
         return -1;
     }
     return 0;
