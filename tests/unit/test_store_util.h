@@ -162,12 +162,17 @@ static inline int status_of(struct store *s, int64_t id)
 /* SQL that takes a SQLite database back from schema 6 to 5 (what migration 6 added goes), for
  * the tests that rebuild an older schema. */
 #define SQLITE_UNDO_MIGRATION_6                                                                    \
-    "DROP INDEX jobs_key_running; DROP INDEX jobs_lane; DROP INDEX jobs_dedup; "                   \
+    "DROP INDEX jobs_claim_free; DROP INDEX jobs_key_running; DROP INDEX jobs_lane; "              \
+    "DROP INDEX jobs_dedup; "                                                                      \
     "DROP INDEX jobs_expires; DROP TABLE limits; DROP TABLE keys; DROP TABLE key_claims; "         \
     "DROP TABLE lanes; ALTER TABLE jobs DROP COLUMN concurrency_key; "                             \
     "ALTER TABLE jobs DROP COLUMN expires_at; ALTER TABLE jobs DROP COLUMN dedup_key; "            \
     "ALTER TABLE jobs DROP COLUMN dedup_mode; ALTER TABLE jobs DROP COLUMN dedup_seconds; "        \
-    "ALTER TABLE jobs DROP COLUMN lane; "
+    "ALTER TABLE jobs DROP COLUMN lane; "                                                          \
+    "CREATE INDEX jobs_claim_plain ON jobs (queue, priority DESC, run_at, id)"                     \
+    " WHERE status = 1 AND requires IS NULL; "                                                     \
+    "CREATE INDEX jobs_claim_req ON jobs (queue, priority DESC, run_at, id)"                       \
+    " WHERE status = 1 AND requires IS NOT NULL; "
 
 static inline int64_t sql_int(const char *sql)
 {

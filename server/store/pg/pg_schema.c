@@ -197,10 +197,20 @@ static const char *const migrations[] = {
     " queue text NOT NULL, requires text NOT NULL, ckey text NOT NULL, head_id bigint,"
     " head_priority integer, head_run_at bigint, check_at bigint NOT NULL,"
     " open_at bigint NOT NULL DEFAULT 0, UNIQUE (queue, requires, ckey));"
-    "CREATE INDEX jobq_lanes_rank ON jobq_lanes (queue, head_priority DESC, head_run_at, head_id)"
-    " WHERE head_id IS NOT NULL;"
+    "CREATE INDEX jobq_lanes_rank ON jobq_lanes (queue, head_priority DESC, head_run_at, head_id,"
+    " open_at) WHERE head_id IS NOT NULL;"
     "CREATE INDEX jobq_lanes_check ON jobq_lanes (queue, check_at);"
-    "CREATE INDEX jobq_lanes_key ON jobq_lanes (ckey) WHERE ckey <> '';",
+    "CREATE INDEX jobq_lanes_key ON jobq_lanes (ckey) WHERE ckey <> '';"
+    /* The jobs with requirements move into lanes (requires as the JSON text enqueue keeps);
+     * the plain claim index holds the others. */
+    "INSERT INTO jobq_lanes (queue, requires, ckey, check_at)"
+    " SELECT DISTINCT queue, array_to_json(requires)::text, '', 0 FROM jobq_jobs"
+    " WHERE requires IS NOT NULL;"
+    "UPDATE jobq_jobs j SET lane = l.id FROM jobq_lanes l WHERE j.requires IS NOT NULL"
+    " AND l.queue = j.queue AND l.requires = array_to_json(j.requires)::text AND l.ckey = '';"
+    "DROP INDEX IF EXISTS jobq_jobs_claim;"
+    "CREATE INDEX jobq_jobs_claim_free ON jobq_jobs (queue, priority DESC, run_at, id)"
+    " WHERE status = 1 AND lane IS NULL;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

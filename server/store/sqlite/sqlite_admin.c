@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
 
@@ -76,9 +77,11 @@ static int admin_tx(struct sqlite_conn *c, void *p)
         return r;
     if (sqlite_counts_move(&a->notes->counts, a->out->queue, from, (int)a->out->status) != 0)
         return STORE_ERROR;
-    if (a->stmt == STMT_RETRY)
+    if (a->stmt == STMT_RETRY) {
         store_news_ready(&a->notes->news, a->out->queue, sqlite_row_plain(a->out));
-    return STORE_OK;
+        return sqlite_lane_requeued(c, a->out);
+    }
+    return from == JOB_RUNNING ? sqlite_key_released(c, a->out, a->notes) : STORE_OK;
 }
 
 static void admin_discard(void *p)

@@ -1,20 +1,15 @@
 /* store_claim for SQLite: promote due scheduled jobs (only when the writer knows that one may
- * be due), pick the top candidates of every
- * requested queue from the claim index, merge them in claim order and compare-and-swap each
- * chosen job from queued to running, all in one short transaction. */
+ * be due), gather the top plain jobs and the open lanes of every requested queue, and take
+ * jobs in claim order (lane_claim.h: a lane gives jobs while its concurrency key has room),
+ * each by compare-and-swap from queued to running, all in one short transaction. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "rand.h"
+#include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
-
-struct candidate {
-    int64_t id;
-    int64_t priority;
-    int64_t run_at;
-};
 
 struct claim_arg {
     const struct claim_req *req;
@@ -23,29 +18,33 @@ struct claim_arg {
     int64_t now;
     struct job *out;
     size_t *n;
-    struct candidate *cand; /* room for nqueues * max_jobs (twice with caps) */
+    struct lane_cand *cand; /* room for CLAIM_CANDIDATES(nqueues, max_jobs) */
     struct sqlite_notes *notes;
     const struct sqlite_writer *w; /* due_work: whether scheduled jobs are due */
 };
 
+/* Candidates a claim gathers per queue: its best plain jobs and lanes, and in all (the best
+ * of them are kept: a claim takes max_jobs at most, past a few closed keys). */
+#define LANES_EXTRA 8
+#define CLAIM_CANDIDATES(nqueues, max_jobs)                                                        \
+    ((size_t)(nqueues) * (2 * (size_t)(max_jobs) + LANES_EXTRA))
+#define CLAIM_KEPT(max_jobs) (2 * (size_t)(max_jobs) + 64)
+
 /* Claim order: priority desc, run_at asc, id asc. */
 static int candidate_cmp(const void *pa, const void *pb)
 {
-    const struct candidate *a = pa, *b = pb;
+    const struct lane_cand *a = pa, *b = pb;
     return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
 }
 
-/* Append the top `limit` candidates of queue to cand: those that require nothing, or with
- * caps those whose requires fit caps; *got is how many. */
-static enum store_result pick(struct sqlite_conn *c, const char *queue, const char *caps, int limit,
-                              struct candidate *cand, size_t *got)
+/* Append the top `limit` jobs of queue that belong to no lane to cand; *got is how many. */
+static enum store_result pick(struct sqlite_conn *c, const char *queue, int limit,
+                              struct lane_cand *cand, size_t *got)
 {
-    sqlite3_stmt *st = sqlite_conn_stmt(c, caps ? STMT_CLAIM_PICK_CAPS : STMT_CLAIM_PICK_PLAIN);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_CLAIM_PICK_PLAIN);
     int rc = sqlite_conn_bind_text(st, 1, queue);
-    if (rc == SQLITE_OK && caps)
-        rc = sqlite_conn_bind_text(st, 2, caps);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, caps ? 3 : 2, limit);
+        rc = sqlite3_bind_int(st, 2, limit);
     if (rc != SQLITE_OK) {
         enum store_result r = sqlite_conn_fail(c, rc, "bind claim pick");
         sqlite3_reset(st);
@@ -53,9 +52,9 @@ static enum store_result pick(struct sqlite_conn *c, const char *queue, const ch
     }
     *got = 0;
     while ((rc = sqlite_conn_step(c, st)) == SQLITE_ROW && *got < (size_t)limit) {
-        cand[*got].id = sqlite3_column_int64(st, 0);
-        cand[*got].priority = sqlite3_column_int64(st, 1);
-        cand[*got].run_at = sqlite3_column_int64(st, 2);
+        cand[*got] = (struct lane_cand){.id = sqlite3_column_int64(st, 0),
+                                        .priority = sqlite3_column_int64(st, 1),
+                                        .run_at = sqlite3_column_int64(st, 2)};
         (*got)++;
     }
     enum store_result r = STORE_OK;
@@ -96,9 +95,9 @@ static enum store_result trim_attempts(struct sqlite_conn *c, const struct job *
 }
 
 /* Queued -> running for one chosen job with a fresh lease token; its count moves. */
-static enum store_result take(struct sqlite_conn *c, const struct claim_arg *a, int64_t id,
-                              struct job *out)
+static enum store_result take(struct sqlite_conn *c, void *arg, int64_t id, struct job *out)
 {
+    const struct claim_arg *a = arg;
     char token[JOB_TOKEN_LEN + 1];
     if (rand_token(token) != 0)
         return STORE_ERROR;
@@ -142,33 +141,29 @@ static int claim_tx(struct sqlite_conn *c, void *p)
             return r;
     }
     size_t ncand = 0;
-    for (size_t q = 0; q < a->req->nqueues; q++) {
+    for (size_t q = 0; q < a->req->nqueues && r == STORE_OK; q++) {
         size_t got = 0;
         int skip = 0;
         r = is_paused(c, a->req->queues[q], &skip);
-        if (r != STORE_OK)
-            return r;
-        if (skip)
+        if (r != STORE_OK || skip)
             continue;
-        r = pick(c, a->req->queues[q], NULL, a->max_jobs, a->cand + ncand, &got);
+        r = pick(c, a->req->queues[q], a->max_jobs, a->cand + ncand, &got);
         ncand += got;
-        if (r == STORE_OK && a->caps) {
-            r = pick(c, a->req->queues[q], a->caps, a->max_jobs, a->cand + ncand, &got);
-            ncand += got;
-        }
         if (r != STORE_OK)
-            return r;
+            continue;
+        got = 0;
+        r = sqlite_lanes_candidates(c, a->req->queues[q], a->caps, a->now,
+                                    a->max_jobs + LANES_EXTRA, a->cand + ncand, &got);
+        ncand += got;
     }
-    qsort(a->cand, ncand, sizeof *a->cand, candidate_cmp);
-    for (size_t i = 0; i < ncand && *a->n < (size_t)a->max_jobs; i++) {
-        r = take(c, a, a->cand[i].id, &a->out[*a->n]);
-        if (r == STORE_NOT_FOUND)
-            continue; /* taken already: a queue named twice */
-        if (r != STORE_OK)
-            return r;
-        (*a->n)++;
+    if (r == STORE_OK) {
+        qsort(a->cand, ncand, sizeof *a->cand, candidate_cmp);
+        size_t kept = ncand < CLAIM_KEPT(a->max_jobs) ? ncand : CLAIM_KEPT(a->max_jobs);
+        struct sqlite_lanes_take t = {take, a};
+        r = sqlite_lanes_claim(c, &t, a->now, a->notes, a->cand, kept, a->max_jobs, a->out, a->n);
     }
-    return STORE_OK;
+    lane_cands_clear(a->cand, ncand);
+    return r;
 }
 
 static void claim_discard(void *p)
@@ -185,7 +180,7 @@ struct claim_block {
     struct sqlite_notes notes;
     struct claim_req bounded;
     struct claim_arg a;
-    struct candidate cand[]; /* nqueues * max_jobs, twice with capabilities */
+    struct lane_cand cand[]; /* CLAIM_CANDIDATES(nqueues, max_jobs) */
 };
 
 struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *call)
@@ -198,7 +193,7 @@ struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *ca
     }
     int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
     size_t nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
-    size_t ncand = nqueues * (size_t)max_jobs * (req->capabilities ? 2 : 1);
+    size_t ncand = CLAIM_CANDIDATES(nqueues, max_jobs);
     struct claim_block *b = malloc(sizeof *b + ncand * sizeof b->cand[0]);
     if (!b) {
         log_error("out of memory for %zu claim candidates", ncand);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
 
@@ -15,7 +16,8 @@ struct enqueue_arg {
     struct sqlite_notes *notes;
 };
 
-static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, int64_t now)
+static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, int64_t now,
+                     int64_t lane)
 {
     /* An empty requires is NULL, so the job sits in the no-requirements index. */
     const char *requires = sp->requires;
@@ -48,6 +50,8 @@ static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, in
         rc = sqlite_conn_bind_time(st, 14, sp->dedup_key ? sp->dedup_mode : JOB_NONE);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_time(st, 15, job_spec_dedup_seconds(sp));
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 16, lane);
     return rc;
 }
 
@@ -123,8 +127,12 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
     spec.run_at = job_spec_run_at(given, now); /* a delay, on this store's clock */
     const struct job_spec *sp = &spec;
     int status = sp->run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
+    int64_t lane;
+    enum store_result lr = sqlite_lane_of(c, sp, status == JOB_QUEUED, &lane);
+    if (lr != STORE_OK)
+        return lr;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_INSERT);
-    int rc = bind_spec(st, sp, status, now);
+    int rc = bind_spec(st, sp, status, now, lane);
     if (rc != SQLITE_OK) {
         enum store_result r = sqlite_conn_fail(c, rc, "bind job insert");
         sqlite3_reset(st);

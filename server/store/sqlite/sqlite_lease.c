@@ -6,6 +6,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rand.h"
+#include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
 
@@ -140,6 +141,8 @@ static int complete_tx(struct sqlite_conn *c, void *p)
     if (r == STORE_OK &&
         sqlite_counts_move(&a->notes->counts, a->out->queue, JOB_RUNNING, JOB_SUCCEEDED) != 0)
         r = STORE_ERROR;
+    if (r == STORE_OK)
+        r = sqlite_key_released(c, a->out, a->notes);
     return r;
 }
 
@@ -211,6 +214,10 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
         r = STORE_ERROR;
     else if (requeue) /* the next claim makes the row the record of the next attempt */
         r = sqlite_lease_attempt(c, &j, now, how, error_code, error_detail);
+    if (r == STORE_OK)
+        r = sqlite_key_released(c, &j, notes);
+    if (r == STORE_OK && status == JOB_QUEUED)
+        r = sqlite_lane_requeued(c, &j);
     if (r == STORE_OK && status == SQLITE_SCHEDULED)
         store_news_later(&notes->news, j.queue, run_at);
     else if (r == STORE_OK && status == JOB_QUEUED)

@@ -162,10 +162,19 @@ static const char *const migrations[] = {
     " requires TEXT NOT NULL, ckey TEXT NOT NULL, head_id INTEGER, head_priority INTEGER,"
     " head_run_at INTEGER, check_at INTEGER NOT NULL, open_at INTEGER NOT NULL DEFAULT 0,"
     " UNIQUE (queue, requires, ckey));"
-    "CREATE INDEX lanes_rank ON lanes (queue, head_priority DESC, head_run_at, head_id)"
+    "CREATE INDEX lanes_rank ON lanes (queue, head_priority DESC, head_run_at, head_id, open_at)"
     " WHERE head_id IS NOT NULL;"
     "CREATE INDEX lanes_check ON lanes (queue, check_at);"
-    "CREATE INDEX lanes_key ON lanes (ckey) WHERE ckey <> '';",
+    "CREATE INDEX lanes_key ON lanes (ckey) WHERE ckey <> '';"
+    /* The jobs with requirements move into lanes; the plain claim index holds the others. */
+    "INSERT INTO lanes (queue, requires, ckey, check_at)"
+    " SELECT DISTINCT queue, requires, '', 0 FROM jobs WHERE requires IS NOT NULL;"
+    "UPDATE jobs SET lane = (SELECT l.id FROM lanes l WHERE l.queue = jobs.queue"
+    " AND l.requires = jobs.requires AND l.ckey = '') WHERE requires IS NOT NULL;"
+    "DROP INDEX IF EXISTS jobs_claim_req;"
+    "DROP INDEX IF EXISTS jobs_claim_plain;"
+    "CREATE INDEX jobs_claim_free ON jobs (queue, priority DESC, run_at, id)"
+    " WHERE status = 1 AND lane IS NULL;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

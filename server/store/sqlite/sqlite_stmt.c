@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "job.h"
+#include "limit.h"
 
 /* enum job_status values as SQL literals. Partial indexes only serve a query whose WHERE
  * repeats the index's terms, so statuses are literals here, never bound parameters. */
@@ -31,6 +32,10 @@ _Static_assert(ATTEMPT_RUNNING == 0 && ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELL
     "CASE WHEN attempt_outcome BETWEEN 2 AND 5 THEN error_detail END"
 
 #define COLS SQL_JOB_COLUMNS
+
+/* LIMIT_NEVER (limit.h) as an SQL literal: a lane closed until a running job of its key ends. */
+#define LANE_NEVER_SQL "9223372036854775807"
+_Static_assert(LIMIT_NEVER == 9223372036854775807LL, "lane never literal");
 
 /* The lease that ?2 holds on job ?1 is live at time ?3. */
 #define LIVE_LEASE                                                                                 \
@@ -66,27 +71,20 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_JOB_INSERT, STMT_ON_WRITER,
      "INSERT INTO jobs (queue, status, payload, priority, run_at, max_attempts, "
      "max_runtime_seconds, requires, idempotency_key, created_at, concurrency_key, expires_at, "
-     "dedup_key, dedup_mode, dedup_seconds) "
-     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+     "dedup_key, dedup_mode, dedup_seconds, lane) "
+     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
      "ON CONFLICT DO NOTHING",
      "enqueue: insert one job; no row changed means an idempotency_key hit"},
     {STMT_PROMOTE, STMT_ON_WRITER,
      "UPDATE jobs SET status = " QUEUED
      " WHERE id IN (SELECT id FROM jobs WHERE status = " SCHEDULED
-     " AND run_at <= ?1 ORDER BY run_at LIMIT ?2) RETURNING queue",
+     " AND run_at <= ?1 ORDER BY run_at LIMIT ?2) RETURNING queue, lane",
      "claim (start of every claim) and sweep: move due scheduled jobs into the claim index"},
-    {STMT_CLAIM_PICK_CAPS, STMT_ON_WRITER,
-     "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED
-     " AND requires IS NOT NULL AND queue = ?1 AND "
-     "NOT EXISTS (SELECT 1 FROM json_each(jobs.requires) AS r "
-     "WHERE r.value NOT IN (SELECT value FROM json_each(?2))) "
-     "ORDER BY priority DESC, run_at, id LIMIT ?3",
-     "claim with capabilities: the top candidates of one queue with requires that fit "
-     "(with STMT_CLAIM_PICK_PLAIN for the jobs that require nothing)"},
     {STMT_CLAIM_PICK_PLAIN, STMT_ON_WRITER,
      "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED
-     " AND requires IS NULL AND queue = ?1 ORDER BY priority DESC, run_at, id LIMIT ?2",
-     "claim: the top candidates of one queue that require nothing"},
+     " AND lane IS NULL AND queue = ?1 ORDER BY priority DESC, run_at, id LIMIT ?2",
+     "claim: the top candidates of one queue among the jobs of no lane (no requires, no "
+     "concurrency key)"},
     {STMT_CLAIM_TAKE, STMT_ON_WRITER,
      "UPDATE jobs SET status = " RUNNING ", lease_token = ?2, attempts = attempts + 1, "
      "fencing_token = fencing_token + 1, claimed_at = ?3, heartbeat_at = ?3, "
@@ -245,6 +243,71 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "DELETE FROM attempts WHERE job_id = ?1 AND fencing_token <= ?2 - " JOB_ATTEMPTS_KEPT_SQL,
      "claim: the attempts older than the newest JOB_ATTEMPTS_KEPT (the one starting included) "
      "go, only for a job claimed more often than that"},
+    {STMT_LANE_UPSERT, STMT_ON_WRITER,
+     "INSERT INTO lanes (queue, requires, ckey, check_at) VALUES (?1, ?2, ?3, ?4) "
+     "ON CONFLICT (queue, requires, ckey) DO UPDATE SET check_at = min(check_at, "
+     "excluded.check_at) RETURNING id",
+     "enqueue of a job with requires or a concurrency key: its lane (made when new), looked "
+     "at again by the next claim when the job is due (check_at 0; a later one: promotion)"},
+    {STMT_LANE_TOUCH, STMT_ON_WRITER,
+     "UPDATE lanes SET check_at = 0 WHERE id = ?1 AND check_at <> 0",
+     "promotion: a job of lane ?1 became queued (the next claim looks at its head again)"},
+    {STMT_LANE_TOUCH_JOB, STMT_ON_WRITER,
+     "UPDATE lanes SET check_at = 0 WHERE id = (SELECT lane FROM jobs WHERE id = ?1) "
+     "AND check_at <> 0",
+     "requeue, retry: job ?1 became queued again (nothing when it has no lane)"},
+    {STMT_LANES_TOUCH_EMPTY, STMT_ON_WRITER,
+     "UPDATE lanes SET check_at = 0 WHERE head_id IS NULL AND check_at <> 0",
+     "promotion of jobs of more lanes than it names: every lane without a head looks again"},
+    {STMT_LANES_DUE, STMT_ON_WRITER,
+     "SELECT id FROM lanes WHERE queue = ?1 AND check_at <= ?2 LIMIT ?3",
+     "claim: lanes of a queue whose head must be looked at again"},
+    {STMT_LANE_BEST, STMT_ON_WRITER,
+     "SELECT id, priority, run_at FROM jobs WHERE lane = ?1 AND status = " QUEUED
+     " AND (expires_at IS NULL OR expires_at > ?2) ORDER BY priority DESC, run_at, id LIMIT 1",
+     "claim: the best queued job of a lane (its head)"},
+    {STMT_LANE_HEAD, STMT_ON_WRITER,
+     "UPDATE lanes SET head_id = ?2, head_priority = ?3, head_run_at = ?4, check_at = ?5 "
+     "WHERE id = ?1",
+     "claim: a lane's head as just looked at (NULLs: the lane has no queued job)"},
+    {STMT_LANES_OPEN, STMT_ON_WRITER,
+     "SELECT id, ckey, head_id, head_priority, head_run_at FROM lanes WHERE queue = ?1 "
+     "AND head_id IS NOT NULL AND open_at <= ?2 AND (requires = '' OR (?3 IS NOT NULL AND "
+     "NOT EXISTS (SELECT 1 FROM json_each(lanes.requires) AS r "
+     "WHERE r.value NOT IN (SELECT value FROM json_each(?3))))) "
+     "ORDER BY head_priority DESC, head_run_at, head_id LIMIT ?4",
+     "claim: the open lanes of a queue with a head whose requires fit the capabilities ?3, "
+     "best head first (one row per lane, however many jobs a closed key holds)"},
+    {STMT_KEY_LIMITS, STMT_ON_WRITER | STMT_ON_READER,
+     "SELECT key, max_running, rate_jobs, rate_per_seconds FROM limits "
+     "WHERE key IN (SELECT value FROM json_each(?1))",
+     "claim: the limits that may apply to a key (its own and the patterns of its prefixes, "
+     "?1 a JSON array of them; limit_resolve chooses)"},
+    {STMT_KEY_RUNNING, STMT_ON_WRITER | STMT_ON_READER,
+     "SELECT count(*) FROM jobs WHERE concurrency_key = ?1 AND status = " RUNNING,
+     "claim: the jobs of a key running now"},
+    {STMT_KEY_PAUSED, STMT_ON_WRITER | STMT_ON_READER,
+     "SELECT paused_until FROM keys WHERE key = ?1", "claim: a key's pause"},
+    {STMT_KEY_WINDOW, STMT_ON_WRITER,
+     "SELECT coalesce(sum(n), 0) FROM key_claims WHERE key = ?1 AND at >= ?2",
+     "claim: the claims of a key its rate counts now"},
+    {STMT_KEY_WINDOW_ROWS, STMT_ON_WRITER,
+     "SELECT at, n FROM key_claims WHERE key = ?1 AND at >= ?2",
+     "claim: the claim rows of a key's window, when the key closes (limit_open_at)"},
+    {STMT_KEY_CLAIMED, STMT_ON_WRITER,
+     "INSERT INTO key_claims (key, at, n) VALUES (?1, ?2, ?3) "
+     "ON CONFLICT (key, at) DO UPDATE SET n = n + excluded.n",
+     "claim: n more claims of a rate-limited key in second ?2"},
+    {STMT_KEY_CLAIMS_PRUNE, STMT_ON_WRITER,
+     "DELETE FROM key_claims WHERE key = ?1 AND at < ?2",
+     "claim: the claim rows of a key its window no longer counts"},
+    {STMT_KEY_CLOSE, STMT_ON_WRITER,
+     "UPDATE lanes SET open_at = ?2 WHERE ckey = ?1 RETURNING queue",
+     "claim: a key without room closes its lanes until ?2 (limit_open_at)"},
+    {STMT_KEY_REOPEN, STMT_ON_WRITER,
+     "UPDATE lanes SET open_at = 0 WHERE ckey = ?1 AND open_at = " LANE_NEVER_SQL
+     " RETURNING queue, requires = ''",
+     "the end of a running job of a key: the lanes it closed for max_running open again"},
 };
 /* clang-format on */
 

@@ -6,9 +6,11 @@
 #include "lease.h"
 #include "log.h"
 #include "rand.h"
+#include "sqlite_lanes.h"
 #include "sqlite_store.h"
 
 #define SWEEP_BATCH_MAX 10000
+#define PROMOTE_LANES 64 /* lanes of promoted jobs told one by one */
 
 struct sweep_arg {
     int64_t now;
@@ -27,10 +29,26 @@ struct expired {
     int timed_out;
 };
 
+/* Add lane to lanes[0..*n) unless it is there. Returns 1 when there was no room. */
+static int note_lane(int64_t *lanes, size_t *n, int64_t lane)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (lanes[i] == lane)
+            return 0;
+    }
+    if (*n >= PROMOTE_LANES)
+        return 1;
+    lanes[(*n)++] = lane;
+    return 0;
+}
+
 enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int limit,
                                        struct sqlite_notes *notes, int *promoted)
 {
     *promoted = 0;
+    int64_t lanes[PROMOTE_LANES];
+    size_t nlanes = 0;
+    int lanes_lost = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PROMOTE);
     int rc = sqlite3_bind_int64(st, 1, now);
     if (rc == SQLITE_OK)
@@ -52,10 +70,18 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
             r = STORE_ERROR;
             break;
         }
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+            lanes_lost |= note_lane(lanes, &nlanes, sqlite3_column_int64(st, 1));
     }
     if (r == STORE_OK && rc != SQLITE_DONE)
         r = sqlite_conn_fail(c, rc, "promote");
     sqlite3_reset(st);
+    /* The lanes of the promoted jobs look at their heads again (one write per lane); past
+     * PROMOTE_LANES of them, every lane without a head (sqlite_lane_promoted). */
+    for (size_t i = 0; i < nlanes && r == STORE_OK; i++)
+        r = sqlite_lane_promoted(c, lanes[i]);
+    if (r == STORE_OK && lanes_lost)
+        r = sqlite_lane_promoted(c, JOB_NONE);
     if (r != STORE_OK)
         return r;
     /* What is left scheduled: the claims skip promotion until then. */

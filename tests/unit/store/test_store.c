@@ -441,7 +441,7 @@ TEST(migrations_set_user_version)
     store_close(s);
     CHECK(sqlite_schema_version() >= 1);
     CHECK_INT(sql_int("PRAGMA user_version"), sqlite_schema_version());
-    CHECK_INT(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_claim_req'"), 1);
+    CHECK_INT(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_claim_free'"), 1);
     CHECK_INT(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_claim'"), 0);
 
     /* Reopening applies nothing and keeps the version. */

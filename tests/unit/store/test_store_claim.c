@@ -241,8 +241,11 @@ TEST(claim_plan_uses_partial_indexes)
     struct store *s = open_store();
     CHECK(s != NULL);
     store_close(s);
-    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_PLAIN), "jobs_claim_plain"));
-    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_CAPS), "jobs_claim_req"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_PLAIN), "jobs_claim_free"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_LANE_BEST), "jobs_lane"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_LANES_OPEN), "lanes_rank"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_LANES_DUE), "lanes_check"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_KEY_RUNNING), "jobs_key_running"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_PROMOTE), "jobs_scheduled"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_NEXT_DUE), "jobs_scheduled"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_SWEEP_DELETE), "jobs_finished"));
@@ -275,11 +278,10 @@ TEST(delayed_jobs_stay_out_of_the_claim_index)
     store_close(s);
 
     CHECK_INT(sql_int("SELECT count(*) FROM jobs WHERE status = 0"), FUTURE);
-    CHECK_INT(sql_int("SELECT count(*) FROM jobs INDEXED BY jobs_claim_plain "
-                      "WHERE status = 1 AND requires IS NULL"),
+    CHECK_INT(sql_int("SELECT count(*) FROM jobs INDEXED BY jobs_claim_free "
+                      "WHERE status = 1 AND lane IS NULL"),
               1);
-    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_PLAIN), "jobs_claim_plain"));
-    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_CAPS), "jobs_claim_req"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_CLAIM_PICK_PLAIN), "jobs_claim_free"));
 
     s = open_store();
     CHECK(s != NULL);
