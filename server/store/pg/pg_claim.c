@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "pg_lanes.h"
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
@@ -89,6 +90,10 @@ static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
             call->claim.n++;
     }
     free(at);
+    /* The statement takes nothing while a queue has a lane open for the claimer: the lanes'
+     * way decides (it also finds out that there is nothing to take). */
+    for (size_t c = 0; c < k; c++)
+        calls[c].follow = calls[c].call->result == STORE_OK && calls[c].call->claim.n == 0;
 }
 
 static int same_text(const char *a, const char *b)
@@ -109,7 +114,7 @@ static int claim_same(const struct pg_call *a, const struct pg_call *b)
     return 1;
 }
 
-static const struct pg_one claim_one = {claim_bind, claim_recv, NULL, claim_same};
+static const struct pg_one claim_one = {claim_bind, claim_recv, pg_lanes_claim, claim_same};
 
 static void claim_discard(void *p)
 {

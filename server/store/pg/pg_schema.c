@@ -5,6 +5,7 @@
 
 #include "job.h"
 #include "log.h"
+#include "pg_lanes.h"
 #include "pg_store.h"
 
 /* Migration N is migrations[N - 1]. Append only. Statuses are enum job_status values
@@ -210,7 +211,35 @@ static const char *const migrations[] = {
     " AND l.queue = j.queue AND l.requires = array_to_json(j.requires)::text AND l.ckey = '';"
     "DROP INDEX IF EXISTS jobq_jobs_claim;"
     "CREATE INDEX jobq_jobs_claim_free ON jobq_jobs (queue, priority DESC, run_at, id)"
-    " WHERE status = 1 AND lane IS NULL;",
+    " WHERE status = 1 AND lane IS NULL;"
+    /* claim: whether a queue has an open lane with a head (then the claim takes the lanes'
+     * way). */
+    "CREATE INDEX jobq_lanes_open ON jobq_lanes (queue, open_at) WHERE head_id IS NOT NULL;"
+    /* Every update of jobs, whoever makes it: a job of a lane that becomes queued has its
+     * lane looked at again from its run_at; a job of a key that stops running reopens the
+     * lanes its key closed for max_running, after taking the key's lock (a transaction
+     * advisory lock, in key order): a claim that decided on the key with the job still
+     * running has committed by then, so no lane stays closed with room to run (a claim only
+     * tries the lock, so it never waits on this). Each statement of the function sees what
+     * committed before it ran (a new snapshot after the lock). */
+    "CREATE FUNCTION jobq_lanes_move() RETURNS trigger LANGUAGE plpgsql"
+    " SET enable_seqscan = off AS $$ DECLARE keys text[]; k text; BEGIN"
+    " UPDATE jobq_lanes l SET check_at = m.at FROM (SELECT n.lane, min(n.run_at) AS at"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE n.status = 1 AND o.status <> 1"
+    "  AND n.lane IS NOT NULL GROUP BY n.lane) AS m WHERE l.id = m.lane AND l.check_at > m.at;"
+    " SELECT array_agg(DISTINCT o.concurrency_key ORDER BY o.concurrency_key) INTO keys"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE o.status = 2 AND n.status <> 2"
+    "  AND o.concurrency_key IS NOT NULL;"
+    " IF keys IS NOT NULL THEN"
+    "  FOREACH k IN ARRAY keys LOOP PERFORM pg_advisory_xact_lock(" PG_KEY_LOCK(
+        "k") "); END LOOP;"
+             "  UPDATE jobq_lanes SET open_at = 0 WHERE ckey = ANY (keys) AND open_at "
+             "= " PG_LANE_NEVER ";"
+             " END IF;"
+             " RETURN NULL; END $$;"
+             "CREATE TRIGGER jobq_jobs_lanes AFTER UPDATE ON jobq_jobs"
+             " REFERENCING OLD TABLE AS jobq_old NEW TABLE AS jobq_new FOR EACH STATEMENT"
+             " EXECUTE FUNCTION jobq_lanes_move();",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -3,6 +3,7 @@
 #include <assert.h>
 
 #include "job.h"
+#include "pg_lanes.h"
 #include "pg_row.h"
 
 /* enum job_status values as SQL literals: partial indexes serve only queries whose WHERE
@@ -42,10 +43,14 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \
     "$3::bigint)"
 
-/* claim: the jobs of queue q that are due and whose requires fit the capabilities $3. */
+/* claim: the due jobs of queue q that belong to no lane, while no lane of q is open for a
+ * claimer with the capabilities $3 (nor waits to be looked at): then the claim takes the
+ * lanes' way (pg_lanes.c), which orders lanes and plain jobs together. */
 #define CLAIM_DUE(q)                                                                               \
-    "status = " QUEUED " AND queue = " q " AND run_at <= $2::bigint AND (requires IS NULL OR "     \
-    "requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]'))))"
+    "status = " QUEUED " AND queue = " q " AND run_at <= $2::bigint AND lane IS NULL AND NOT "     \
+    "EXISTS (SELECT 1 FROM jobq_lanes l WHERE l.queue = " q " AND (l.check_at <= $2::bigint OR "   \
+    "(l.head_id IS NOT NULL AND l.open_at <= $2::bigint AND (l.requires = '' OR "                  \
+    "l.requires::jsonb <@ coalesce($3::jsonb, '[]'::jsonb)))))"
 
 /* claim: take the picked jobs, the n-th best (its place in o.ids) with the n-th token $5,
  * lease $6 and worker $7, by primary key through one array (o is one row whatever the
@@ -97,20 +102,27 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "AS u(queue, payload, priority, run_at, max_attempts, runtime, requires, ikey, ckey, "
      "expires_at, dkey, dmode, dseconds, ord) "
      "ORDER BY u.ord), "
+     "ln AS (INSERT INTO jobq_lanes AS l (queue, requires, ckey, check_at) "
+     "SELECT e.queue, coalesce(e.requires, ''), coalesce(e.ckey, ''), min(e.run_at) FROM e "
+     "WHERE e.requires IS NOT NULL OR e.ckey IS NOT NULL GROUP BY 1, 2, 3 "
+     "ON CONFLICT (queue, requires, ckey) DO UPDATE SET check_at = "
+     "least(l.check_at, excluded.check_at) RETURNING l.id, l.queue, l.requires, l.ckey), "
      "n AS (INSERT INTO jobq_jobs AS j (id, queue, status, payload, priority, run_at, "
      "max_attempts, max_runtime_seconds, requires, idempotency_key, created_at, "
-     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds) "
+     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, lane) "
      "SELECT e.id, e.queue, " QUEUED ", e.payload, e.priority, e.run_at, e.max_attempts, "
      "e.runtime, CASE WHEN e.requires IS NULL THEN NULL ELSE "
      "ARRAY(SELECT json_array_elements_text(e.requires::json)) END, e.ikey, $9::bigint, "
-     "e.ckey, e.expires_at, e.dkey, e.dmode, e.dseconds "
-     "FROM e ORDER BY e.ord "
+     "e.ckey, e.expires_at, e.dkey, e.dmode, e.dseconds, ln.id "
+     "FROM e LEFT JOIN ln ON ln.queue = e.queue AND ln.requires = coalesce(e.requires, '') "
+     "AND ln.ckey = coalesce(e.ckey, '') ORDER BY e.ord "
      "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
      "RETURNING j.*) "
      "SELECT " COLS ", e.ord FROM n AS j JOIN e ON e.id = j.id",
      "enqueue: insert jobs, one per element of the arrays, in their order (ids drawn in that "
      "order); each row names its element (ord, the last column: RETURNING promises no order); "
-     "an idempotency_key hit inserts nothing and returns no row"},
+     "an idempotency_key hit inserts nothing and returns no row; a job with requires or a "
+     "concurrency key goes into its lane (made when new, looked at again from its run_at)"},
     {PG_CLAIM, "claim",
      "WITH picked AS MATERIALIZED (SELECT c.id, c.priority, c.run_at FROM (SELECT u.name FROM "
      "unnest($1::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE "
@@ -260,6 +272,82 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_CLOCK, "clock",
      "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery()",
      "connect and ping: the server's clock (the skew) and whether it takes writes"},
+    {PG_LANES_REFRESH, "lanes_refresh",
+     "WITH d AS (SELECT id FROM jobq_lanes WHERE queue = ANY ($1::text[]) AND check_at <= "
+     "$2::bigint ORDER BY check_at LIMIT 64 FOR UPDATE SKIP LOCKED) "
+     "UPDATE jobq_lanes l SET (head_id, head_priority, head_run_at) = (SELECT j.id, j.priority, "
+     "j.run_at FROM jobq_jobs j WHERE j.lane = l.id AND j.status = " QUEUED " AND j.run_at <= "
+     "$2::bigint AND (j.expires_at IS NULL OR j.expires_at > $2::bigint) ORDER BY j.priority "
+     "DESC, j.run_at, j.id LIMIT 1), check_at = coalesce((SELECT min(j.run_at) FROM jobq_jobs j "
+     "WHERE j.lane = l.id AND j.status = " QUEUED " AND j.run_at > $2::bigint), "
+     PG_LANE_NEVER ") FROM d WHERE l.id = d.id",
+     "claim (lanes): the lanes of the queues marked to be looked at, at most 64, get their "
+     "best due job as head and are looked at again when their next job falls due"},
+    {PG_LANES_CANDIDATES, "lanes_candidates",
+     "WITH q AS (SELECT u.name FROM unnest($1::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 "
+     "FROM jobq_queues p WHERE p.name = u.name AND p.paused)) "
+     "SELECT 0::bigint, c.id, c.priority, c.run_at, NULL::text FROM q CROSS JOIN LATERAL "
+     "(SELECT id, priority, run_at FROM jobq_jobs WHERE status = " QUEUED " AND queue = q.name "
+     "AND run_at <= $2::bigint AND lane IS NULL AND (expires_at IS NULL OR expires_at > "
+     "$2::bigint) ORDER BY priority DESC, run_at, id LIMIT $4::integer) AS c "
+     "UNION ALL SELECT c.id, c.head_id, c.head_priority, c.head_run_at, nullif(c.ckey, '') "
+     "FROM q CROSS JOIN LATERAL (SELECT id, head_id, head_priority, head_run_at, ckey FROM "
+     "jobq_lanes l WHERE l.queue = q.name AND l.head_id IS NOT NULL AND l.open_at <= "
+     "$2::bigint AND (l.requires = '' OR l.requires::jsonb <@ coalesce($3::jsonb, "
+     "'[]'::jsonb)) ORDER BY head_priority DESC, head_run_at, head_id LIMIT $4::integer + 8) "
+     "AS c "
+     "UNION ALL SELECT -1, 0, 0, 0, NULL WHERE EXISTS (SELECT 1 FROM jobq_lanes l, q WHERE "
+     "l.queue = q.name AND l.check_at <= $2::bigint)",
+     "claim (lanes): the best plain jobs (lane 0) and open lanes that fit the capabilities $3 "
+     "(lane id, head) of the queues that are not paused; a row of lane -1 when lanes wait to be "
+     "looked at (PG_LANES_REFRESH)"},
+    {PG_CLAIM_TAKE_ID, "claim_take_id",
+     "WITH t AS (SELECT id FROM jobq_jobs WHERE id = $1::bigint AND status = " QUEUED " AND "
+     "run_at <= $2::bigint AND (expires_at IS NULL OR expires_at > $2::bigint) "
+     "FOR UPDATE SKIP LOCKED) "
+     "UPDATE jobq_jobs j SET status = " RUNNING ", lease_token = $3::text, "
+     "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "
+     "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + $4::bigint, "
+     "lease_seconds = $4::bigint, deadline_at = $2::bigint + j.max_runtime_seconds, "
+     "worker_id = $5::text FROM t WHERE j.id = t.id RETURNING " COLS,
+     "claim (lanes): take one chosen job, unless another claimer holds it or it is not "
+     "queued and due any more"},
+    {PG_LANE_HEAD, "lane_head",
+     "WITH b AS (SELECT id, priority, run_at FROM jobq_jobs WHERE lane = $1::bigint AND status "
+     "= " QUEUED " AND run_at <= $2::bigint AND (expires_at IS NULL OR expires_at > $2::bigint) "
+     "ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED), "
+     "s AS (UPDATE jobq_lanes l SET head_id = b.id, head_priority = b.priority, head_run_at = "
+     "b.run_at FROM (SELECT id FROM jobq_lanes WHERE id = $1::bigint FOR UPDATE SKIP LOCKED) "
+     "AS me LEFT JOIN b ON true WHERE l.id = me.id) "
+     "SELECT id, priority, run_at FROM b",
+     "claim (lanes): a lane's best due job no other claimer holds, kept as its head unless "
+     "another claimer is writing the lane"},
+    {PG_KEYS_LOCK, "keys_lock",
+     "SELECT k FROM unnest($1::text[]) AS k WHERE pg_try_advisory_xact_lock(" PG_KEY_LOCK("k")
+     ")",
+     "claim (lanes): the concurrency keys this claim decides on, each locked unless another "
+     "transaction holds it (then passed by: a claim never waits)"},
+    {PG_KEY_STATE, "key_state",
+     "SELECT (SELECT count(*) FROM jobq_jobs WHERE concurrency_key = $1::text AND status = "
+     RUNNING "), coalesce((SELECT paused_until FROM jobq_keys WHERE key = $1::text), 0), "
+     "l.key, l.max_running, l.rate_jobs, l.rate_per_seconds FROM (SELECT 1) AS one LEFT JOIN "
+     "jobq_limits l ON l.key = ANY ($2::text[])",
+     "claim (lanes), after the key's lock: its running jobs, its pause and the limits that may "
+     "apply to it ($2: its own and the patterns of its prefixes; limit_resolve chooses)"},
+    {PG_KEY_WINDOW, "key_window",
+     "WITH p AS (DELETE FROM jobq_key_claims WHERE key = $1::text AND at < $2::bigint) "
+     "SELECT coalesce(sum(n), 0) FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",
+     "claim (lanes): the claims a key's rate counts from $2 on (older rows go)"},
+    {PG_KEY_WINDOW_ROWS, "key_window_rows",
+     "SELECT at, n FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",
+     "claim (lanes): the window's rows of a key that closes (limit_open_at)"},
+    {PG_KEY_CLAIMED, "key_claimed",
+     "INSERT INTO jobq_key_claims AS c (key, at, n) VALUES ($1::text, $2::bigint, 1) "
+     "ON CONFLICT (key, at) DO UPDATE SET n = c.n + 1",
+     "claim (lanes): one more claim of a rate-limited key in second $2"},
+    {PG_KEY_CLOSE, "key_close",
+     "UPDATE jobq_lanes SET open_at = $2::bigint WHERE ckey = $1::text RETURNING queue",
+     "claim (lanes): a key without room closes its lanes until $2 (limit_open_at)"},
     {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     {PG_IMPORT_HELD, "import_held",

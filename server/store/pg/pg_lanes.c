@@ -1,0 +1,392 @@
+/* The claim by the lanes on PostgreSQL (pg_lanes.h, docs/flow-control.md): the candidates
+ * (read without a transaction: a queue without open lanes costs this one statement), then in
+ * one transaction the keys met are tried-locked and read, and lane_claim_run takes the jobs
+ * in claim order. */
+#include "pg_lanes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lane_claim.h"
+#include "log.h"
+#include "pg_row.h"
+#include "pg_store.h"
+#include "rand.h"
+
+#define LANES_EXTRA 8 /* lanes read per queue past max_jobs (closed keys passed by) */
+
+struct lanes_be {
+    struct pg_conn *c;
+    int64_t now;
+    const struct claim_req *req;
+    struct lane_key *keys; /* the keys met, loaded or busy (room 0, closed) */
+    size_t nkeys;
+    struct store_news news;
+};
+
+static const char *int_param(char buf[24], int64_t v)
+{
+    return pg_int_param(buf, v);
+}
+
+/* Run id with n params; the result (or NULL with *r set). */
+static PGresult *run(struct lanes_be *b, enum pg_stmt_id id, int n, const char *const *p,
+                     const char *what, enum store_result *r)
+{
+    return pg_exec(b->c, id, n, p, what, r);
+}
+
+static enum store_result be_take(void *p, int64_t id, struct job *out)
+{
+    struct lanes_be *b = p;
+    char tok[JOB_TOKEN_LEN + 1], ids[24], now[24], lease[24];
+    if (rand_token(tok) != 0)
+        return STORE_ERROR;
+    const char *params[5] = {int_param(ids, id), int_param(now, b->now), tok,
+                             int_param(lease, b->req->lease_seconds), b->req->worker_id};
+    enum store_result r;
+    PGresult *res = run(b, PG_CLAIM_TAKE_ID, 5, params, "claim (lanes): take", &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 1, out) == 0 ? STORE_OK : STORE_ERROR)
+                            : STORE_NOT_FOUND;
+    PQclear(res);
+    return r;
+}
+
+static enum store_result be_head(void *p, struct lane_cand *cand)
+{
+    struct lanes_be *b = p;
+    char lane[24], now[24];
+    const char *params[2] = {int_param(lane, cand->lane), int_param(now, b->now)};
+    enum store_result r;
+    PGresult *res = run(b, PG_LANE_HEAD, 2, params, "claim (lanes): head", &r);
+    if (!res)
+        return r;
+    cand->id = 0;
+    if (PQntuples(res) == 1) {
+        cand->id = pg_row_int(res, 0, 0);
+        cand->priority = pg_row_int(res, 0, 1);
+        cand->run_at = pg_row_int(res, 0, 2);
+    }
+    PQclear(res);
+    return STORE_OK;
+}
+
+static enum store_result be_key_load(void *p, struct lane_key *k)
+{
+    struct lanes_be *b = p;
+    for (size_t i = 0; i < b->nkeys; i++) {
+        if (strcmp(b->keys[i].key, k->key) == 0) {
+            char *key = k->key;
+            *k = b->keys[i];
+            k->key = key;
+            return k->closed ? STORE_BUSY : STORE_OK;
+        }
+    }
+    return STORE_BUSY; /* not met when the keys were locked: passed by */
+}
+
+static enum store_result be_key_claimed(void *p, struct lane_key *k)
+{
+    struct lanes_be *b = p;
+    if (!k->has_limit || k->limit.rate_jobs <= 0)
+        return STORE_OK;
+    char now[24];
+    const char *params[2] = {k->key, int_param(now, b->now)};
+    enum store_result r;
+    PGresult *res = run(b, PG_KEY_CLAIMED, 2, params, "claim (lanes): key claimed", &r);
+    PQclear(res);
+    return res ? STORE_OK : r;
+}
+
+/* limit_open_at for k, over the window's rows when its rate is what holds it. */
+static enum store_result open_at(struct lanes_be *b, const struct lane_key *k, int64_t *at)
+{
+    struct limit_usage u = {k->running, k->paused_until ? k->paused_until : JOB_NONE, NULL, 0};
+    const struct limit *l = k->has_limit ? &k->limit : NULL;
+    if (!l || l->rate_jobs <= 0 || (l->max_running > 0 && k->running >= l->max_running)) {
+        *at = limit_open_at(l, &u, b->now);
+        return STORE_OK;
+    }
+    char from[24];
+    const char *params[2] = {k->key, int_param(from, limit_window_start(l, b->now))};
+    enum store_result r;
+    PGresult *res = run(b, PG_KEY_WINDOW_ROWS, 2, params, "claim (lanes): window rows", &r);
+    if (!res)
+        return r;
+    size_t n = (size_t)PQntuples(res);
+    struct limit_claims *rows = malloc((n + 1) * sizeof *rows);
+    if (!rows) {
+        PQclear(res);
+        log_error("out of memory for the window of a concurrency key");
+        return STORE_ERROR;
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (struct limit_claims){pg_row_int(res, (int)i, 0), pg_row_int(res, (int)i, 1)};
+    PQclear(res);
+    u.claims = rows;
+    u.nclaims = n;
+    *at = limit_open_at(l, &u, b->now);
+    free(rows);
+    return STORE_OK;
+}
+
+static enum store_result be_key_close(void *p, struct lane_key *k)
+{
+    struct lanes_be *b = p;
+    int64_t at = LIMIT_NEVER;
+    enum store_result r = open_at(b, k, &at);
+    if (r != STORE_OK || at <= b->now)
+        return r;
+    char when[24];
+    const char *params[2] = {k->key, int_param(when, at)};
+    PGresult *res = run(b, PG_KEY_CLOSE, 2, params, "claim (lanes): key close", &r);
+    if (!res)
+        return r;
+    for (int i = 0; i < PQntuples(res) && at != LIMIT_NEVER; i++)
+        store_news_later(&b->news, PQgetvalue(res, i, 0), at);
+    PQclear(res);
+    return STORE_OK;
+}
+
+static const struct lane_claim_ops pg_lane_ops = {be_take, be_head, be_key_load, be_key_claimed,
+                                                  be_key_close};
+
+/* Read the state of key k, locked by this transaction. */
+static enum store_result key_read(struct lanes_be *b, struct lane_key *k)
+{
+    struct pg_arr arr = {0};
+    size_t klen = strlen(k->key);
+    /* The same keys as a PostgreSQL array: the key, then "p*" for each prefix p. */
+    pg_arr_text(&arr, k->key);
+    char *buf = malloc(klen + 2);
+    for (size_t i = 0; buf && i <= klen; i++) {
+        memcpy(buf, k->key, i);
+        buf[i] = '*';
+        buf[i + 1] = '\0';
+        pg_arr_text(&arr, buf);
+    }
+    char *lit = buf ? pg_arr_take(&arr) : NULL;
+    free(buf);
+    if (!lit) {
+        log_error("out of memory for the limit keys of a concurrency key");
+        return STORE_ERROR;
+    }
+    const char *params[2] = {k->key, lit};
+    enum store_result r;
+    PGresult *res = run(b, PG_KEY_STATE, 2, params, "claim (lanes): key state", &r);
+    free(lit);
+    if (!res)
+        return r;
+    int n = PQntuples(res);
+    struct limit *found = calloc((size_t)n + 1, sizeof *found);
+    size_t nf = 0;
+    for (int i = 0; found && i < n; i++) {
+        k->running = pg_row_int(res, i, 0);
+        k->paused_until = pg_row_int(res, i, 1);
+        if (PQgetisnull(res, i, 2))
+            continue;
+        struct limit *l = &found[nf++];
+        snprintf(l->key, sizeof l->key, "%s", PQgetvalue(res, i, 2));
+        l->max_running = PQgetisnull(res, i, 3) ? 0 : pg_row_int(res, i, 3);
+        l->rate_jobs = PQgetisnull(res, i, 4) ? 0 : pg_row_int(res, i, 4);
+        l->rate_per_seconds = PQgetisnull(res, i, 5) ? 0 : pg_row_int(res, i, 5);
+    }
+    PQclear(res);
+    if (!found) {
+        log_error("out of memory for the limits of a concurrency key");
+        return STORE_ERROR;
+    }
+    const struct limit *l = limit_resolve(k->key, found, nf);
+    k->has_limit = l != NULL;
+    if (l)
+        k->limit = *l;
+    free(found);
+    k->window = 0;
+    if (k->has_limit && k->limit.rate_jobs > 0) {
+        char from[24];
+        const char *wp[2] = {k->key, int_param(from, limit_window_start(&k->limit, b->now))};
+        res = run(b, PG_KEY_WINDOW, 2, wp, "claim (lanes): key window", &r);
+        if (!res)
+            return r;
+        k->window = pg_row_int(res, 0, 0);
+        PQclear(res);
+    }
+    k->now = b->now;
+    k->room = lane_key_room(k);
+    return STORE_OK;
+}
+
+/* Try the locks of the keys among cands[0..n) and read the state of those it got. */
+static enum store_result keys_take(struct lanes_be *b, struct lane_cand *cands, size_t n)
+{
+    struct pg_arr arr = {0};
+    size_t nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i].ckey)
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < nk && !seen; j++)
+            seen = strcmp(b->keys[j].key, cands[i].ckey) == 0;
+        if (seen)
+            continue;
+        b->keys[nk] = (struct lane_key){.key = strdup(cands[i].ckey), .closed = 1};
+        if (!b->keys[nk].key) {
+            log_error("out of memory for a concurrency key");
+            return STORE_ERROR;
+        }
+        pg_arr_text(&arr, cands[i].ckey);
+        nk++;
+    }
+    b->nkeys = nk;
+    char *lit = pg_arr_take(&arr);
+    if (nk == 0 || !lit) {
+        free(lit);
+        return nk == 0 ? STORE_OK : STORE_ERROR;
+    }
+    const char *params[1] = {lit};
+    enum store_result r;
+    PGresult *res = run(b, PG_KEYS_LOCK, 1, params, "claim (lanes): keys lock", &r);
+    free(lit);
+    if (!res)
+        return r;
+    for (int i = 0; i < PQntuples(res); i++) {
+        for (size_t j = 0; j < nk; j++) {
+            if (strcmp(b->keys[j].key, PQgetvalue(res, i, 0)) == 0)
+                b->keys[j].closed = 0; /* locked: read below */
+        }
+    }
+    PQclear(res);
+    r = STORE_OK;
+    for (size_t j = 0; j < nk && r == STORE_OK; j++) {
+        if (!b->keys[j].closed)
+            r = key_read(b, &b->keys[j]);
+    }
+    return r;
+}
+
+/* The candidates of the claim into cands (room for max), *n of them; *refresh 1 when lanes
+ * of the queues wait to be looked at. */
+static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands, size_t max,
+                                    size_t *n, int *refresh)
+{
+    struct pg_arr queues = {0};
+    for (size_t i = 0; i < b->req->nqueues && i < JOB_QUEUES_MAX; i++)
+        pg_arr_text(&queues, b->req->queues[i]);
+    char *lit = pg_arr_take(&queues), now[24], lim[24];
+    if (!lit)
+        return STORE_ERROR;
+    int max_jobs = b->req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : b->req->max_jobs;
+    const char *params[4] = {lit, int_param(now, b->now), b->req->capabilities,
+                             int_param(lim, max_jobs)};
+    enum store_result r;
+    PGresult *res = run(b, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
+    *n = 0;
+    *refresh = 0;
+    if (!res) {
+        free(lit);
+        return r;
+    }
+    r = STORE_OK;
+    for (int i = 0; i < PQntuples(res) && *n < max; i++) {
+        int64_t lane = pg_row_int(res, i, 0);
+        if (lane < 0) {
+            *refresh = 1;
+            continue;
+        }
+        struct lane_cand *c = &cands[(*n)++];
+        *c = (struct lane_cand){.lane = lane,
+                                .id = pg_row_int(res, i, 1),
+                                .priority = pg_row_int(res, i, 2),
+                                .run_at = pg_row_int(res, i, 3)};
+        if (!PQgetisnull(res, i, 4) && !(c->ckey = strdup(PQgetvalue(res, i, 4)))) {
+            r = STORE_ERROR;
+            break;
+        }
+    }
+    PQclear(res);
+    if (r == STORE_OK && *refresh) {
+        const char *rp[2] = {lit, now};
+        res = run(b, PG_LANES_REFRESH, 2, rp, "claim (lanes): refresh", &r);
+        r = res ? STORE_OK : r;
+        PQclear(res);
+    }
+    free(lit);
+    return r;
+}
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+    const struct lane_cand *a = pa, *b = pb;
+    return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
+}
+
+/* The claim's transaction on c: keys, then the jobs. */
+static enum store_result claim_tx(struct lanes_be *b, struct store_call *call,
+                                  struct lane_cand *cands, size_t n, int max_jobs)
+{
+    enum store_result r = keys_take(b, cands, n);
+    if (r != STORE_OK)
+        return r;
+    qsort(cands, n, sizeof *cands, cand_cmp);
+    size_t kept = n < 2 * (size_t)max_jobs + 64 ? n : 2 * (size_t)max_jobs + 64;
+    struct lane_key *keys = calloc(kept + 1, sizeof *keys);
+    if (!keys)
+        return STORE_ERROR;
+    r = lane_claim_run(&pg_lane_ops, b, b->now, cands, kept, max_jobs, keys, kept, call->claim.out,
+                       &call->claim.n);
+    lane_keys_clear(keys, kept);
+    free(keys);
+    return r;
+}
+
+enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
+{
+    struct store_call *call = pc->call;
+    const struct claim_req *req = call->claim.req;
+    int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
+    size_t nq = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
+    size_t max = nq * (2 * (size_t)max_jobs + LANES_EXTRA) + 1;
+    struct lane_cand *cands = calloc(max, sizeof *cands);
+    struct lane_key *keys = calloc(max, sizeof *keys);
+    struct lanes_be b = {.c = c, .now = pc->now, .req = req, .keys = keys};
+    call->claim.n = 0;
+    if (!cands || !keys) {
+        free(cands);
+        free(keys);
+        log_error("out of memory for a claim's lanes");
+        return STORE_ERROR;
+    }
+    size_t n = 0;
+    int refresh = 0;
+    enum store_result r = candidates(&b, cands, max, &n, &refresh);
+    if (r == STORE_OK && refresh) {
+        lane_cands_clear(cands, n);
+        r = candidates(&b, cands, max, &n, &refresh);
+    }
+    int outer = PQtransactionStatus(c->db) != PQTRANS_IDLE; /* in pg_one_tx's transaction */
+    if (r == STORE_OK && n > 0 && !outer)
+        r = pg_command(c, "BEGIN", "claim (lanes)");
+    if (r == STORE_OK && n > 0) {
+        r = claim_tx(&b, call, cands, n, max_jobs);
+        if (!outer && r == STORE_OK)
+            r = pg_commit(c, pc->st->statement_ms, "claim (lanes)");
+        else if (!outer)
+            pg_command(c, "ROLLBACK", "claim (lanes)");
+        if (r == STORE_OK && !outer)
+            pg_news_publish(pc->st, &b.news);
+    }
+    if (r != STORE_OK) {
+        for (size_t i = 0; i < call->claim.n; i++)
+            job_clear(&call->claim.out[i]);
+        call->claim.n = 0;
+    }
+    store_news_clear(&b.news);
+    lane_cands_clear(cands, n);
+    lane_keys_clear(keys, b.nkeys);
+    free(cands);
+    free(keys);
+    return r;
+}
