@@ -26,8 +26,8 @@ static void admin_recv(struct pg_call *a, size_t k, const PGresult *res, struct 
         return;
     if (pg_row_job(res, 0, 0, out) != 0)
         call->result = STORE_ERROR;
-    else if (call->kind == STORE_CALL_RETRY)
-        store_news_ready(notes, out->queue, !out->requires);
+    else if (call->kind == STORE_CALL_RETRY || out->concurrency_key)
+        store_news_ready(notes, out->queue, !out->requires); /* queued again, or a key's room */
 }
 
 static enum store_result admin_follow(struct pg_conn *c, struct pg_call *a)

@@ -70,7 +70,6 @@ static int complete_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
                        struct store_news *notes)
 {
-    (void)notes;
     for (size_t i = 0; i < k; i++) {
         if (calls[i].call->kind == STORE_CALL_COMPLETE)
             calls[i].call->complete.repeated = 0;
@@ -84,8 +83,11 @@ static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
             continue; /* cannot happen: one row per element at most */
         struct pg_call *a = &calls[ord - 1];
         a->follow = 0;
-        if (pg_row_job(res, row, 0, store_call_job_out(a->call)) != 0)
+        struct job *out = store_call_job_out(a->call);
+        if (pg_row_job(res, row, 0, out) != 0)
             a->call->result = STORE_ERROR;
+        else if (a->call->kind == STORE_CALL_COMPLETE && out->concurrency_key)
+            store_news_ready(notes, out->queue, !out->requires); /* its key has room again */
     }
 }
 
@@ -153,7 +155,7 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
     r = pg_one_row(c, PG_LEASE_END, 8, params, 0, "fail", fail->out);
     if (r == STORE_NOT_FOUND)
         return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
-    if (r == STORE_OK && e.requeue && e.run_at <= a->now)
+    if (r == STORE_OK && ((e.requeue && e.run_at <= a->now) || fail->out->concurrency_key))
         store_news_ready(notes, fail->out->queue, !fail->out->requires);
     else if (r == STORE_OK && e.requeue)
         store_news_later(notes, fail->out->queue, e.run_at);

@@ -207,7 +207,8 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "FROM unnest($1::bigint[], $2::smallint[], $3::bigint[], $4::bigint[], $5::text[]) "
      "AS u(id, status, run_at, finished_at, code) "
      "WHERE j.id = u.id AND j.status = " RUNNING " AND (j.lease_expires_at <= $6::bigint OR "
-     "j.deadline_at <= $6::bigint) RETURNING j.queue, j.status, j.run_at, j.error_code",
+     "j.deadline_at <= $6::bigint) RETURNING j.queue, j.status, j.run_at, j.error_code, "
+     "j.concurrency_key IS NOT NULL",
      "sweep: end the locked expired leases as planned (the expiry is checked again)"},
     {PG_SWEEP_DELETE, "sweep_delete",
      "DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs WHERE status IN (" SUCCEEDED

@@ -88,7 +88,8 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
             if (sweep_result_note(a->res, a->batch, PQgetvalue(res, i, 0), timed_out, requeued))
                 r = STORE_ERROR;
             int64_t run_at = pg_row_int(res, i, 2);
-            if (requeued && run_at <= a->now)
+            int keyed = PQgetvalue(res, i, 4)[0] == 't'; /* its key has room again */
+            if ((requeued && run_at <= a->now) || keyed)
                 store_news_ready(notes, PQgetvalue(res, i, 0), 0);
             else if (requeued)
                 store_news_later(notes, PQgetvalue(res, i, 0), run_at);
