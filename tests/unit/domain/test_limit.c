@@ -420,7 +420,6 @@ TEST(sorted_resolution_matches)
     }
     /* A key of LIMIT_KEY_MAX bytes is governed by a pattern of as many bytes. */
     struct limit big[2];
-    memset(key, 0, sizeof key);
     char k[LIMIT_KEY_MAX + 1];
     memset(k, 'x', LIMIT_KEY_MAX);
     k[LIMIT_KEY_MAX] = '\0';
