@@ -80,6 +80,17 @@ static size_t utf8_seq(const char *s, size_t n, size_t i)
     return len;
 }
 
+int json_utf8_ok(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t len = (unsigned char)s[i] < 0x80 ? 1 : utf8_seq(s, n, i);
+        if (len == 0)
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
 /* Scan the string starting at the quote s[*i]; on success *i is just past the closing quote. */
 static enum jv scan_string(const char *s, size_t n, size_t *i)
 {

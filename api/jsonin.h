@@ -24,6 +24,10 @@ enum jv { JV_OK = 0, JV_SYNTAX, JV_UTF8, JV_DEPTH };
  * otherwise; never reads past n. */
 enum jv json_validate(const char *text, size_t n, size_t *where);
 
+/* 1 when s[0..n) is well-formed UTF-8 (no overlong forms, surrogates or code points above
+ * U+10FFFF), else 0. This function can't fail. */
+int json_utf8_ok(const char *s, size_t n);
+
 /* Within a validated object span, the value span of the first member named key. Returns 1
  * when found, 0 when absent or obj is not an object. */
 int json_member(struct jspan obj, const char *key, struct jspan *out);

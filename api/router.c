@@ -26,6 +26,10 @@ const struct route router_table[] = {
     {"POST", "/queues/{name}/pause", handle_pause, 0, AUTH_ACCESS_ADMIN},
     {"POST", "/queues/{name}/resume", handle_resume, 0, AUTH_ACCESS_ADMIN},
     {"DELETE", "/queues/{name}/jobs", handle_purge, 0, AUTH_ACCESS_ADMIN},
+    {"GET", "/limits", handle_limits, 0, AUTH_ACCESS_READ},
+    {"GET", "/limits/{key}", handle_limit_get, 0, AUTH_ACCESS_READ},
+    {"PUT", "/limits/{key}", handle_limit_put, 1, AUTH_ACCESS_ADMIN},
+    {"DELETE", "/limits/{key}", handle_limit_delete, 0, AUTH_ACCESS_ADMIN},
     {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
     /* The dashboard's files hold no data (its API calls carry the token): open. One row per
@@ -45,6 +49,7 @@ const size_t router_table_len = sizeof router_table / sizeof router_table[0];
 
 #define ID_PARAM "{id}"
 #define NAME_PARAM "{name}" /* any segment; the handler checks it (a bad name is 400) */
+#define KEY_PARAM "{key}"   /* the rest of the path, '/' included, not empty; the handler checks it */
 
 /* Parse s[0..n) as a positive decimal int64 without sign or leading zeros. */
 static int parse_id(const char *s, size_t n, long long *out)
@@ -74,6 +79,12 @@ static int path_matches(const char *pattern, const char *path, long long *id)
         p++;
         u++;
         size_t plen = strcspn(p, "/"), ulen = strcspn(u, "/");
+        if (plen == strlen(KEY_PARAM) && memcmp(p, KEY_PARAM, plen) == 0) {
+            if (*u == '\0')
+                return 0;
+            *id = found;
+            return 1;
+        }
         if (plen == strlen(ID_PARAM) && memcmp(p, ID_PARAM, plen) == 0) {
             if (parse_id(u, ulen, &found) < 0)
                 return 0;

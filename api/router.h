@@ -14,7 +14,8 @@ typedef enum MHD_Result (*handler_fn)(struct request *rq);
 struct route {
     const char *method;  /* "GET", "POST" */
     const char *pattern; /* "/jobs/{id}/complete": {id} matches a positive int64; {name}
-                          * any non-empty segment */
+                          * any non-empty segment; {key}, last, the rest of the path (not
+                          * empty, '/' included) */
     handler_fn handler;
     int reads_body; /* 1: the handler takes a JSON body */
     /* Who may call it when --auth-token-file is given (server/auth.h). Left out of a row, it

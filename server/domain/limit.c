@@ -83,6 +83,51 @@ static int has_rate(const struct limit *l)
     return l && l->rate_jobs > 0 && l->rate_per_seconds > 0;
 }
 
+static struct limit *find_sorted(const char *key, struct limit *limits, size_t n)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(limits[mid].key, key);
+        if (c == 0)
+            return &limits[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+struct limit *limit_resolve_sorted(const char *key, struct limit *limits, size_t n)
+{
+    size_t len = strlen(key);
+    struct limit *l = n ? find_sorted(key, limits, n) : NULL;
+    if (l && limit_pattern_prefix_len(l->key) < 0)
+        return l;
+    char probe[LIMIT_KEY_MAX + 2];
+    for (size_t p = len < LIMIT_KEY_MAX ? len + 1 : LIMIT_KEY_MAX; n && p-- > 0;) {
+        memcpy(probe, key, p); /* "prefix*" for every prefix, the longest first */
+        probe[p] = '*';
+        probe[p + 1] = '\0';
+        if ((l = find_sorted(probe, limits, n)))
+            return l;
+    }
+    return NULL;
+}
+
+void limit_tally(struct limit *limits, size_t n, const char *key, int64_t running,
+                 int64_t paused_until, int64_t now)
+{
+    struct limit *l = limit_resolve_sorted(key, limits, n);
+    if (!l)
+        return;
+    l->running += running;
+    if (paused_until != JOB_NONE && paused_until > now &&
+        (l->paused_until == JOB_NONE || paused_until > l->paused_until))
+        l->paused_until = paused_until;
+}
+
 int64_t limit_window_start(const struct limit *l, int64_t now)
 {
     return has_rate(l) ? now - l->rate_per_seconds + 1 : now + 1;

@@ -105,6 +105,21 @@ long limit_pattern_prefix_len(const char *key);
  * pointer into limits, borrowed. This function can't fail. */
 const struct limit *limit_resolve(const char *key, const struct limit *limits, size_t n);
 
+/* limit_resolve() over limits[0..n) sorted by key bytewise (strcmp) with distinct keys, by
+ * binary search: the exact limit, else the longest pattern whose prefix starts key; NULL when
+ * none applies. Costs O(log n) per byte of key at most. This function can't fail. */
+struct limit *limit_resolve_sorted(const char *key, struct limit *limits, size_t n);
+
+/* What a limit shows of the keys it governs (struct limit's running and paused_until): add the
+ * state of one job key (running jobs of it, its paused_until, JOB_NONE when none) to the limit
+ * of limits[0..n) (sorted as for limit_resolve_sorted) that governs it, if any: running is
+ * added, and paused_until is kept when it is after now and later than the one held. Call it
+ * once per key after setting every limit's running to 0 and paused_until to JOB_NONE. A key
+ * counts for the one limit that applies to it (limit_resolve), so a pattern shows only the
+ * keys that no exact limit or longer pattern takes. This function can't fail. */
+void limit_tally(struct limit *limits, size_t n, const char *key, int64_t running,
+                 int64_t paused_until, int64_t now);
+
 /* The oldest second whose claims the rate of l counts at now: now - rate_per_seconds + 1.
  * "In the last per_seconds seconds" means at >= this, i.e. at > now - per_seconds, so that the
  * window at now holds exactly per_seconds whole seconds, now included. For a limit without a

@@ -269,6 +269,22 @@ enum store_result store_pause(struct store *s, const char *queue, int paused, in
     return run(s, &call);
 }
 
+enum store_result store_limit_put(struct store *s, const struct limit *limit, int64_t now,
+                                  struct limit *out)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_LIMIT_PUT, .now = now, .limit_put = {.limit = limit, .out = out}};
+    return run(s, &call);
+}
+
+enum store_result store_limit_delete(struct store *s, const char *key, int64_t now,
+                                     struct limit *out)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_LIMIT_DELETE, .now = now, .limit_delete = {.key = key, .out = out}};
+    return run(s, &call);
+}
+
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
                               int64_t now, size_t *deleted)
 {

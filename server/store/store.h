@@ -24,6 +24,7 @@
 #define JOBQ_STORE_H
 
 #include "job.h"
+#include "limit.h"
 
 enum store_result {
     STORE_OK = 0,
@@ -150,6 +151,8 @@ enum store_call_kind {
     STORE_CALL_RETRY,
     STORE_CALL_PAUSE, /* pause or resume a queue */
     STORE_CALL_PURGE, /* delete one bounded batch of a queue's jobs in one status */
+    STORE_CALL_LIMIT_PUT,    /* create or replace a limit */
+    STORE_CALL_LIMIT_DELETE, /* delete a limit */
     STORE_CALL_KIND_COUNT
 };
 
@@ -224,6 +227,18 @@ struct store_purge_call {
     size_t deleted;    /* out: how many were deleted */
 };
 
+/* STORE_CALL_LIMIT_PUT: store_limit_put. */
+struct store_limit_put_call {
+    const struct limit *limit; /* in: key, max_running, rate_jobs, rate_per_seconds */
+    struct limit *out;         /* out: the limit as stored, with running and paused_until */
+};
+
+/* STORE_CALL_LIMIT_DELETE: store_limit_delete. */
+struct store_limit_delete_call {
+    const char *key;   /* in: a checked limit key */
+    struct limit *out; /* out: the limit as it was, with running and paused_until */
+};
+
 /* One write for store_submit(): what every kind has (its kind, now, result and the done
  * callback), then the arguments and outputs of its kind, in the union member of that name
  * (call->enqueue for STORE_CALL_ENQUEUE, ...); no other member may be read or written. The
@@ -249,6 +264,8 @@ struct store_call {
         struct store_retry_call retry;
         struct store_pause_call pause;
         struct store_purge_call purge;
+        struct store_limit_put_call limit_put;
+        struct store_limit_delete_call limit_delete;
     };
 };
 
@@ -300,6 +317,8 @@ struct store_ops {
                               size_t *n, int *more);
     enum store_result (*queues)(struct store *s, int64_t now, struct queue_stats **out, size_t *n);
     enum store_result (*attempts)(struct store *s, int64_t id, struct job_attempt **out, size_t *n);
+    enum store_result (*limits)(struct store *s, const char *key, int64_t now, struct limit **out,
+                                size_t *n);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     /* May be NULL: the backend's claims see due jobs by themselves. */
@@ -356,6 +375,25 @@ enum store_result store_pause(struct store *s, const char *queue, int paused, in
  * repeats while *deleted == limit. */
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
                               int64_t now, size_t *deleted);
+
+/* The most limits a store holds: a PUT of a new key beyond it is refused (STORE_CONFLICT),
+ * so that GET /limits answers them all at once. */
+#define STORE_LIMITS_MAX 10000
+
+/* Create or replace the limit limit->key (a checked key; its max_running, rate_jobs and
+ * rate_per_seconds as limit_body_check() sets them) and, in the same transaction, reopen
+ * every lane of the keys it covers (the key itself, or every key starting with a pattern's
+ * prefix), calling on_ready for their queues: waiting jobs are looked at again at once under
+ * the new limit. *out is the limit as stored, with running and paused_until as
+ * store_limits() shows them. STORE_CONFLICT when the key is new and STORE_LIMITS_MAX limits
+ * exist already (nothing is written). */
+enum store_result store_limit_put(struct store *s, const struct limit *limit, int64_t now,
+                                  struct limit *out);
+
+/* Delete the limit `key` and reopen the lanes it covered, as store_limit_put. *out is the
+ * limit as it was, with running and paused_until. STORE_NOT_FOUND when there is none. */
+enum store_result store_limit_delete(struct store *s, const char *key, int64_t now,
+                                     struct limit *out);
 
 /* Enqueue n (1..JOB_BATCH_MAX) jobs in one transaction, all or nothing. out[i] receives job i
  * (created, or the existing job of an idempotency_key hit); created[i] is 1 when job i is new.
@@ -436,6 +474,21 @@ static inline enum store_result store_attempts(struct store *s, int64_t id,
                                                struct job_attempt **out, size_t *n)
 {
     return s->ops->attempts(s, id, out, n);
+}
+
+/* The limits, ordered by key (bytewise), each with what it shows of the keys it governs
+ * (limit_tally: running is the sum of the running jobs of the keys for which it is the limit
+ * that applies, limit_resolve; so an exact limit counts its own key, and a pattern the keys
+ * that start with its prefix and that no exact limit or longer pattern takes; paused_until
+ * the latest pause among them that is after now, JOB_NONE when none): every limit when key is
+ * NULL (at most STORE_LIMITS_MAX), else the limit `key` alone (STORE_NOT_FOUND when there is
+ * none). *out is a new array (NULL when empty) the caller releases with free(). The cost is
+ * one read of the limits, of the running jobs that have a key, and of the paused keys (of the
+ * key or under the pattern when key is given). Never waits for a writer. */
+static inline enum store_result store_limits(struct store *s, const char *key, int64_t now,
+                                             struct limit **out, size_t *n)
+{
+    return s->ops->limits(s, key, now, out, n);
 }
 
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:

@@ -406,6 +406,10 @@ class SchemaLimits(ServerTest):
                                            {"status": "succeeded"}, None),
             "POST /queues/{name}/pause": ("POST", "/queues/{name}/pause", {}, None),
             "POST /queues/{name}/resume": ("POST", "/queues/{name}/resume", {}, None),
+            "PUT /limits/{key}": ("PUT", "/limits/" + q + ":k", {},
+                                  {"max_running": 1, "rate": {"jobs": 1, "per_seconds": 1}}),
+            "GET /limits/{key}": ("GET", "/limits/" + q + ":k", {}, None),
+            "DELETE /limits/{key}": ("DELETE", "/limits/" + q + ":k", {}, None),
         }
         if op not in plain:
             self.fail("SchemaLimits does not know how to send %s: add it to fresh()" % op)
@@ -416,6 +420,20 @@ class SchemaLimits(ServerTest):
         """Send op with each (where, value) of values set, the values at `absent` left out,
         and no body at all when empty. Returns the Response."""
         method, path, query, body = self.fresh(op)
+        for w in list(absent) + [w for w, _ in values]:
+            # A dedup the value lives in: one the server takes whatever the value (debounce
+            # takes seconds 0; a key of its own each time).
+            m = re.match(r"^(body(?:\.jobs\[\])?)\.dedup\.", w)
+            if m:
+                put(body, m.group(1) + ".dedup", {"key": "d%d" % next(self.counter),
+                                                   "mode": "debounce", "seconds": 1})
+        if op in ("GET /limits/{key}", "DELETE /limits/{key}"):
+            # The limit must exist for an accepted key to answer 200: put it first (a key the
+            # server refuses is refused by the PUT too).
+            for where, value in values:
+                if where == "path.key":
+                    self.c.request("PUT", "/limits/" + urllib.parse.quote(str(value), safe=""),
+                                   body={"max_running": 1})
         for w in absent:
             if w.startswith("query."):
                 query.pop(w[6:], None)
@@ -452,6 +470,14 @@ class SchemaLimits(ServerTest):
                 self.assertIn(r.status, (200, 201), r)
 
     @staticmethod
+    def valid(schema, i):
+        """A value the schema accepts that the server takes too: an expires_at after now."""
+        v = openapi_spec.sample(schema, i)
+        if isinstance(v, int) and schema.get("maximum") == RUN_AT_BOUND - 1:
+            v = now() + 3600
+        return v
+
+    @staticmethod
     def offender(where, value):
         """What the refusal of a string off its pattern must name: a NUL in a body string as
         such, a space in a name as the character and where (a cursor is opaque)."""
@@ -471,29 +497,32 @@ class SchemaLimits(ServerTest):
         # The members each object forbids together, both ways round: (op, where) -> other.
         others = {}
         for op, where, schema, _ in fields:
-            pair = schema.get("not", {}).get("required", ())
-            for a, b in ((pair[0], pair[1]), (pair[1], pair[0])) if len(pair) == 2 else ():
-                others[(op, "%s.%s" % (where, a))] = "%s.%s" % (where, b)
+            for pair in openapi_spec.together_pairs(schema):
+                for a, b in ((pair[0], pair[1]), (pair[1], pair[0])) if len(pair) == 2 else ():
+                    others[(op, "%s.%s" % (where, a))] = "%s.%s" % (where, b)
         for op, where, schema, required in fields:
             if where == "path.id":
                 continue  # an id out of range is an unknown job: 404 (test_unknown_paths)
             if where == "body":
                 if required:
+                    # The first member it requires, or of its first anyOf alternative.
+                    first = (schema.get("required") or schema["anyOf"][0]["required"])[0]
                     r = self.send(op, empty=True)
-                    self.check(op, "body." + schema["required"][0], "no body", r, False)
+                    self.check(op, "body." + first, "no body", r, False)
             elif required and not where.startswith("path."):
                 r = self.send(op, absent=(where,))
                 self.check(op, where, "left out", r, False)
-            together = schema.get("not", {}).get("required", ())
-            if together:
+            for together in openapi_spec.together_pairs(schema):
                 props = schema.get("properties", {})
-                r = self.send(op, [("%s.%s" % (where, name), openapi_spec.sample(props[name], 1))
+                r = self.send(op, [("%s.%s" % (where, name), self.valid(props[name], 1))
                                    for name in together])
                 self.check(op, "%s.%s" % (where, together[0]), "with " + together[1], r, False)
             for label, value, accepted in openapi_spec.boundary_cases(schema, fill):
                 tried.add((op, where))
                 absent = tuple(b for (o, a), b in others.items()
                                if o == op and (where == a or where.startswith(a + "[]")))
+                if where.endswith(".expires_at") and value < now() + 1:
+                    accepted = False  # in bounds, but not after now (the schema says so)
                 r = self.send(op, [(where, value)], absent=absent)
                 self.check(op, where, label, r, accepted, self.offender(where, value))
         # The document's bounded values, each tried: a sanity check of the walk itself.
@@ -501,7 +530,11 @@ class SchemaLimits(ServerTest):
                      ("POST /jobs/batch", "body.jobs[].requires[]"),
                      ("POST /claim", "body.queues[]"), ("POST /jobs/{id}/fail",
                                                          "body.error_code"),
-                     ("GET /jobs", "query.cursor"), ("POST /queues/{name}/pause", "path.name")):
+                     ("GET /jobs", "query.cursor"), ("POST /queues/{name}/pause", "path.name"),
+                     ("POST /jobs", "body.expires_at"), ("POST /jobs", "body.dedup.seconds"),
+                     ("POST /jobs/batch", "body.jobs[].dedup.mode"),
+                     ("PUT /limits/{key}", "body.rate.per_seconds"),
+                     ("GET /limits/{key}", "path.key"), ("DELETE /limits/{key}", "path.key")):
             self.assertIn(must, tried)
 
 

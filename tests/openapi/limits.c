@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dedup.h"
+#include "expiry.h"
+#include "limit.h"
 #include "parse.h"
 #include "router.h"
 
@@ -93,6 +96,20 @@ static void job_spec(const char *w)
     integer(at(b, sizeof b, w, "max_runtime_seconds"), 1, JOB_RUNTIME_MAX);
     tags(at(b, sizeof b, w, "requires"));
     text(at(b, sizeof b, w, "idempotency_key"), JOB_IDENT_MAX);
+    /* parse_expiry, parse_dedup */
+    line(w, "not-together", "expires_at,expires_in_seconds");
+    text(at(b, sizeof b, w, "concurrency_key"), JOB_IDENT_MAX);
+    integer(at(b, sizeof b, w, "expires_at"), 1, JOB_RUN_AT_MAX);
+    integer(at(b, sizeof b, w, "expires_in_seconds"), 1, EXPIRY_IN_MAX);
+    char d[48], modes[64];
+    at(d, sizeof d, w, "dedup");
+    required(at(b, sizeof b, d, "key"));
+    text(b, JOB_IDENT_MAX);
+    required(at(b, sizeof b, d, "mode"));
+    snprintf(modes, sizeof modes, "%s,%s,%s", dedup_mode_name(DEDUP_ACTIVE),
+             dedup_mode_name(DEDUP_WINDOW), dedup_mode_name(DEDUP_DEBOUNCE));
+    line(b, "enum", modes);
+    integer(at(b, sizeof b, d, "seconds"), 0, DEDUP_SECONDS_MAX);
 }
 
 /* The lease_token every lease call reads first. */
@@ -141,6 +158,14 @@ static void bodies(void)
     lease_token();
     text("body.error_code", JOB_IDENT_MAX);
     integer("body.retry_in_seconds", 0, JOB_DELAY_MAX);
+
+    op = "PUT /limits/{key}"; /* read_limit_body, limit_body_check */
+    required("body");
+    integer("body.max_running", 1, LIMIT_RUNNING_MAX);
+    required("body.rate.jobs");
+    integer("body.rate.jobs", 1, LIMIT_RATE_JOBS_MAX);
+    required("body.rate.per_seconds");
+    integer("body.rate.per_seconds", 1, LIMIT_RATE_SECONDS_MAX);
 }
 
 /* Every status name job_status_parse() reads, but skip, plus extra (NULL: none),
@@ -184,8 +209,8 @@ static void queries(void)
     line("query.status", "enum", statuses(buf, sizeof buf, JOB_RUNNING, "blocked"));
 }
 
-/* The router's path parameters: {id} a positive int64 (else 404), {name} a queue name
- * (handlers check it: else 400). */
+/* The router's path parameters: {id} a positive int64 (else 404), {name} a queue name and
+ * {key} a limit key (handlers check them: else 400). */
 static void paths(void)
 {
     char name[96];
@@ -200,6 +225,13 @@ static void paths(void)
         if (strstr(r->pattern, "{name}")) {
             required("path.name");
             queue_name("path.name");
+        }
+        if (strstr(r->pattern, "{key}")) { /* limit_key_check: '*' only last */
+            required("path.key");
+            num("path.key", "minLength", 1);
+            num("path.key", "maxLength", LIMIT_KEY_MAX / UTF8_MAX);
+            num("path.key", "x-jobq-max-bytes", LIMIT_KEY_MAX);
+            line("path.key", "pattern", "^[^*]*[*]?$");
         }
     }
 }

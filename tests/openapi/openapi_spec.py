@@ -105,8 +105,8 @@ def request_fields(doc):
 def limit_lines(doc):
     """The limits openapi.yaml states on requests, as the set of (operation, where, keyword,
     value) that tests/openapi/limits.c prints for the server: every LIMIT_KEYWORDS keyword,
-    "required" "true" for a value that must be present, and "not-together" "a,b" for an
-    object's `not: {required: [a, b]}`. Values are text: numbers in decimal, booleans in
+    "required" "true" for a value that must be present, and "not-together" "a,b" for each
+    pair an object forbids together (together_pairs). Values are text: numbers in decimal, booleans in
     lowercase, an enum's members sorted and comma-joined."""
     lines = set()
     for op, where, schema, required in request_fields(doc):
@@ -115,10 +115,17 @@ def limit_lines(doc):
         for k in LIMIT_KEYWORDS:
             if k in schema:
                 lines.add((op, where, k, text(schema[k])))
-        together = schema.get("not", {}).get("required")
-        if together:
+        for together in together_pairs(schema):
             lines.add((op, where, "not-together", ",".join(sorted(together))))
     return lines
+
+
+def together_pairs(schema):
+    """The member lists an object schema forbids together: `not: {required: [a, b]}`, or
+    several as `not: {anyOf: [{required: [a, b]}, ...]}`."""
+    n = schema.get("not", {})
+    parts = [n] + list(n.get("anyOf", ()))
+    return [p["required"] for p in parts if p.get("required")]
 
 
 def text(v):

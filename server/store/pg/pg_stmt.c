@@ -86,6 +86,18 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     "SELECT " COLS " FROM jobq_jobs j WHERE " cond " j.id > $1::bigint ORDER BY j.id LIMIT "       \
     "$2::bigint"
 
+/* limits: the limits whose key `match`es (a condition on x.key), in key order (bytewise),
+ * then the running jobs and the paused keys (paused_until after $2) of the job keys that
+ * match; the first column says which row is which (store_limits.h). */
+#define LIMITS_READ(match)                                                                         \
+    "SELECT 0 AS kind, x.key COLLATE \"C\" AS key, coalesce(x.max_running, 0)::bigint, "            \
+    "coalesce(x.rate_jobs, 0)::bigint, coalesce(x.rate_per_seconds, 0)::bigint FROM jobq_limits x " \
+    "WHERE " match                                                                                 \
+    " UNION ALL SELECT 1, x.key, count(*), NULL, NULL FROM (SELECT concurrency_key AS key FROM "  \
+    "jobq_jobs WHERE status = " RUNNING " AND concurrency_key IS NOT NULL) x WHERE " match         \
+    " GROUP BY x.key UNION ALL SELECT 2, x.key, x.paused_until, NULL, NULL FROM jobq_keys x "      \
+    "WHERE x.paused_until > $2::bigint AND " match " ORDER BY kind, key"
+
 /* clang-format off */
 static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_JOB_GET, "job_get", "SELECT " COLS " FROM jobq_jobs j WHERE j.id = $1::bigint",
@@ -252,6 +264,29 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "status = $2::smallint ORDER BY id LIMIT $3::integer FOR UPDATE SKIP LOCKED)",
      "purge: one bounded batch of a queue's jobs in one status (rows another transaction "
      "holds are left for the next batch)"},
+    {PG_LIMITS_READ_KEY, "limits_read_key", LIMITS_READ("x.key = $1::text"),
+     "limits, limit put and delete (their answer): the exact limit $1 and the running jobs "
+     "and pause of its key (store_limits.h's rows)"},
+    {PG_LIMITS_READ_PREFIX, "limits_read_prefix", LIMITS_READ("starts_with(x.key, $1::text)"),
+     "limits, limit put and delete (their answer): the limits whose keys start with $1 by key "
+     "(bytewise), then the running jobs and the pauses of the job keys that start with it"},
+    {PG_LIMIT_LOCK, "limit_lock", "SELECT pg_advisory_xact_lock(" PG_LIMITS_KEY ")",
+     "limit put and delete: one at a time across processes (the count of limits holds)"},
+    {PG_LIMIT_PUT, "limit_put",
+     "INSERT INTO jobq_limits AS l (key, max_running, rate_jobs, rate_per_seconds, changed_at) "
+     "SELECT $1::text, $2::integer, $3::integer, $4::integer, $5::bigint WHERE EXISTS (SELECT 1 "
+     "FROM jobq_limits WHERE key = $1::text) OR (SELECT count(*) FROM jobq_limits) < "
+     "$6::integer ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running, "
+     "rate_jobs = excluded.rate_jobs, rate_per_seconds = excluded.rate_per_seconds, "
+     "changed_at = excluded.changed_at RETURNING l.key",
+     "limit put: create or replace a limit; no row: a new key past $6 limits"},
+    {PG_LIMIT_DELETE, "limit_delete", "DELETE FROM jobq_limits WHERE key = $1::text",
+     "limit delete"},
+    {PG_LANES_OPEN, "lanes_open",
+     "UPDATE jobq_lanes SET open_at = 0 WHERE ckey <> '' AND open_at <> 0 AND (ckey = $1::text "
+     "OR (NOT $2::boolean AND starts_with(ckey, $1::text))) RETURNING queue",
+     "limit put and delete: reopen the closed lanes of the key $1 (or, $2 false, of every key "
+     "starting with $1), whose queues are then told"},
     {PG_ATTEMPTS, "attempts",
      "SELECT a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, a.error_code, "
      "a.error_detail FROM (SELECT id FROM jobq_jobs WHERE id = $1::bigint) AS j "

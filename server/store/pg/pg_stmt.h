@@ -7,6 +7,7 @@
 #define PG_NOTIFY_CHANNEL "jobq_ready" /* NOTIFY/LISTEN channel of claimable jobs */
 #define PG_SWEEP_KEY "7461001"         /* pg_try_advisory_xact_lock key of the sweeper role */
 #define PG_MIGRATE_KEY "7461002"       /* pg_advisory_lock key held while migrating */
+#define PG_LIMITS_KEY "7461003"        /* pg_advisory_xact_lock key of the limit writes */
 
 enum pg_stmt_id {
     PG_JOB_GET,
@@ -36,6 +37,12 @@ enum pg_stmt_id {
     PG_QUEUE_COUNTS,
     PG_QUEUE_SET,
     PG_PURGE,
+    PG_LIMITS_READ_KEY,
+    PG_LIMITS_READ_PREFIX,
+    PG_LIMIT_LOCK,
+    PG_LIMIT_PUT,
+    PG_LIMIT_DELETE,
+    PG_LANES_OPEN,
     PG_ATTEMPTS,
     PG_TP_PUBLISH,
     PG_TP_OTHERS,

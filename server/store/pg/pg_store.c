@@ -31,6 +31,7 @@ static const struct store_ops pg_ops = {
     .list = pg_read_list,
     .queues = pg_read_queues,
     .attempts = pg_read_attempts,
+    .limits = pg_read_limits,
     .throughput_publish = pg_throughput_publish,
     .throughput_others = pg_throughput_others,
     .sweep = pg_sweep,

@@ -342,6 +342,8 @@ int pg_cancel_prepare(struct pg_call *pc);    /* pg_admin.c */
 int pg_retry_prepare(struct pg_call *pc);     /* pg_admin.c */
 int pg_pause_prepare(struct pg_call *pc);     /* pg_queue.c */
 int pg_purge_prepare(struct pg_call *pc);     /* pg_queue.c */
+int pg_limit_put_prepare(struct pg_call *pc);    /* pg_limits.c */
+int pg_limit_delete_prepare(struct pg_call *pc); /* pg_limits.c */
 
 /* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
  * a server may send them (RETURNING promises no order); 0: in the order they came. */
@@ -361,6 +363,9 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
 enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
+/* store_limits (pg_limits.c). */
+enum store_result pg_read_limits(struct store *s, const char *key, int64_t now,
+                                 struct limit **out, size_t *n);
 /* Shared throughput buckets (pg_throughput.c): store_throughput_publish/_others. */
 enum store_result pg_throughput_publish(struct store *s, int64_t now,
                                         const struct counters_point *pts, size_t n);

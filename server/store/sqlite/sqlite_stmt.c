@@ -175,6 +175,31 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UNION ALL SELECT id FROM jobs WHERE queue = ?1 AND status = ?3 ORDER BY id LIMIT ?4)",
      "purge: one bounded batch of a queue's jobs in one API status (?3: the second stored "
      "status, or -1)"},
+    {STMT_LIMITS_READ, STMT_ON_WRITER | STMT_ON_READER,
+     "SELECT 0, key, max_running, rate_jobs, rate_per_seconds FROM limits "
+     "WHERE key >= ?1 AND key < ?2 UNION ALL "
+     "SELECT 1, concurrency_key, count(*), NULL, NULL FROM jobs WHERE status = " RUNNING
+     " AND concurrency_key >= ?1 AND concurrency_key < ?2 GROUP BY concurrency_key UNION ALL "
+     "SELECT 2, key, paused_until, NULL, NULL FROM keys "
+     "WHERE key >= ?1 AND key < ?2 AND paused_until > ?3 ORDER BY 1, 2",
+     "limits, and limit put and delete (their answer): the limits with keys in [?1, ?2) by "
+     "key, then the running jobs and the pauses of the job keys in that range "
+     "(store_limits.h's rows)"},
+    {STMT_LIMIT_PUT, STMT_ON_WRITER,
+     "INSERT INTO limits (key, max_running, rate_jobs, rate_per_seconds, changed_at) "
+     "SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM limits WHERE key = ?1) "
+     "OR (SELECT count(*) FROM limits) < ?6 "
+     "ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running, "
+     "rate_jobs = excluded.rate_jobs, rate_per_seconds = excluded.rate_per_seconds, "
+     "changed_at = excluded.changed_at",
+     "limit put: create or replace a limit; no row changed: a new key past ?6 limits"},
+    {STMT_LIMIT_DELETE, STMT_ON_WRITER, "DELETE FROM limits WHERE key = ?1",
+     "limit delete"},
+    {STMT_LANES_OPEN, STMT_ON_WRITER,
+     "UPDATE lanes SET open_at = 0 WHERE ckey >= ?1 AND ckey < ?2 AND ckey <> '' "
+     "AND open_at <> 0 RETURNING queue",
+     "limit put and delete: reopen the closed lanes of the keys in [?1, ?2) (lanes_key), "
+     "whose queues are then told"},
     {STMT_ATTEMPTS, STMT_ON_READER,
      "SELECT attempt, worker_id, claimed_at, ended_at, outcome, error_code, error_detail FROM ("
      "SELECT a.fencing_token AS f, a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, "

@@ -24,6 +24,7 @@ static const struct store_ops sqlite_ops = {
     .list = sqlite_read_list,
     .queues = sqlite_read_queues,
     .attempts = sqlite_read_attempts,
+    .limits = sqlite_read_limits,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,

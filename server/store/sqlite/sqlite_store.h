@@ -39,6 +39,9 @@ struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *ca
  * transaction). NULL when out of memory (call->result says so). */
 struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *call);
 
+/* Limit put and delete (sqlite_limits.c). NULL when out of memory (call->result says so). */
+struct sqlite_tx *sqlite_limit_tx(struct sqlite_store *st, struct store_call *call);
+
 /* store_submit (sqlite_call.c) and the reads (sqlite_read.c). */
 void sqlite_submit(struct store *s, struct store_call *call);
 void sqlite_read_stats(struct store *s, struct store_stats *out);
@@ -50,6 +53,8 @@ enum store_result sqlite_read_attempts(struct store *s, int64_t id, struct job_a
                                        size_t *n);
 enum store_result sqlite_read_queues(struct store *s, int64_t now, struct queue_stats **out,
                                      size_t *n);
+enum store_result sqlite_read_limits(struct store *s, const char *key, int64_t now,
+                                     struct limit **out, size_t *n);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
 enum store_result sqlite_read_ping(struct store *s);
 enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,

@@ -383,6 +383,73 @@ TEST(claims_never_overshoot_any_window)
     simulate(mk("k", 0, 0, 0), 13);
 }
 
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const struct limit *)a)->key, ((const struct limit *)b)->key);
+}
+
+/* The sorted search answers as limit_resolve does, for every subset of a set of limits and
+ * every key over a small alphabet ('*' in a job key included). */
+TEST(sorted_resolution_matches)
+{
+    const char *keys[] = {"*", "a*", "ab*", "abc", "ab", "b*", "ba", "abc*", "a", "a*"};
+    enum { NK = sizeof keys / sizeof keys[0] - 1 }; /* the last is a duplicate, never stored */
+    struct limit ls[NK], sub[NK];
+    for (size_t i = 0; i < NK; i++)
+        ls[i] = mk(keys[i], (int64_t)i + 1, 0, 0);
+    const char alpha[] = "abc*";
+    char key[6];
+    unsigned seed = 11;
+    for (int trial = 0; trial < 5000; trial++) {
+        size_t len = (size_t)(trial % 6);
+        for (size_t i = 0; i < len; i++)
+            key[i] = alpha[(seed = seed * 1103515245u + 12345u) >> 16 & 3];
+        key[len] = '\0';
+        size_t m = 0;
+        for (size_t i = 0; i < NK; i++)
+            if ((seed >> (i + 3)) & 1)
+                sub[m++] = ls[i];
+        qsort(sub, m, sizeof sub[0], by_key);
+        const struct limit *want = limit_resolve(key, sub, m);
+        const struct limit *got = limit_resolve_sorted(key, sub, m);
+        if (got != want) {
+            CHECK(got == want);
+            fprintf(stderr, "key \"%s\", %zu limits, seed %u\n", key, m, seed);
+            return;
+        }
+    }
+    /* A key of LIMIT_KEY_MAX bytes is governed by a pattern of as many bytes. */
+    struct limit big[2];
+    char k[LIMIT_KEY_MAX + 1];
+    memset(k, 'x', LIMIT_KEY_MAX);
+    k[LIMIT_KEY_MAX] = '\0';
+    big[0] = mk("*", 1, 0, 0);
+    big[1] = mk(k, 2, 0, 0);
+    big[1].key[LIMIT_KEY_MAX - 1] = '*';
+    CHECK(limit_resolve_sorted(k, big, 2) == &big[1]);
+    CHECK(limit_resolve_sorted(k, big, 0) == NULL);
+}
+
+/* Each key counts for the one limit that governs it; a pause shows while it lasts, the
+ * latest of a pattern's keys. */
+TEST(tally_counts_each_key_once)
+{
+    struct limit ls[] = {mk("t*", 1, 0, 0), mk("tenant:*", 1, 0, 0), mk("tenant:42", 1, 0, 0)};
+    for (size_t i = 0; i < 3; i++)
+        ls[i].running = 0;
+    limit_tally(ls, 3, "tenant:42", 2, JOB_NONE, 100);
+    limit_tally(ls, 3, "tenant:7", 3, 150, 100);
+    limit_tally(ls, 3, "tenant:8", 1, 120, 100);
+    limit_tally(ls, 3, "tx", 4, 90, 100); /* a pause that passed shows nothing */
+    limit_tally(ls, 3, "other", 9, 500, 100);
+    CHECK_INT(ls[0].running, 4);
+    CHECK_INT(ls[0].paused_until, JOB_NONE);
+    CHECK_INT(ls[1].running, 4);
+    CHECK_INT(ls[1].paused_until, 150);
+    CHECK_INT(ls[2].running, 2);
+    CHECK_INT(ls[2].paused_until, JOB_NONE);
+}
+
 /* A saturated window fills again as soon as it opens: over a long run, a key with constant
  * demand gets exactly rate_jobs claims in each window (the rule does not under-grant). */
 TEST(full_demand_gets_the_whole_rate)
@@ -408,4 +475,5 @@ TEST_MAIN(TEST_ENTRY(limit_keys), TEST_ENTRY(job_keys_are_literal), TEST_ENTRY(l
           TEST_ENTRY(concurrency_room_and_open), TEST_ENTRY(rate_room_and_open),
           TEST_ENTRY(pause_holds_with_or_without_a_limit),
           TEST_ENTRY(claims_never_overshoot_any_window),
-          TEST_ENTRY(full_demand_gets_the_whole_rate))
+          TEST_ENTRY(full_demand_gets_the_whole_rate), TEST_ENTRY(sorted_resolution_matches),
+          TEST_ENTRY(tally_counts_each_key_once))
