@@ -42,10 +42,12 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \
     "$3::bigint)"
 
-/* claim: the jobs of queue q that are due and whose requires fit the capabilities $3. */
+/* claim: the jobs of queue q that are due, not expired (expiry_passed, expiry.h) and whose
+ * requires fit the capabilities $3. */
 #define CLAIM_DUE(q)                                                                               \
     "status = " QUEUED " AND queue = " q " AND run_at <= $2::bigint AND (requires IS NULL OR "     \
-    "requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]'))))"
+    "requires <@ ARRAY(SELECT json_array_elements_text(coalesce($3::json, '[]')))) AND "           \
+    "(expires_at IS NULL OR expires_at > $2::bigint)"
 
 /* claim: take the picked jobs, the n-th best (its place in o.ids) with the n-th token $5,
  * lease $6 and worker $7, by primary key through one array (o is one row whatever the
@@ -202,6 +204,14 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      ", " CANCELLED ") AND finished_at < $1::bigint ORDER BY finished_at LIMIT $2::integer "
      "FOR UPDATE SKIP LOCKED)",
      "sweep: retention deletes finished jobs older than the cutoff"},
+    {PG_SWEEP_EXPIRY, "sweep_expiry",
+     "WITH e AS MATERIALIZED (SELECT id FROM jobq_jobs WHERE expires_at <= $1::bigint AND "
+     "status = " QUEUED " ORDER BY expires_at LIMIT $2::integer FOR UPDATE SKIP LOCKED) "
+     "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $1::bigint, "
+     "error_code = 'expired', error_detail = NULL FROM e WHERE j.id = e.id AND j.status = "
+     QUEUED " RETURNING j.queue",
+     "sweep: lock queued jobs whose expires_at passed (jobq_jobs_expires), oldest first, and "
+     "cancel them with error_code \"expired\""},
     {PG_COUNTS_FOLD, "counts_fold",
      "WITH gone AS (DELETE FROM jobq_counts c WHERE c.shard <> 0 AND NOT EXISTS (SELECT 1 FROM "
      "pg_stat_activity a WHERE a.pid = c.shard) RETURNING c.queue, c.status, c.n) "

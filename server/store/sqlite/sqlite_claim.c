@@ -36,9 +36,9 @@ static int candidate_cmp(const void *pa, const void *pb)
 }
 
 /* Append the top `limit` candidates of queue to cand: those that require nothing, or with
- * caps those whose requires fit caps; *got is how many. */
+ * caps those whose requires fit caps, not expired at now; *got is how many. */
 static enum store_result pick(struct sqlite_conn *c, const char *queue, const char *caps, int limit,
-                              struct candidate *cand, size_t *got)
+                              int64_t now, struct candidate *cand, size_t *got)
 {
     sqlite3_stmt *st = sqlite_conn_stmt(c, caps ? STMT_CLAIM_PICK_CAPS : STMT_CLAIM_PICK_PLAIN);
     int rc = sqlite_conn_bind_text(st, 1, queue);
@@ -46,6 +46,8 @@ static enum store_result pick(struct sqlite_conn *c, const char *queue, const ch
         rc = sqlite_conn_bind_text(st, 2, caps);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, caps ? 3 : 2, limit);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, caps ? 4 : 3, now);
     if (rc != SQLITE_OK) {
         enum store_result r = sqlite_conn_fail(c, rc, "bind claim pick");
         sqlite3_reset(st);
@@ -150,10 +152,10 @@ static int claim_tx(struct sqlite_conn *c, void *p)
             return r;
         if (skip)
             continue;
-        r = pick(c, a->req->queues[q], NULL, a->max_jobs, a->cand + ncand, &got);
+        r = pick(c, a->req->queues[q], NULL, a->max_jobs, a->now, a->cand + ncand, &got);
         ncand += got;
         if (r == STORE_OK && a->caps) {
-            r = pick(c, a->req->queues[q], a->caps, a->max_jobs, a->cand + ncand, &got);
+            r = pick(c, a->req->queues[q], a->caps, a->max_jobs, a->now, a->cand + ncand, &got);
             ncand += got;
         }
         if (r != STORE_OK)
