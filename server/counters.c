@@ -24,7 +24,9 @@ static const struct {
     [COUNTER_LEASE_EXPIRED] = {"lease_expired", "Leases the sweeper ended because they were "
                                                 "not renewed in time."},
     [COUNTER_TIMED_OUT] = {"timed_out", "Leases the sweeper ended at max_runtime_seconds."},
-    [COUNTER_CANCELLED] = {"cancelled", "Jobs cancelled."},
+    [COUNTER_CANCELLED] = {"cancelled", "Jobs cancelled by a request."},
+    [COUNTER_EXPIRED] = {"expired", "Queued jobs the sweeper cancelled at their expires_at "
+                                    "(error_code \"expired\")."},
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -140,6 +142,7 @@ void counters_sweep(const struct sweep_result *res, int64_t now)
         add_locked(q->queue, COUNTER_TIMED_OUT, (uint64_t)q->timed_out, now);
         add_locked(q->queue, COUNTER_RETRIED, (uint64_t)q->requeued, now);
         add_locked(q->queue, COUNTER_FAILED, (uint64_t)q->failed, now);
+        add_locked(q->queue, COUNTER_EXPIRED, (uint64_t)q->lapsed, now);
     }
     pthread_mutex_unlock(&mu);
 }

@@ -22,6 +22,7 @@ enum counter {
     COUNTER_LEASE_EXPIRED, /* leases the sweeper ended because they were not renewed */
     COUNTER_TIMED_OUT,     /* leases the sweeper ended at max_runtime_seconds */
     COUNTER_CANCELLED,     /* cancels */
+    COUNTER_EXPIRED,       /* queued jobs the sweeper cancelled at their expires_at */
     COUNTER_COUNT
 };
 
@@ -41,7 +42,8 @@ const char *counter_help(enum counter c);
 /* Count n events of kind c in queue at epoch second now. */
 void counters_add(const char *queue, enum counter c, uint64_t n, int64_t now);
 
-/* Count the leases a committed sweep batch ended (res->queues) at epoch second now. */
+/* Count the leases a committed sweep batch ended and the jobs it expired (res->queues) at
+ * epoch second now. */
 void counters_sweep(const struct sweep_result *res, int64_t now);
 
 /* One queue's counters. */

@@ -175,7 +175,7 @@ enum store_result store_sweep(struct store *s, int64_t now, int64_t retention, i
         counters_sweep(res, now);
     free(res->queues);
     res->queues = NULL;
-    res->nqueues = 0;
+    res->nqueues = res->kept = res->room = 0;
     return r;
 }
 

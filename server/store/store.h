@@ -88,6 +88,7 @@ struct sweep_queue {
     int timed_out; /* error_code "timeout" */
     int requeued;  /* of those, sent back to queued */
     int failed;    /* of those, failed (attempts exhausted) */
+    int lapsed;    /* queued jobs cancelled at their expires_at (error_code "expired") */
 };
 
 /* Totals of one sweep batch. */
@@ -96,25 +97,41 @@ struct sweep_result {
     int failed;   /* expired or timed-out leases with attempts exhausted */
     int deleted;  /* succeeded/cancelled jobs past retention */
     int promoted; /* scheduled jobs that became due (a backend that needs no promotion: 0) */
+    int expired;  /* queued jobs past their expires_at, cancelled (error_code "expired") */
     int led;      /* 1: this process did the sweep (one sweeper at a time across processes) */
-    /* The requeued and failed leases by queue, nqueues rows (at most one per lease, so at
-     * most `batch`): filled by the backend with sweep_result_note() from the rows its
-     * committed transaction changed, then counted (counters.h) and freed by store_sweep().
+    /* The leases ended and the jobs expired by queue, nqueues rows (each part of the batch
+     * that notes adds at most one per job, so at most `batch` per part): filled by the
+     * backend with sweep_result_note() and sweep_result_note_expired() from the rows its
+     * committed transactions changed, then counted (counters.h) and freed by store_sweep().
      * NULL and 0 when store_sweep() returns. */
     struct sweep_queue *queues;
     int nqueues;
+    int kept; /* private: queues[0..kept) are rows of parts that committed */
+    int room; /* private: the rows queues can hold */
 };
 
 /* For backends: add one lease of `queue` that the sweep batch ended (timed_out: by max
  * runtime, else by expiry; requeued: back to queued, else failed) to res->queues, which
- * holds at most cap rows (the batch). Returns 0, or -1 when out of memory (logged). */
+ * holds at most cap rows (the batch) for the part that runs. Returns 0, or -1 when out of
+ * memory (logged). */
 int sweep_result_note(struct sweep_result *res, int cap, const char *queue, int timed_out,
                       int requeued);
 
-/* For backends: forget the rows noted (a transaction that runs again starts over). */
+/* For backends: the same for one queued job of `queue` that the sweep batch cancelled at its
+ * expires_at. */
+int sweep_result_note_expired(struct sweep_result *res, int cap, const char *queue);
+
+/* For backends: forget the rows noted since the last sweep_result_keep() (a transaction that
+ * runs again, or failed, starts over). */
 static inline void sweep_result_forget(struct sweep_result *res)
 {
-    res->nqueues = 0;
+    res->nqueues = res->kept;
+}
+
+/* For backends: the part whose rows were noted committed: keep them. */
+static inline void sweep_result_keep(struct sweep_result *res)
+{
+    res->kept = res->nqueues;
 }
 
 struct store;
@@ -149,8 +166,8 @@ enum store_call_kind {
     STORE_CALL_FAIL,
     STORE_CALL_CANCEL,
     STORE_CALL_RETRY,
-    STORE_CALL_PAUSE, /* pause or resume a queue */
-    STORE_CALL_PURGE, /* delete one bounded batch of a queue's jobs in one status */
+    STORE_CALL_PAUSE,        /* pause or resume a queue */
+    STORE_CALL_PURGE,        /* delete one bounded batch of a queue's jobs in one status */
     STORE_CALL_LIMIT_PUT,    /* create or replace a limit */
     STORE_CALL_LIMIT_DELETE, /* delete a limit */
     STORE_CALL_KIND_COUNT
@@ -494,7 +511,9 @@ static inline enum store_result store_limits(struct store *s, const char *key, i
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:
  * make due scheduled jobs claimable (where the backend needs it); requeue or fail running
  * jobs whose lease expired (error_code "lease_expired") or whose max runtime passed
- * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan, lease.h); delete
+ * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan, lease.h);
+ * cancel queued jobs whose expires_at passed (expiry_passed, expiry.h: status cancelled,
+ * error_code "expired", finished_at now; a running job is left alone); delete
  * succeeded and cancelled jobs finished more than `retention` seconds ago. At most one
  * process sweeps at a time: when another holds the role, nothing is done, res->led is 0 and
  * the result is STORE_OK. The caller loops while any count equals batch. The leases ended

@@ -62,7 +62,7 @@ TEST(calls_count_only_what_committed)
     CHECK_INT(counter_value("b", COUNTER_CANCELLED), 1);
     CHECK_INT(counter_value("b", COUNTER_CLAIMED), 0);
 
-    struct sweep_queue sq[2] = {{"a", 2, 1, 2, 1}, {"c", 1, 0, 0, 1}};
+    struct sweep_queue sq[2] = {{"a", 2, 1, 2, 1, 0}, {"c", 1, 0, 0, 1, 3}};
     struct sweep_result res = {.queues = sq, .nqueues = 2};
     counters_sweep(&res, NOW);
     CHECK_INT(counter_value("a", COUNTER_LEASE_EXPIRED), 2);
@@ -71,6 +71,8 @@ TEST(calls_count_only_what_committed)
     CHECK_INT(counter_value("a", COUNTER_FAILED), 2);
     CHECK_INT(counter_value("c", COUNTER_FAILED), 1);
     CHECK_INT(counter_value("c", COUNTER_LEASE_EXPIRED), 1);
+    CHECK_INT(counter_value("c", COUNTER_EXPIRED), 3);
+    CHECK_INT(counter_value("a", COUNTER_EXPIRED), 0);
     counters_reset();
 }
 

@@ -43,14 +43,15 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \
     "$3::bigint)"
 
-/* claim: the due jobs of queue q that belong to no lane, while no lane of q is open for a
+/* claim: the due jobs of queue q that belong to no lane and are not expired (expiry_passed), while no lane of q is open for a
  * claimer with the capabilities $3 (nor waits to be looked at): then the claim takes the
  * lanes' way (pg_lanes.c), which orders lanes and plain jobs together. */
 #define CLAIM_DUE(q)                                                                               \
     "status = " QUEUED " AND queue = " q " AND run_at <= $2::bigint AND lane IS NULL AND NOT "     \
     "EXISTS (SELECT 1 FROM jobq_lanes l WHERE l.queue = " q " AND (l.check_at <= $2::bigint OR "   \
     "(l.head_id IS NOT NULL AND l.open_at <= $2::bigint AND (l.requires = '' OR "                  \
-    "l.requires::jsonb <@ coalesce($3::jsonb, '[]'::jsonb)))))"
+    "l.requires::jsonb <@ coalesce($3::jsonb, '[]'::jsonb))))) AND (expires_at IS NULL OR "        \
+    "expires_at > $2::bigint)"
 
 /* claim: take the picked jobs, the n-th best (its place in o.ids) with the n-th token $5,
  * lease $6 and worker $7, by primary key through one array (o is one row whatever the
@@ -90,10 +91,11 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
  * then the running jobs and the paused keys (paused_until after $2) of the job keys that
  * match; the first column says which row is which (store_limits.h). */
 #define LIMITS_READ(match)                                                                         \
-    "SELECT 0 AS kind, x.key COLLATE \"C\" AS key, coalesce(x.max_running, 0)::bigint, "            \
-    "coalesce(x.rate_jobs, 0)::bigint, coalesce(x.rate_per_seconds, 0)::bigint FROM jobq_limits x " \
+    "SELECT 0 AS kind, x.key COLLATE \"C\" AS key, coalesce(x.max_running, 0)::bigint, "           \
+    "coalesce(x.rate_jobs, 0)::bigint, coalesce(x.rate_per_seconds, 0)::bigint FROM jobq_limits "  \
+    "x "                                                                                           \
     "WHERE " match                                                                                 \
-    " UNION ALL SELECT 1, x.key, count(*), NULL, NULL FROM (SELECT concurrency_key AS key FROM "  \
+    " UNION ALL SELECT 1, x.key, count(*), NULL, NULL FROM (SELECT concurrency_key AS key FROM "   \
     "jobq_jobs WHERE status = " RUNNING " AND concurrency_key IS NOT NULL) x WHERE " match         \
     " GROUP BY x.key UNION ALL SELECT 2, x.key, x.paused_until, NULL, NULL FROM jobq_keys x "      \
     "WHERE x.paused_until > $2::bigint AND " match " ORDER BY kind, key"
@@ -227,6 +229,14 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      ", " CANCELLED ") AND finished_at < $1::bigint ORDER BY finished_at LIMIT $2::integer "
      "FOR UPDATE SKIP LOCKED)",
      "sweep: retention deletes finished jobs older than the cutoff"},
+    {PG_SWEEP_EXPIRY, "sweep_expiry",
+     "WITH e AS MATERIALIZED (SELECT id FROM jobq_jobs WHERE expires_at <= $1::bigint AND "
+     "status = " QUEUED " ORDER BY expires_at LIMIT $2::integer FOR UPDATE SKIP LOCKED) "
+     "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $1::bigint, "
+     "error_code = 'expired', error_detail = NULL FROM e WHERE j.id = e.id AND j.status = "
+     QUEUED " RETURNING j.queue",
+     "sweep: lock queued jobs whose expires_at passed (jobq_jobs_expires), oldest first, and "
+     "cancel them with error_code \"expired\""},
     {PG_COUNTS_FOLD, "counts_fold",
      "WITH gone AS (DELETE FROM jobq_counts c WHERE c.shard <> 0 AND NOT EXISTS (SELECT 1 FROM "
      "pg_stat_activity a WHERE a.pid = c.shard) RETURNING c.queue, c.status, c.n) "

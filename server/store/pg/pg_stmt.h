@@ -28,6 +28,7 @@ enum pg_stmt_id {
     PG_SWEEP_EXPIRED,
     PG_SWEEP_END,
     PG_SWEEP_DELETE,
+    PG_SWEEP_EXPIRY,
     PG_COUNTS_FOLD,
     PG_STATS_STALE,
     PG_LIST_ALL,

@@ -1,7 +1,8 @@
-/* store_sweep for PostgreSQL: expired leases and retention, each its own short transaction of
- * at most `batch` rows that starts by taking the sweeper role (pg_try_advisory_xact_lock):
- * one process sweeps at a time, and a dead holder's role ends with its transaction. Rows are
- * locked with SKIP LOCKED, and the expiry is checked again in the update. */
+/* store_sweep for PostgreSQL: expired leases, expired jobs and retention, each its own short
+ * transaction of at most `batch` rows that starts by taking the sweeper role
+ * (pg_try_advisory_xact_lock): one process sweeps at a time, and a dead holder's role ends
+ * with its transaction. Rows are locked with SKIP LOCKED, and the expiry is checked again in
+ * the update. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,29 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
     return r;
 }
 
+/* Queued jobs whose expires_at passed become cancelled (expiry.h), at most batch. */
+static enum store_result expiry_tx(struct pg_conn *c, void *p, struct store_news *notes)
+{
+    (void)notes;
+    struct sweep_arg *a = p;
+    a->res->expired = 0;
+    sweep_result_forget(a->res);
+    int led = 0;
+    enum store_result r = lead(c, &led);
+    if (r != STORE_OK || !led)
+        return r;
+    char now[24], batch[24];
+    const char *params[2] = {pg_int_param(now, a->now), pg_int_param(batch, a->batch)};
+    PGresult *res = pg_exec(c, PG_SWEEP_EXPIRY, 2, params, "sweep expiry", &r);
+    for (int i = 0; res && i < PQntuples(res) && r == STORE_OK; i++) {
+        a->res->expired++;
+        if (sweep_result_note_expired(a->res, a->batch, PQgetvalue(res, i, 0)) != 0)
+            r = STORE_ERROR;
+    }
+    PQclear(res);
+    return r;
+}
+
 static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     (void)notes;
@@ -168,6 +192,15 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
     }
     if (!res->led)
         return STORE_OK;
+    sweep_result_keep(res);
+    tx = (struct pg_tx){.name = "sweep expiry", .fn = expiry_tx, .arg = &a};
+    r = pg_tx_run(st, &tx);
+    if (r != STORE_OK) {
+        res->expired = 0;
+        sweep_result_forget(res);
+        return r;
+    }
+    sweep_result_keep(res);
     tx = (struct pg_tx){.name = "sweep retention", .fn = retention_tx, .arg = &a};
     r = pg_tx_run(st, &tx);
     if (r != STORE_OK)

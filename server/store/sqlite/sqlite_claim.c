@@ -37,14 +37,17 @@ static int candidate_cmp(const void *pa, const void *pb)
     return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
 }
 
-/* Append the top `limit` jobs of queue that belong to no lane to cand; *got is how many. */
-static enum store_result pick(struct sqlite_conn *c, const char *queue, int limit,
+/* Append the top `limit` jobs of queue that belong to no lane, not expired at now, to cand;
+ * *got is how many. */
+static enum store_result pick(struct sqlite_conn *c, const char *queue, int limit, int64_t now,
                               struct lane_cand *cand, size_t *got)
 {
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_CLAIM_PICK_PLAIN);
     int rc = sqlite_conn_bind_text(st, 1, queue);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 2, limit);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, now);
     if (rc != SQLITE_OK) {
         enum store_result r = sqlite_conn_fail(c, rc, "bind claim pick");
         sqlite3_reset(st);
@@ -147,7 +150,7 @@ static int claim_tx(struct sqlite_conn *c, void *p)
         r = is_paused(c, a->req->queues[q], &skip);
         if (r != STORE_OK || skip)
             continue;
-        r = pick(c, a->req->queues[q], a->max_jobs, a->cand + ncand, &got);
+        r = pick(c, a->req->queues[q], a->max_jobs, a->now, a->cand + ncand, &got);
         ncand += got;
         if (r != STORE_OK)
             continue;

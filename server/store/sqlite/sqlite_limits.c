@@ -103,7 +103,7 @@ static enum store_result lanes_open(struct sqlite_conn *c, const char *key,
 {
     char lo[LIMIT_KEY_MAX + 2], hi[LIMIT_KEY_MAX + 2];
     key_range(key, lo, hi);
-    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANES_OPEN);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANES_REOPEN_RANGE);
     int rc = sqlite_conn_bind_text(st, 1, lo);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_text(st, 2, hi);

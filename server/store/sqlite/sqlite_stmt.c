@@ -36,6 +36,9 @@ _Static_assert(ATTEMPT_RUNNING == 0 && ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELL
 /* LIMIT_NEVER (limit.h) as an SQL literal: a lane closed until a running job of its key ends. */
 #define LANE_NEVER_SQL "9223372036854775807"
 _Static_assert(LIMIT_NEVER == 9223372036854775807LL, "lane never literal");
+/* A job with no expires_at, or one still ahead of now (expiry_passed, expiry.h: expired at
+ * expires_at itself). */
+#define NOT_EXPIRED(now) "(expires_at IS NULL OR expires_at > " now ")"
 
 /* The lease that ?2 holds on job ?1 is live at time ?3. */
 #define LIVE_LEASE                                                                                 \
@@ -82,17 +85,19 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "claim (start of every claim) and sweep: move due scheduled jobs into the claim index"},
     {STMT_CLAIM_PICK_PLAIN, STMT_ON_WRITER,
      "SELECT id, priority, run_at FROM jobs WHERE status = " QUEUED
-     " AND lane IS NULL AND queue = ?1 ORDER BY priority DESC, run_at, id LIMIT ?2",
+     " AND lane IS NULL AND queue = ?1 AND " NOT_EXPIRED("?3")
+     " ORDER BY priority DESC, run_at, id LIMIT ?2",
      "claim: the top candidates of one queue among the jobs of no lane (no requires, no "
-     "concurrency key)"},
+     "concurrency key) that have not expired at ?3"},
     {STMT_CLAIM_TAKE, STMT_ON_WRITER,
      "UPDATE jobs SET status = " RUNNING ", lease_token = ?2, attempts = attempts + 1, "
      "fencing_token = fencing_token + 1, claimed_at = ?3, heartbeat_at = ?3, "
      "lease_expires_at = ?3 + ?4, lease_seconds = ?4, deadline_at = ?3 + max_runtime_seconds, "
      "worker_id = ?5, attempt_in_row = 1, ended_at = NULL, attempt_outcome = " OUTCOME_RUNNING
-     " WHERE id = ?1 AND status = " QUEUED,
-     "claim: compare-and-swap one chosen job from queued to running; the row is the record "
-     "of the attempt that starts (a queued job's attempts are all in the attempts table)"},
+     " WHERE id = ?1 AND status = " QUEUED " AND " NOT_EXPIRED("?3"),
+     "claim: compare-and-swap one chosen job from queued (and not expired) to running; the row "
+     "is the record of the attempt that starts (a queued job's attempts are all in the "
+     "attempts table)"},
     {STMT_HEARTBEAT, STMT_ON_WRITER,
      "UPDATE jobs SET heartbeat_at = ?3, "
      "lease_expires_at = ?3 + CASE WHEN ?4 > 0 THEN ?4 ELSE lease_seconds END, "
@@ -135,6 +140,15 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN (" SUCCEEDED ", " CANCELLED
      ") AND finished_at < ?1 LIMIT ?2)",
      "sweep: retention deletes finished jobs older than the cutoff"},
+    {STMT_EXPIRY_PICK, STMT_ON_WRITER,
+     "SELECT id, status, queue FROM jobs WHERE expires_at <= ?1 AND status IN (" SCHEDULED ", "
+     QUEUED ") ORDER BY expires_at LIMIT ?2",
+     "sweep: queued and scheduled jobs whose expires_at passed, oldest first (jobs_expires)"},
+    {STMT_EXPIRY_CANCEL, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " CANCELLED ", finished_at = ?3, error_code = 'expired', "
+     "error_detail = NULL WHERE id = ?1 AND status = ?2",
+     "sweep: one job of STMT_EXPIRY_PICK becomes cancelled with error_code \"expired\" (?2: "
+     "the status it was picked in, whose count it leaves)"},
     {STMT_LIST_ALL, STMT_ON_READER, "SELECT " COLS " FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
      "list: no filter"},
     {STMT_LIST_QUEUE, STMT_ON_READER,
@@ -195,7 +209,7 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "limit put: create or replace a limit; no row changed: a new key past ?6 limits"},
     {STMT_LIMIT_DELETE, STMT_ON_WRITER, "DELETE FROM limits WHERE key = ?1",
      "limit delete"},
-    {STMT_LANES_OPEN, STMT_ON_WRITER,
+    {STMT_LANES_REOPEN_RANGE, STMT_ON_WRITER,
      "UPDATE lanes SET open_at = 0 WHERE ckey >= ?1 AND ckey < ?2 AND ckey <> '' "
      "AND open_at <> 0 RETURNING queue",
      "limit put and delete: reopen the closed lanes of the keys in [?1, ?2) (lanes_key), "
@@ -289,7 +303,7 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "claim: lanes of a queue whose head must be looked at again"},
     {STMT_LANE_BEST, STMT_ON_WRITER,
      "SELECT id, priority, run_at FROM jobs WHERE lane = ?1 AND status = " QUEUED
-     " AND (expires_at IS NULL OR expires_at > ?2) ORDER BY priority DESC, run_at, id LIMIT 1",
+     " AND " NOT_EXPIRED("?2") " ORDER BY priority DESC, run_at, id LIMIT 1",
      "claim: the best queued job of a lane (its head)"},
     {STMT_LANE_HEAD, STMT_ON_WRITER,
      "UPDATE lanes SET head_id = ?2, head_priority = ?3, head_run_at = ?4, check_at = ?5 "

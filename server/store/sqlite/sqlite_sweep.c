@@ -1,5 +1,6 @@
-/* store_sweep for SQLite: promotion, expired leases and retention, each its own short
- * transaction of at most `batch` rows. */
+/* store_sweep for SQLite: promotion, expired leases, expired jobs and retention, each its own
+ * short transaction of at most `batch` rows. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,91 @@ static int expire_tx(struct sqlite_conn *c, void *p)
     return r;
 }
 
+/* One queued or scheduled job whose expires_at passed. */
+struct lapsed {
+    int64_t id;
+    int status; /* the stored status it was picked in */
+    char queue[JOB_QUEUE_MAX + 1];
+};
+
+/* Collect at most batch jobs whose expires_at passed before changing any row. */
+static enum store_result find_lapsed(struct sqlite_conn *c, const struct sweep_arg *a,
+                                     struct lapsed *rows, int *n)
+{
+    *n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPIRY_PICK);
+    int rc = sqlite3_bind_int64(st, 1, a->now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, a->batch);
+    if (rc != SQLITE_OK) {
+        enum store_result r = sqlite_conn_fail(c, rc, "bind sweep expiry");
+        sqlite3_reset(st);
+        return r;
+    }
+    while (*n < a->batch && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        const char *queue = (const char *)sqlite3_column_text(st, 2);
+        rows[*n].id = sqlite3_column_int64(st, 0);
+        rows[*n].status = sqlite3_column_int(st, 1);
+        snprintf(rows[*n].queue, sizeof rows[*n].queue, "%s", queue ? queue : "");
+        (*n)++;
+    }
+    enum store_result r = STORE_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        r = sqlite_conn_fail(c, rc, "sweep expiry");
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Cancel one picked job (error_code "expired"); *done is 1 when its row changed. */
+static enum store_result cancel_lapsed(struct sqlite_conn *c, const struct sweep_arg *a,
+                                       const struct lapsed *row, int *done)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPIRY_CANCEL);
+    int rc = sqlite3_bind_int64(st, 1, row->id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, row->status);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, a->now);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    enum store_result r = STORE_OK;
+    if (rc == SQLITE_DONE)
+        *done = sqlite3_changes(c->db) == 1;
+    else
+        r = sqlite_conn_fail(c, rc, "sweep expiry cancel");
+    sqlite3_reset(st);
+    if (r == STORE_OK && *done &&
+        sqlite_counts_move(&a->notes->counts, row->queue, row->status, JOB_CANCELLED) != 0)
+        r = STORE_ERROR;
+    return r;
+}
+
+/* Queued jobs whose expires_at passed become cancelled (expiry.h), at most batch. */
+static int expiry_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->expired = 0;
+    sweep_result_forget(a->res);
+    struct lapsed *rows = malloc((size_t)a->batch * sizeof *rows);
+    if (!rows) {
+        log_error("out of memory for %d expired jobs", a->batch);
+        return STORE_ERROR;
+    }
+    int n = 0;
+    enum store_result r = find_lapsed(c, a, rows, &n);
+    for (int i = 0; r == STORE_OK && i < n; i++) {
+        int done = 0;
+        r = cancel_lapsed(c, a, &rows[i], &done);
+        if (r != STORE_OK || !done)
+            continue;
+        a->res->expired++;
+        if (sweep_result_note_expired(a->res, a->batch, rows[i].queue) != 0)
+            r = STORE_ERROR;
+    }
+    free(rows);
+    return r;
+}
+
 static int retention_tx(struct sqlite_conn *c, void *p)
 {
     struct sweep_arg *a = p;
@@ -196,6 +282,8 @@ static enum store_result part(struct sqlite_store *st, struct sweep_arg *a, cons
         if (count2)
             *count2 = 0;
         sweep_result_forget(a->res);
+    } else {
+        sweep_result_keep(a->res);
     }
     return r;
 }
@@ -217,6 +305,8 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
     enum store_result r = part(st, &a, "sweep promote", promote_tx, &res->promoted, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep leases", expire_tx, &res->requeued, &res->failed);
+    if (r == STORE_OK)
+        r = part(st, &a, "sweep expiry", expiry_tx, &res->expired, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
     return r;

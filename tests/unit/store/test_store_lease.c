@@ -331,36 +331,6 @@ TEST(retry_transitions)
     store_close(s);
 }
 
-/* 1 when store_queues' counts of queue (at now) equal a count of its jobs per API status
- * (a queue without jobs is not listed: all zero); else 0, with what differed on stderr. */
-static int counts_exact(struct store *s, const char *queue, int64_t now)
-{
-    struct queue_stats *q = NULL;
-    size_t n = 0;
-    if (store_queues(s, now, &q, &n) != STORE_OK)
-        return 0;
-    const struct queue_stats *mine = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(q[i].name, queue) == 0)
-            mine = &q[i];
-    }
-    int ok = 1;
-    for (int st = JOB_QUEUED; st < JOB_STATUS_COUNT; st++) {
-        char where[160];
-        /* API queued covers the stored scheduled */
-        snprintf(where, sizeof where, "queue = '%s' AND status IN (%d, %d)", queue, st,
-                 st == JOB_QUEUED ? JOB_STATUS_NONE : st);
-        int64_t counted = jobs_int("count(*)", where), kept = mine ? mine->count[st] : 0;
-        if (kept != counted) {
-            fprintf(stderr, "queue %s, status %d: %lld kept, %lld jobs\n", queue, st,
-                    (long long)kept, (long long)counted);
-            ok = 0;
-        }
-    }
-    queue_stats_free(q, n);
-    return ok;
-}
-
 /* 1 when the attempt history of job id is the n outcomes of want, oldest first, each with
  * an ended_at exactly when it ended; else 0 (logged). */
 static int history_is(struct store *s, int64_t id, const enum attempt_outcome *want, size_t n)
