@@ -55,16 +55,19 @@ TEST(claim_with_capabilities_refuses_an_expired_job)
     struct job_spec sp = spec_of("q", 0, T0);
     sp.requires = "[\"gpu\"]";
     sp.expires_at = T0 + 5;
+    int64_t expired = enqueue_spec(s, &sp, T0);
+    sp.expires_at = T0 + 6;
     int64_t id = enqueue_spec(s, &sp, T0);
-    CHECK(id > 0);
+    CHECK(expired > 0 && id > expired);
     struct job j;
     size_t n = 9;
+    /* At T0 + 5 the first (older, first in claim order) has expired: the second comes. */
     CHECK_INT(claim_caps(s, "q", "[\"gpu\"]", 1, 30, T0 + 5, &j, &n), STORE_OK);
-    CHECK_INT(n, 0);
-    CHECK_INT(claim_caps(s, "q", "[\"gpu\"]", 1, 30, T0 + 4, &j, &n), STORE_OK);
     CHECK_INT(n, 1);
     CHECK_INT(j.id, id);
     job_clear(&j);
+    CHECK_INT(claim_caps(s, "q", "[\"gpu\"]", 1, 30, T0 + 5, &j, &n), STORE_OK);
+    CHECK_INT(n, 0);
     store_close(s);
 }
 
