@@ -45,12 +45,12 @@ static cJSON *limit_json(const struct limit *l)
 
 /* A limit call or read across its calls: the key of the path, the body, the answer. */
 struct limit_state {
-    struct pending p;         /* writes */
-    struct pending_read r;    /* reads (r.read is set) */
+    struct pending p;      /* writes */
+    struct pending_read r; /* reads (r.read is set) */
     char key[LIMIT_KEY_MAX + 1];
     int64_t now;
-    struct limit in, out;     /* put: the body; put, delete, get: the answer */
-    struct limit *all;        /* GET /limits: n of them, owned */
+    struct limit in, out; /* put: the body; put, delete, get: the answer */
+    struct limit *all;    /* GET /limits: n of them, owned */
     size_t n;
 };
 
@@ -131,8 +131,7 @@ static int read_limit_body(struct fields *f, struct limit *l)
 }
 
 /* Answer a limit write or single read that is over. */
-static enum MHD_Result limit_reply(struct request *rq, struct limit_state *ls,
-                                   enum store_result r)
+static enum MHD_Result limit_reply(struct request *rq, struct limit_state *ls, enum store_result r)
 {
     if (r == STORE_NOT_FOUND)
         return reply_error(rq, ERR_NOT_FOUND, "no limit with key %s", ls->key);

@@ -22,10 +22,10 @@ enum MHD_Result handle_throughput(struct request *rq);    /* GET /stats/throughp
 enum MHD_Result handle_pause(struct request *rq);         /* POST /queues/{name}/pause */
 enum MHD_Result handle_resume(struct request *rq);        /* POST /queues/{name}/resume */
 enum MHD_Result handle_purge(struct request *rq);         /* DELETE /queues/{name}/jobs */
-enum MHD_Result handle_limits(struct request *rq);       /* GET /limits */
-enum MHD_Result handle_limit_get(struct request *rq);    /* GET /limits/{key} */
-enum MHD_Result handle_limit_put(struct request *rq);    /* PUT /limits/{key} */
-enum MHD_Result handle_limit_delete(struct request *rq); /* DELETE /limits/{key} */
+enum MHD_Result handle_limits(struct request *rq);        /* GET /limits */
+enum MHD_Result handle_limit_get(struct request *rq);     /* GET /limits/{key} */
+enum MHD_Result handle_limit_put(struct request *rq);     /* PUT /limits/{key} */
+enum MHD_Result handle_limit_delete(struct request *rq);  /* DELETE /limits/{key} */
 enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
 enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
 enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */

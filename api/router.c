@@ -49,7 +49,7 @@ const size_t router_table_len = sizeof router_table / sizeof router_table[0];
 
 #define ID_PARAM "{id}"
 #define NAME_PARAM "{name}" /* any segment; the handler checks it (a bad name is 400) */
-#define KEY_PARAM "{key}"   /* the rest of the path, '/' included, not empty; the handler checks it */
+#define KEY_PARAM "{key}" /* the rest of the path, '/' included, not empty; the handler checks it */
 
 /* Parse s[0..n) as a positive decimal int64 without sign or leading zeros. */
 static int parse_id(const char *s, size_t n, long long *out)

@@ -110,9 +110,8 @@ static int run_limits(struct cli *c, const struct args *a)
     }
     int set = strcmp(verb, "set") == 0, del = strcmp(verb, "delete") == 0;
     if ((!set && !del) || a->npos != 2 || a->pos[1][0] == '\0') {
-        fprintf(stderr,
-                WHO ": expected nothing, 'set KEY [options]' or 'delete KEY' (see " WHO
-                    " --help)\n");
+        fprintf(stderr, WHO ": expected nothing, 'set KEY [options]' or 'delete KEY' (see " WHO
+                            " --help)\n");
         return CLI_USAGE;
     }
     int rc = CLI_OK;
@@ -137,5 +136,5 @@ static int run_limits(struct cli *c, const struct args *a)
 
 const struct command cmd_limits = {
     "limits", "[set KEY [--max-running N] [--rate JOBS/SECONDS] | delete KEY]",
-    "list the limits, or set (create or replace) or delete one; KEY may end in '*'",
-    limits_opts, run_limits};
+    "list the limits, or set (create or replace) or delete one; KEY may end in '*'", limits_opts,
+    run_limits};

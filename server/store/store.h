@@ -149,8 +149,8 @@ enum store_call_kind {
     STORE_CALL_FAIL,
     STORE_CALL_CANCEL,
     STORE_CALL_RETRY,
-    STORE_CALL_PAUSE, /* pause or resume a queue */
-    STORE_CALL_PURGE, /* delete one bounded batch of a queue's jobs in one status */
+    STORE_CALL_PAUSE,        /* pause or resume a queue */
+    STORE_CALL_PURGE,        /* delete one bounded batch of a queue's jobs in one status */
     STORE_CALL_LIMIT_PUT,    /* create or replace a limit */
     STORE_CALL_LIMIT_DELETE, /* delete a limit */
     STORE_CALL_KIND_COUNT

@@ -23,8 +23,8 @@ static enum store_result limits_on(struct pg_conn *c, const char *key, int64_t n
     const char *params[2] = {plen < 0 ? key : prefix, pg_int_param(nowb, now)};
     *acc = (struct store_limits_acc){.now = now};
     enum store_result r;
-    PGresult *res = pg_exec(c, plen < 0 ? PG_LIMITS_READ_KEY : PG_LIMITS_READ_PREFIX, 2, params,
-                            "limits", &r);
+    PGresult *res =
+        pg_exec(c, plen < 0 ? PG_LIMITS_READ_KEY : PG_LIMITS_READ_PREFIX, 2, params, "limits", &r);
     if (!res)
         return r;
     for (int i = 0, rows = PQntuples(res); i < rows; i++)
@@ -34,8 +34,8 @@ static enum store_result limits_on(struct pg_conn *c, const char *key, int64_t n
     return STORE_OK;
 }
 
-enum store_result pg_read_limits(struct store *s, const char *key, int64_t now,
-                                 struct limit **out, size_t *n)
+enum store_result pg_read_limits(struct store *s, const char *key, int64_t now, struct limit **out,
+                                 size_t *n)
 {
     struct pg_store *st = pg_store_of(s);
     *out = NULL;

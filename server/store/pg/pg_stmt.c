@@ -85,10 +85,11 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
  * then the running jobs and the paused keys (paused_until after $2) of the job keys that
  * match; the first column says which row is which (store_limits.h). */
 #define LIMITS_READ(match)                                                                         \
-    "SELECT 0 AS kind, x.key COLLATE \"C\" AS key, coalesce(x.max_running, 0)::bigint, "            \
-    "coalesce(x.rate_jobs, 0)::bigint, coalesce(x.rate_per_seconds, 0)::bigint FROM jobq_limits x " \
+    "SELECT 0 AS kind, x.key COLLATE \"C\" AS key, coalesce(x.max_running, 0)::bigint, "           \
+    "coalesce(x.rate_jobs, 0)::bigint, coalesce(x.rate_per_seconds, 0)::bigint FROM jobq_limits "  \
+    "x "                                                                                           \
     "WHERE " match                                                                                 \
-    " UNION ALL SELECT 1, x.key, count(*), NULL, NULL FROM (SELECT concurrency_key AS key FROM "  \
+    " UNION ALL SELECT 1, x.key, count(*), NULL, NULL FROM (SELECT concurrency_key AS key FROM "   \
     "jobq_jobs WHERE status = " RUNNING " AND concurrency_key IS NOT NULL) x WHERE " match         \
     " GROUP BY x.key UNION ALL SELECT 2, x.key, x.paused_until, NULL, NULL FROM jobq_keys x "      \
     "WHERE x.paused_until > $2::bigint AND " match " ORDER BY kind, key"

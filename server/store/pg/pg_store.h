@@ -335,13 +335,13 @@ enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct store_news *not
  * see pg_exec.c); any other result may follow writes and must roll back. */
 int pg_enqueue_prepare(struct pg_call *pc);
 int pg_claim_prepare(struct pg_call *pc);
-int pg_heartbeat_prepare(struct pg_call *pc); /* pg_lease.c */
-int pg_complete_prepare(struct pg_call *pc);  /* pg_lease.c */
-int pg_fail_prepare(struct pg_call *pc);      /* pg_lease.c */
-int pg_cancel_prepare(struct pg_call *pc);    /* pg_admin.c */
-int pg_retry_prepare(struct pg_call *pc);     /* pg_admin.c */
-int pg_pause_prepare(struct pg_call *pc);     /* pg_queue.c */
-int pg_purge_prepare(struct pg_call *pc);     /* pg_queue.c */
+int pg_heartbeat_prepare(struct pg_call *pc);    /* pg_lease.c */
+int pg_complete_prepare(struct pg_call *pc);     /* pg_lease.c */
+int pg_fail_prepare(struct pg_call *pc);         /* pg_lease.c */
+int pg_cancel_prepare(struct pg_call *pc);       /* pg_admin.c */
+int pg_retry_prepare(struct pg_call *pc);        /* pg_admin.c */
+int pg_pause_prepare(struct pg_call *pc);        /* pg_queue.c */
+int pg_purge_prepare(struct pg_call *pc);        /* pg_queue.c */
 int pg_limit_put_prepare(struct pg_call *pc);    /* pg_limits.c */
 int pg_limit_delete_prepare(struct pg_call *pc); /* pg_limits.c */
 
@@ -364,8 +364,8 @@ enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attem
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
 /* store_limits (pg_limits.c). */
-enum store_result pg_read_limits(struct store *s, const char *key, int64_t now,
-                                 struct limit **out, size_t *n);
+enum store_result pg_read_limits(struct store *s, const char *key, int64_t now, struct limit **out,
+                                 size_t *n);
 /* Shared throughput buckets (pg_throughput.c): store_throughput_publish/_others. */
 enum store_result pg_throughput_publish(struct store *s, int64_t now,
                                         const struct counters_point *pts, size_t n);

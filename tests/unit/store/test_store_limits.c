@@ -170,7 +170,7 @@ TEST(running_and_paused_by_governing_limit)
     CHECK_INT(n, 3);
     if (n == 3) {
         CHECK_STR(all[0].key, "t:*");
-        CHECK_INT(all[0].running, 1);         /* t:2; not t:1 (exact), not t:x1 */
+        CHECK_INT(all[0].running, 1);             /* t:2; not t:1 (exact), not t:x1 */
         CHECK_INT(all[0].paused_until, T0 + 300); /* the latest of t:2 and t:3 */
         CHECK_STR(all[1].key, "t:1");
         CHECK_INT(all[1].running, 2);
