@@ -113,10 +113,13 @@ static int prepare(struct http *h, const char *method, const char *path, const c
     curl_easy_setopt(e, CURLOPT_WRITEDATA, sink);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
-    if (strcmp(method, "POST") == 0) {
+    if (strcmp(method, "POST") == 0 || body != NULL) { /* PUT sends a body too */
         curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
+        if (strcmp(method, "POST") != 0) {
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+        }
     } else {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
         if (strcmp(method, "GET") != 0) {

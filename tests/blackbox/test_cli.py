@@ -312,5 +312,44 @@ class TestOperating(CliTest):
         self.assertEqual([j["id"] for j in self.list_all("queue=" + self.q)], [running])
 
 
+class TestLimits(CliTest):
+    def test_set_list_delete(self):
+        k, p = self.q + "/t:1", self.q + ":*"
+        got = self.jobq_json("limits", "set", k, "--max-running", "2")
+        self.assertEqual(got, {"key": k, "max_running": 2, "rate": None, "running": 0,
+                               "paused_until": None})
+        got = self.jobq_json("limits", "set", p, "-r", "10/60", "-m", "3")
+        self.assertEqual((got["max_running"], got["rate"]), (3, {"jobs": 10, "per_seconds": 60}))
+        # set replaces: the rate alone now.
+        got = self.jobq_json("limits", "set", k, "--rate", "5/1")
+        self.assertEqual((got["max_running"], got["rate"]), (None, {"jobs": 5, "per_seconds": 1}))
+        mine = [l["key"] for l in self.jobq_json("limits")["limits"] if l["key"].startswith(self.q)]
+        self.assertEqual(mine, sorted([k, p], key=lambda s: s.encode()))
+        out, _ = self.jobq_tty("limits")
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split(), ["KEY", "MAX_RUNNING", "RATE", "RUNNING",
+                                            "PAUSED_UNTIL"], out)
+        self.assertIn([k, "-", "5/1s", "0", "-"], [line.split() for line in lines[1:]], out)
+        self.assertIn([p, "3", "10/60s", "0", "-"], [line.split() for line in lines[1:]], out)
+        got = self.jobq_json("limits", "delete", k)
+        self.assertEqual(got["key"], k)
+        self.assert_refused(["limits", "delete", k], "not_found")
+        mine = [l["key"] for l in self.jobq_json("limits")["limits"] if l["key"].startswith(self.q)]
+        self.assertEqual(mine, [p])
+
+    def test_bad_input(self):
+        k = self.q + ":bad"
+        self.assert_refused(["limits", "set", k, "--max-running", "0"], "invalid_request",
+                            "max_running")
+        self.assert_refused(["limits", "set", k, "--rate", "1/86401"], "invalid_request",
+                            "rate.per_seconds")
+        self.assert_refused(["limits", "set", self.q + "*x", "-m", "1"], "invalid_request", "key")
+        for args in (["limits", "set", k], ["limits", "set", k, "--rate", "5"],
+                     ["limits", "set", k, "--rate", "a/b"], ["limits", "set", "-m", "1"],
+                     ["limits", "frob", k], ["limits", "delete"], ["limits", "-m", "1"]):
+            _, err = self.jobq(*args, expect=2)
+            self.assertIn("jobq limits", err)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -37,6 +37,10 @@ TEST(every_route_present)
         {"POST", "/queues/a.b:c-d_e/pause", handle_pause, 0},
         {"POST", "/queues/q/resume", handle_resume, 0},
         {"DELETE", "/queues/q/jobs", handle_purge, 0},
+        {"GET", "/limits", handle_limits, 0},
+        {"GET", "/limits/tenant:42", handle_limit_get, 0},
+        {"PUT", "/limits/a/b:c*", handle_limit_put, 1},
+        {"DELETE", "/limits/x", handle_limit_delete, 0},
         {"GET", "/healthz", handle_healthz, 0},
         {"GET", "/readyz", handle_readyz, 0},
         {"GET", "/metrics", handle_metrics, 0},
@@ -125,7 +129,9 @@ TEST(not_found)
                            "/queues//pause",
                            "/queues/q",
                            "/queues/q/pause/x",
-                           "/jobs/0/attempts"};
+                           "/jobs/0/attempts",
+                           "/limits/",
+                           "/limitsx/a"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         CHECK_INT(match("GET", paths[i], &r, &id, allow), ROUTE_NOT_FOUND);
         CHECK_STR(allow, "");
