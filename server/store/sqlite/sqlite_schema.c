@@ -166,6 +166,11 @@ static const char *const migrations[] = {
     " WHERE head_id IS NOT NULL;"
     "CREATE INDEX lanes_check ON lanes (queue, check_at);"
     "CREATE INDEX lanes_key ON lanes (ckey) WHERE ckey <> '';",
+    /* 7: enqueue with dedup active or debounce: the newest unfinished job of a dedup key (not
+     * succeeded, failed or cancelled), one probe however many finished jobs the key has;
+     * jobs without a dedup key never enter it. */
+    "CREATE INDEX jobs_dedup_live ON jobs (queue, dedup_key, id)"
+    " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -32,6 +32,9 @@ _Static_assert(ATTEMPT_RUNNING == 0 && ATTEMPT_SUCCEEDED == 1 && ATTEMPT_CANCELL
 
 #define COLS SQL_JOB_COLUMNS
 
+/* A job that is not finished, as the partial index jobs_dedup_live (migration 7) says it. */
+#define DEDUP_LIVE "status NOT IN (" SUCCEEDED ", " FAILED ", " CANCELLED ")"
+
 /* The lease that ?2 holds on job ?1 is live at time ?3. */
 #define LIVE_LEASE                                                                                 \
     "id = ?1 AND lease_token = ?2 AND status = " RUNNING " AND lease_expires_at > ?3 AND "         \
@@ -245,6 +248,26 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "DELETE FROM attempts WHERE job_id = ?1 AND fencing_token <= ?2 - " JOB_ATTEMPTS_KEPT_SQL,
      "claim: the attempts older than the newest JOB_ATTEMPTS_KEPT (the one starting included) "
      "go, only for a job claimed more often than that"},
+    {STMT_DEDUP_ACTIVE, STMT_ON_WRITER,
+     "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 AND " DEDUP_LIVE
+     " ORDER BY id DESC LIMIT 1",
+     "enqueue, dedup active: the newest unfinished job of the key (jobs_dedup_live)"},
+    {STMT_DEDUP_WINDOW, STMT_ON_WRITER,
+     "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 "
+     "ORDER BY id DESC LIMIT 1",
+     "enqueue, dedup window: the newest job of the key (one probe of jobs_dedup), which "
+     "dedup_decide checks against the window: a key's jobs are created in id order"},
+    {STMT_DEDUP_DEBOUNCE, STMT_ON_WRITER,
+     "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 AND " DEDUP_LIVE
+     " AND status IN (" SCHEDULED ", " QUEUED ") AND claimed_at IS NULL "
+     "ORDER BY id DESC LIMIT 1",
+     "enqueue, dedup debounce: the newest queued job of the key never claimed "
+     "(jobs_dedup_live)"},
+    {STMT_DEDUP_REPLACE, STMT_ON_WRITER,
+     "UPDATE jobs SET payload = ?2, run_at = ?3, status = ?4 WHERE id = ?1 AND status IN "
+     "(" SCHEDULED ", " QUEUED ") AND claimed_at IS NULL",
+     "enqueue, dedup debounce: the job found gets the new payload and run_at (scheduled or "
+     "queued by when it is due)"},
 };
 /* clang-format on */
 
