@@ -201,6 +201,10 @@ static const char *const migrations[] = {
     " WHERE head_id IS NOT NULL;"
     "CREATE INDEX jobq_lanes_check ON jobq_lanes (queue, check_at);"
     "CREATE INDEX jobq_lanes_key ON jobq_lanes (ckey) WHERE ckey <> '';",
+    /* 6: enqueue with dedup active or debounce: the newest unfinished job of a dedup key (as
+     * the SQLite store's migration 7). */
+    "CREATE INDEX jobq_jobs_dedup_live ON jobq_jobs (queue, dedup_key, id)"
+    " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))
