@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dedup.h"
 #include "parse.h"
 #include "router.h"
 
@@ -93,6 +94,17 @@ static void job_spec(const char *w)
     integer(at(b, sizeof b, w, "max_runtime_seconds"), 1, JOB_RUNTIME_MAX);
     tags(at(b, sizeof b, w, "requires"));
     text(at(b, sizeof b, w, "idempotency_key"), JOB_IDENT_MAX);
+    /* parse_dedup, dedup_check (window's seconds >= 1 and debounce without run_at or
+     * delay_seconds are the mode's rules, described in words) */
+    required(at(b, sizeof b, w, "dedup.key"));
+    text(at(b, sizeof b, w, "dedup.key"), JOB_IDENT_MAX);
+    required(at(b, sizeof b, w, "dedup.mode"));
+    char modes[64] = "";
+    for (int m = DEDUP_ACTIVE; m < DEDUP_MODE_COUNT; m++)
+        snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", m > 1 ? "," : "",
+                 dedup_mode_name((enum dedup_mode)m));
+    line(at(b, sizeof b, w, "dedup.mode"), "enum", modes);
+    integer(at(b, sizeof b, w, "dedup.seconds"), 0, DEDUP_SECONDS_MAX);
 }
 
 /* The lease_token every lease call reads first. */
