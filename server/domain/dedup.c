@@ -65,3 +65,16 @@ struct dedup_plan dedup_decide(const struct dedup *d, const struct dedup_hit *hi
         p.action = d->mode == DEDUP_DEBOUNCE ? DEDUP_REPLACE_EXISTING : DEDUP_RETURN_EXISTING;
     return p;
 }
+
+struct dedup_plan dedup_decide_spec(const struct job_spec *sp, const struct job *found, int64_t now)
+{
+    struct dedup d = {.key = sp->dedup_key,
+                      .mode = sp->dedup_key ? sp->dedup_mode : DEDUP_NONE,
+                      .seconds = sp->dedup_mode == DEDUP_ACTIVE ? 0 : sp->dedup_seconds};
+    struct dedup_hit hit;
+    if (found)
+        hit = (struct dedup_hit){.status = found->status,
+                                 .created_at = found->created_at,
+                                 .claimed_at = found->claimed_at};
+    return dedup_decide(&d, found ? &hit : NULL, now);
+}

@@ -74,4 +74,11 @@ int64_t dedup_window_start(const struct dedup *d, int64_t now);
  * its mode's rule is as none. This function can't fail. */
 struct dedup_plan dedup_decide(const struct dedup *d, const struct dedup_hit *hit, int64_t now);
 
+/* dedup_decide for an enqueue of sp at now: sp's dedup (its key, mode and seconds; a spec
+ * without a dedup key is created as it says), and the hit of the job `found` that the store
+ * selected for that mode (NULL: none; its status is an API status, as the store shows it).
+ * This function can't fail. */
+struct dedup_plan dedup_decide_spec(const struct job_spec *sp, const struct job *found,
+                                    int64_t now);
+
 #endif

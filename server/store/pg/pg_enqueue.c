@@ -1,40 +1,43 @@
 /* store_enqueue for PostgreSQL: one set-based insert for every job of the call (and of the
  * enqueue calls that share its statement, see struct pg_one); an idempotency_key hit
- * (ON CONFLICT DO NOTHING, then the existing row, read after the commit) creates nothing. */
+ * (ON CONFLICT DO NOTHING, then the existing row, read after the commit) creates nothing. A
+ * call with a dedup key takes its own transaction instead (dedup_tx, below). */
 #include <stdatomic.h>
 #include <string.h>
 
+#include "dedup.h"
 #include "job_cols.h"
 #include "log.h"
 #include "pg_row.h"
 #include "pg_store.h"
 
-static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
+#define INSERT_PARAMS 14 /* of PG_JOB_INSERT: one array per column, and $9, now */
+
+/* Append the columns of one job of sp, enqueued at now, to col[] (col[8] stays empty). */
+static void insert_cols(struct pg_arr col[INSERT_PARAMS], const struct job_spec *sp, int64_t now)
 {
-    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = 14};
-    int64_t now = pg_calls_now(calls, k); /* the database's clock: delays are resolved on it */
-    struct pg_arr col[14] = {{0}};        /* col[8] stays empty: $9 is now */
-    for (size_t i = 0; i < k; i++) {
-        const struct store_call *call = calls[i].call;
-        for (size_t s = 0; s < call->enqueue.n; s++) {
-            const struct job_spec *sp = &call->enqueue.specs[s];
-            pg_arr_text(&col[0], sp->queue);
-            pg_arr_text(&col[1], sp->payload);
-            pg_arr_int(&col[2], sp->priority);
-            pg_arr_int(&col[3], job_spec_run_at(sp, now));
-            pg_arr_int(&col[4], sp->max_attempts);
-            pg_arr_int(&col[5], sp->max_runtime_seconds);
-            pg_arr_text(&col[6], sp->requires);
-            pg_arr_text(&col[7], sp->idempotency_key);
-            pg_arr_text(&col[9], sp->concurrency_key);
-            pg_arr_int(&col[10], job_spec_expires_at(sp, now));
-            pg_arr_text(&col[11], sp->dedup_key);
-            pg_arr_int(&col[12], sp->dedup_key ? (int64_t)sp->dedup_mode : JOB_NONE);
-            pg_arr_int(&col[13], job_spec_dedup_seconds(sp));
-        }
-    }
+    pg_arr_text(&col[0], sp->queue);
+    pg_arr_text(&col[1], sp->payload);
+    pg_arr_int(&col[2], sp->priority);
+    pg_arr_int(&col[3], job_spec_run_at(sp, now));
+    pg_arr_int(&col[4], sp->max_attempts);
+    pg_arr_int(&col[5], sp->max_runtime_seconds);
+    pg_arr_text(&col[6], sp->requires);
+    pg_arr_text(&col[7], sp->idempotency_key);
+    pg_arr_text(&col[9], sp->concurrency_key);
+    pg_arr_int(&col[10], job_spec_expires_at(sp, now));
+    pg_arr_text(&col[11], sp->dedup_key);
+    pg_arr_int(&col[12], sp->dedup_key ? (int64_t)sp->dedup_mode : JOB_NONE);
+    pg_arr_int(&col[13], job_spec_dedup_seconds(sp));
+}
+
+/* Fill b for PG_JOB_INSERT from the columns in col[] (which this empties) and now. Returns 0,
+ * or -1 (logged). */
+static int insert_params(struct pg_arr col[INSERT_PARAMS], int64_t now, struct pg_bind *b)
+{
+    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = INSERT_PARAMS};
     int rc = 0;
-    for (int c = 0; c < 14; c++) {
+    for (int c = 0; c < INSERT_PARAMS; c++) {
         if (c != 8)
             rc |= pg_arr_bind(&col[c], b, c);
     }
@@ -42,6 +45,27 @@ static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
     if (rc != 0)
         pg_bind_free(b);
     return rc;
+}
+
+static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
+{
+    int64_t now = pg_calls_now(calls, k); /* the database's clock: delays are resolved on it */
+    struct pg_arr col[INSERT_PARAMS] = {{0}};
+    for (size_t i = 0; i < k; i++) {
+        const struct store_call *call = calls[i].call;
+        for (size_t s = 0; s < call->enqueue.n; s++)
+            insert_cols(col, &call->enqueue.specs[s], now);
+    }
+    return insert_params(col, now, b);
+}
+
+/* The news of a job that a commit leaves queued at j->run_at. */
+static void note_queued(struct store_news *notes, const struct job *j, int64_t now)
+{
+    if (j->run_at <= now)
+        store_news_ready(notes, j->queue, !j->requires);
+    else
+        store_news_later(notes, j->queue, j->run_at);
 }
 
 static atomic_int rows_reversed; /* pg_enqueue_reverse_rows() */
@@ -99,10 +123,7 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
             call->result = STORE_ERROR;
             continue;
         }
-        if (out->run_at <= now)
-            store_news_ready(notes, out->queue, !out->requires);
-        else
-            store_news_later(notes, out->queue, out->run_at);
+        note_queued(notes, out, now);
     }
     for (size_t i = 0; i < k; i++) {
         struct store_call *call = calls[i].call;
@@ -121,6 +142,21 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
     }
 }
 
+/* The job that holds sp's idempotency_key into *out: STORE_OK, or STORE_NOT_FOUND. */
+static enum store_result idempotency_find(struct pg_conn *c, const struct job_spec *sp,
+                                          struct job *out)
+{
+    const char *key[2] = {sp->queue, sp->idempotency_key};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
+                            : STORE_NOT_FOUND;
+    PQclear(res);
+    return r;
+}
+
 /* The existing jobs of the specs that hit their idempotency_key. */
 static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a)
 {
@@ -128,16 +164,9 @@ static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a)
     for (size_t s = 0; s < call->enqueue.n; s++) {
         if (call->enqueue.created[s])
             continue;
-        const struct job_spec *sp = &call->enqueue.specs[s];
-        const char *key[2] = {sp->queue, sp->idempotency_key};
-        enum store_result r;
-        PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
-        if (!res)
-            return r;
-        r = PQntuples(res) == 1
-                ? (pg_row_job(res, 0, 0, &call->enqueue.out[s]) == 0 ? STORE_OK : STORE_ERROR)
-                : STORE_BUSY; /* inserted by a transaction that rolled back */
-        PQclear(res);
+        enum store_result r = idempotency_find(c, &call->enqueue.specs[s], &call->enqueue.out[s]);
+        if (r == STORE_NOT_FOUND)
+            r = STORE_BUSY; /* inserted by a transaction that rolled back */
         if (r != STORE_OK)
             return r;
     }
@@ -160,6 +189,169 @@ static void enqueue_discard(void *p)
         job_clear(&a->call->enqueue.out[i]);
 }
 
+/* Dedup (dedup.h): a call with a dedup key runs as a transaction of its own statements
+ * (alone, or with other such calls in one group), never in the shared insert. It first takes
+ * the lock of each (queue, dedup key) it holds (PG_DEDUP_LOCK), so the enqueues of one key, in
+ * every process, run their lookup and their write one after the other; each lookup is a
+ * statement after the lock, so it sees what the previous holder committed (READ COMMITTED).
+ * Then its elements go in order, so a later element sees what an earlier one did. */
+
+/* Lock every (queue, dedup key) of e's specs for the rest of the transaction. */
+static enum store_result dedup_lock(struct pg_conn *c, const struct store_enqueue_call *e)
+{
+    struct pg_arr q = {0}, k = {0};
+    for (size_t s = 0; s < e->n; s++) {
+        if (e->specs[s].dedup_key) {
+            pg_arr_text(&q, e->specs[s].queue);
+            pg_arr_text(&k, e->specs[s].dedup_key);
+        }
+    }
+    struct pg_bind b = {.id = PG_DEDUP_LOCK, .what = "enqueue: dedup lock", .n = 2};
+    int rc = pg_arr_bind(&q, &b, 0);
+    rc |= pg_arr_bind(&k, &b, 1);
+    enum store_result r = STORE_ERROR;
+    PGresult *res = rc == 0 ? pg_exec(c, b.id, b.n, b.params, b.what, &r) : NULL;
+    pg_bind_free(&b);
+    if (!res)
+        return r;
+    PQclear(res);
+    return STORE_OK;
+}
+
+/* Insert one job of sp at now on its own into *out (*created = 1), or read the job that
+ * holds its idempotency_key. */
+static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                      struct job *out, int *created, struct store_news *notes)
+{
+    struct pg_arr col[INSERT_PARAMS] = {{0}};
+    insert_cols(col, sp, now);
+    struct pg_bind b;
+    if (insert_params(col, now, &b) != 0)
+        return STORE_ERROR;
+    enum store_result r;
+    PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
+    pg_bind_free(&b);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    r = rows == 1 && pg_row_job(res, 0, 0, out) != 0 ? STORE_ERROR : STORE_OK;
+    PQclear(res);
+    if (r != STORE_OK)
+        return r;
+    if (rows == 1) {
+        *created = 1;
+        note_queued(notes, out, now);
+        return STORE_OK;
+    }
+    r = sp->idempotency_key ? idempotency_find(c, sp, out) : STORE_ERROR;
+    if (r == STORE_NOT_FOUND)
+        r = STORE_BUSY; /* inserted by a transaction that rolled back */
+    return r;
+}
+
+/* The lookup of each mode: the job dedup_decide is given (pg_stmt.c says which). */
+static const enum pg_stmt_id dedup_find_stmt[DEDUP_MODE_COUNT] = {
+    [DEDUP_ACTIVE] = PG_DEDUP_ACTIVE,
+    [DEDUP_WINDOW] = PG_DEDUP_WINDOW,
+    [DEDUP_DEBOUNCE] = PG_DEDUP_DEBOUNCE,
+};
+
+/* The job that the lookup of sp's dedup mode finds into *out: STORE_OK, or STORE_NOT_FOUND. */
+static enum store_result dedup_find(struct pg_conn *c, const struct job_spec *sp, struct job *out)
+{
+    const char *key[2] = {sp->queue, sp->dedup_key};
+    enum store_result r;
+    PGresult *res =
+        pg_exec(c, dedup_find_stmt[sp->dedup_mode], 2, key, "enqueue: dedup lookup", &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
+                            : STORE_NOT_FOUND;
+    PQclear(res);
+    return r;
+}
+
+/* Debounce: job id (found queued and never claimed) takes sp's payload and is due at run_at;
+ * *out is the job as updated. STORE_NOT_FOUND when a claim took it since the lookup. */
+static enum store_result dedup_replace(struct pg_conn *c, const struct job_spec *sp, int64_t id,
+                                       int64_t run_at, int64_t now, struct job *out,
+                                       struct store_news *notes)
+{
+    char ids[24], runs[24];
+    const char *p[3] = {pg_int_param(ids, id), sp->payload, pg_int_param(runs, run_at)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEDUP_REPLACE, 3, p, "enqueue: dedup replace", &r);
+    if (!res)
+        return r;
+    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
+                            : STORE_NOT_FOUND;
+    PQclear(res);
+    if (r == STORE_OK)
+        note_queued(notes, out, now);
+    return r;
+}
+
+/* Enqueue sp, which has a dedup key, its lock held: an idempotency_key hit first (its job, as
+ * without dedup), else what dedup_decide says of the job the lookup of its mode finds: create
+ * it (a debounce due at now + seconds), answer the job found, or replace the job found. */
+static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                   struct job *out, int *created, struct store_news *notes)
+{
+    enum store_result r = STORE_NOT_FOUND;
+    if (sp->idempotency_key)
+        r = idempotency_find(c, sp, out);
+    if (r != STORE_NOT_FOUND)
+        return r; /* a hit (created stays 0), or an error */
+    struct job found = {0};
+    r = dedup_find(c, sp, &found);
+    if (r != STORE_OK && r != STORE_NOT_FOUND)
+        return r;
+    struct dedup_plan plan = dedup_decide_spec(sp, r == STORE_OK ? &found : NULL, now);
+    if (plan.action == DEDUP_RETURN_EXISTING) {
+        *out = found; /* created stays 0 */
+        return STORE_OK;
+    }
+    int64_t id = found.id;
+    job_clear(&found);
+    if (plan.action == DEDUP_REPLACE_EXISTING) {
+        r = dedup_replace(c, sp, id, plan.run_at, now, out, notes);
+        if (r != STORE_NOT_FOUND)
+            return r; /* replaced (created stays 0), or an error */
+    }
+    struct job_spec spec = *sp;
+    if (plan.run_at != JOB_NONE)
+        spec.run_at = plan.run_at;
+    return insert_alone(c, &spec, now, out, created, notes);
+}
+
+/* The transaction of an enqueue call with a dedup key (struct pg_tx's fn, arg its pg_call). */
+static enum store_result dedup_tx(struct pg_conn *c, void *arg, struct store_news *notes)
+{
+    struct pg_call *pc = arg;
+    const struct store_enqueue_call *e = &pc->call->enqueue;
+    memset(e->out, 0, e->n * sizeof *e->out);
+    memset(e->created, 0, e->n * sizeof *e->created);
+    enum store_result r = dedup_lock(c, e);
+    for (size_t s = 0; s < e->n && r == STORE_OK; s++) {
+        const struct job_spec *sp = &e->specs[s];
+        r = sp->dedup_key ? dedup_one(c, sp, pc->now, &e->out[s], &e->created[s], notes)
+                          : insert_alone(c, sp, pc->now, &e->out[s], &e->created[s], notes);
+    }
+    if (r != STORE_OK)
+        return r;
+    return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
+}
+
+/* 1 when one of the call's specs has a dedup key. */
+static int has_dedup(const struct store_enqueue_call *e)
+{
+    for (size_t s = 0; s < e->n; s++) {
+        if (e->specs[s].dedup_key)
+            return 1;
+    }
+    return 0;
+}
+
 int pg_enqueue_prepare(struct pg_call *pc)
 {
     struct store_call *call = pc->call;
@@ -169,6 +361,10 @@ int pg_enqueue_prepare(struct pg_call *pc)
     }
     memset(call->enqueue.out, 0, call->enqueue.n * sizeof *call->enqueue.out);
     memset(call->enqueue.created, 0, call->enqueue.n * sizeof *call->enqueue.created);
+    if (has_dedup(&call->enqueue)) {
+        pc->tx = (struct pg_tx){.name = "enqueue", .fn = dedup_tx, .discard = enqueue_discard};
+        return 1;
+    }
     pc->tx = (struct pg_tx){.name = "enqueue", .fn = pg_one_tx, .discard = enqueue_discard};
     pc->one = &enqueue_one;
     return 1;

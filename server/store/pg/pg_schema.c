@@ -8,6 +8,9 @@
 #include "pg_lanes.h"
 #include "pg_store.h"
 
+/* The lock of the key in the PL/pgSQL variable k (pg_lanes.h). */
+#define KEY_LOCK_K PG_KEY_LOCK("k")
+
 /* Migration N is migrations[N - 1]. Append only. Statuses are enum job_status values
  * (1 queued, 2 running, 3 succeeded, 4 failed, 5 cancelled; no scheduled: a queued job is due
  * when run_at <= now). Times are epoch seconds (bigint). */
@@ -231,15 +234,17 @@ static const char *const migrations[] = {
     "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE o.status = 2 AND n.status <> 2"
     "  AND o.concurrency_key IS NOT NULL;"
     " IF keys IS NOT NULL THEN"
-    "  FOREACH k IN ARRAY keys LOOP PERFORM pg_advisory_xact_lock(" PG_KEY_LOCK(
-        "k") "); END LOOP;"
-             "  UPDATE jobq_lanes SET open_at = 0 WHERE ckey = ANY (keys) AND open_at "
-             "= " PG_LANE_NEVER ";"
-             " END IF;"
-             " RETURN NULL; END $$;"
-             "CREATE TRIGGER jobq_jobs_lanes AFTER UPDATE ON jobq_jobs"
-             " REFERENCING OLD TABLE AS jobq_old NEW TABLE AS jobq_new FOR EACH STATEMENT"
-             " EXECUTE FUNCTION jobq_lanes_move();",
+    "  FOREACH k IN ARRAY keys LOOP PERFORM pg_advisory_xact_lock(" KEY_LOCK_K "); END LOOP;"
+    "  UPDATE jobq_lanes SET open_at = 0 WHERE ckey = ANY (keys) AND open_at = " PG_LANE_NEVER ";"
+    " END IF;"
+    " RETURN NULL; END $$;"
+    "CREATE TRIGGER jobq_jobs_lanes AFTER UPDATE ON jobq_jobs"
+    " REFERENCING OLD TABLE AS jobq_old NEW TABLE AS jobq_new FOR EACH STATEMENT"
+    " EXECUTE FUNCTION jobq_lanes_move();",
+    /* 6: enqueue with dedup active or debounce: the newest unfinished job of a dedup key (as
+     * the SQLite store's migration 7). */
+    "CREATE INDEX jobq_jobs_dedup_live ON jobq_jobs (queue, dedup_key, id)"
+    " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

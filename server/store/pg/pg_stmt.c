@@ -33,6 +33,9 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
 
 #define COLS PG_JOB_COLUMNS
 
+/* A job that is not finished, as the partial index jobq_jobs_dedup_live (migration 6) says it. */
+#define DEDUP_LIVE "j.status NOT IN (" SUCCEEDED ", " FAILED ", " CANCELLED ")"
+
 /* The lease that token holds on job id is live at time $3. "+ 0" keeps the planner off the
  * lease and deadline indexes (running jobs, which also hold an entry for every job claimed
  * since the last vacuum; "status + 0" is not their predicate): a plan chose them over the
@@ -447,6 +450,33 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "import: the queues the source had paused"},
     {PG_IMPORT_ANALYZE, "import_analyze", "ANALYZE jobq_jobs",
      "import: planner statistics for the claim and sweep right after the bulk load"},
+    {PG_DEDUP_LOCK, "dedup_lock",
+     "SELECT count(pg_advisory_xact_lock(s.h)) FROM (SELECT DISTINCT "
+     "hashtextextended(u.q || E'\\n' || u.k, 0) AS h FROM unnest($1::text[], $2::text[]) "
+     "AS u(q, k) ORDER BY 1) AS s",
+     "enqueue with dedup keys: the transaction-long lock of each (queue, dedup key) of the "
+     "call, taken in one order (no two such calls deadlock), before the lookups: enqueues of "
+     "one key, in any process, decide one after the other, each on what the last committed"},
+    {PG_DEDUP_ACTIVE, "dedup_active",
+     "SELECT " COLS " FROM jobq_jobs j WHERE j.queue = $1::text AND j.dedup_key = $2::text "
+     "AND " DEDUP_LIVE " ORDER BY j.id DESC LIMIT 1",
+     "enqueue, dedup active: the newest unfinished job of the key (jobq_jobs_dedup_live)"},
+    {PG_DEDUP_WINDOW, "dedup_window",
+     "SELECT " COLS " FROM jobq_jobs j WHERE j.queue = $1::text AND j.dedup_key = $2::text "
+     "ORDER BY j.id DESC LIMIT 1",
+     "enqueue, dedup window: the newest job of the key (one probe of jobq_jobs_dedup), which "
+     "dedup_decide checks against the window: a key's jobs are created in id order"},
+    {PG_DEDUP_DEBOUNCE, "dedup_debounce",
+     "SELECT " COLS " FROM jobq_jobs j WHERE j.queue = $1::text AND j.dedup_key = $2::text "
+     "AND " DEDUP_LIVE " AND j.status = " QUEUED " AND j.claimed_at IS NULL "
+     "ORDER BY j.id DESC LIMIT 1",
+     "enqueue, dedup debounce: the newest queued job of the key never claimed "
+     "(jobq_jobs_dedup_live)"},
+    {PG_DEDUP_REPLACE, "dedup_replace",
+     "UPDATE jobq_jobs j SET payload = $2::text, run_at = $3::bigint WHERE j.id = $1::bigint "
+     "AND j.status = " QUEUED " AND j.claimed_at IS NULL RETURNING " COLS,
+     "enqueue, dedup debounce: the job found gets the new payload and run_at, unless a claim "
+     "took it since (no row: the enqueue creates a job instead)"},
 };
 /* clang-format on */
 

@@ -1,7 +1,9 @@
-/* store_enqueue for SQLite: n jobs in one transaction, idempotency keys honoured. */
+/* store_enqueue for SQLite: n jobs in one transaction, idempotency keys and dedup keys
+ * honoured. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "dedup.h"
 #include "log.h"
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
@@ -55,8 +57,9 @@ static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, in
     return rc;
 }
 
-/* The job that holds (queue, key) already. */
-static enum store_result existing(struct sqlite_conn *c, const struct job_spec *sp, struct job *out)
+/* The existing job of sp's idempotency_key into *out: STORE_OK, or STORE_NOT_FOUND. */
+static enum store_result idempotency_find(struct sqlite_conn *c, const struct job_spec *sp,
+                                          struct job *out)
 {
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_BY_KEY);
     int rc = sqlite_conn_bind_text(st, 1, sp->queue);
@@ -67,7 +70,13 @@ static enum store_result existing(struct sqlite_conn *c, const struct job_spec *
         sqlite3_reset(st);
         return r;
     }
-    enum store_result r = sqlite_row_one(c, st, 0, "job by key", out);
+    return sqlite_row_one(c, st, 0, "job by key", out);
+}
+
+/* The job that holds (queue, key) already: an insert of sp was ignored. */
+static enum store_result existing(struct sqlite_conn *c, const struct job_spec *sp, struct job *out)
+{
+    enum store_result r = idempotency_find(c, sp, out);
     if (r == STORE_NOT_FOUND) {
         log_error("enqueue in %s: insert ignored but no job holds its idempotency key", sp->queue);
         r = STORE_ERROR;
@@ -161,14 +170,130 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
     return STORE_OK;
 }
 
+/* Dedup (dedup.h). Everything below runs in the enqueue transaction on the one writer: no
+ * other write comes between the lookup of a key and the insert or update that follows it, and
+ * an element of a batch sees the jobs its earlier elements created or replaced. */
+
+/* The lookup of each mode: the job dedup_decide is given (sqlite_stmt.c says which). */
+static const enum stmt_id dedup_find_stmt[DEDUP_MODE_COUNT] = {
+    [DEDUP_ACTIVE] = STMT_DEDUP_ACTIVE,
+    [DEDUP_WINDOW] = STMT_DEDUP_WINDOW,
+    [DEDUP_DEBOUNCE] = STMT_DEDUP_DEBOUNCE,
+};
+
+/* The job that the lookup of sp's dedup mode finds into *out (as read back: a scheduled job
+ * shows as queued), and its stored status into *stored. STORE_NOT_FOUND when none. */
+static enum store_result dedup_find(struct sqlite_conn *c, const struct job_spec *sp,
+                                    struct job *out, int *stored)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, dedup_find_stmt[sp->dedup_mode]);
+    int rc = sqlite_conn_bind_text(st, 1, sp->queue);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 2, sp->dedup_key);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    enum store_result r = STORE_NOT_FOUND;
+    if (rc == SQLITE_ROW) {
+        *stored = sqlite3_column_int(st, SQL_DEDUP_STORED_STATUS);
+        r = sqlite_row_job(st, 0, out) == 0 ? STORE_OK : STORE_ERROR;
+    } else if (rc != SQLITE_DONE) {
+        r = sqlite_conn_fail(c, rc, "dedup lookup");
+    }
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Debounce: job j (found queued and never claimed, stored as `stored`) takes sp's payload and
+ * is due at run_at: scheduled when that is later than now, else queued. j is updated to match
+ * the row; the counts and the commit's news follow the move. */
+static enum store_result dedup_replace(struct sqlite_conn *c, const struct job_spec *sp,
+                                       int64_t run_at, int64_t now, int stored, struct job *j,
+                                       struct sqlite_notes *notes)
+{
+    const char *payload = sp->payload ? sp->payload : "null";
+    char *copy = strdup(payload);
+    if (!copy) {
+        log_error("out of memory replacing the payload of job %lld", (long long)j->id);
+        return STORE_ERROR;
+    }
+    int status = run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEDUP_REPLACE);
+    int rc = sqlite3_bind_int64(st, 1, j->id);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 2, payload);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, run_at);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 4, status);
+    enum store_result r = rc == SQLITE_OK ? sqlite_row_write(c, st, j->id, 0, "dedup replace", NULL)
+                                          : sqlite_conn_fail(c, rc, "bind dedup replace");
+    if (rc != SQLITE_OK)
+        sqlite3_reset(st);
+    if (r == STORE_NOT_FOUND) {
+        log_error("dedup replace of job %lld in %s changed no row", (long long)j->id, sp->queue);
+        r = STORE_ERROR;
+    }
+    if (r != STORE_OK ||
+        (stored != status && sqlite_counts_move(&notes->counts, j->queue, stored, status) != 0)) {
+        free(copy);
+        return r != STORE_OK ? r : STORE_ERROR;
+    }
+    free(j->payload);
+    j->payload = copy;
+    j->run_at = run_at;
+    if (status == SQLITE_SCHEDULED)
+        store_news_later(&notes->news, j->queue, run_at);
+    else
+        store_news_ready(&notes->news, j->queue, sqlite_row_plain(j));
+    /* Its lane looks at its head again (a job due now); a scheduled one: its promotion. */
+    return status == JOB_QUEUED ? sqlite_lane_requeued(c, j) : STORE_OK;
+}
+
+/* Enqueue sp, which has a dedup key: an idempotency_key hit first (its job, as without dedup),
+ * else what dedup_decide says of the job the lookup of its mode finds: create it (a debounce
+ * due at now + seconds), answer the job found, or replace the job found. */
+static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
+                                   struct job *out, int *created, struct sqlite_notes *notes)
+{
+    enum store_result r = STORE_NOT_FOUND;
+    if (sp->idempotency_key)
+        r = idempotency_find(c, sp, out);
+    if (r != STORE_NOT_FOUND)
+        return r; /* a hit (created stays 0), or an error */
+    struct job found = {0};
+    int stored = 0;
+    r = dedup_find(c, sp, &found, &stored);
+    if (r != STORE_OK && r != STORE_NOT_FOUND)
+        return r;
+    struct dedup_plan plan = dedup_decide_spec(sp, r == STORE_OK ? &found : NULL, now);
+    if (plan.action == DEDUP_CREATE) {
+        job_clear(&found);
+        struct job_spec spec = *sp;
+        if (plan.run_at != JOB_NONE)
+            spec.run_at = plan.run_at;
+        return insert_one(c, &spec, now, out, created, notes);
+    }
+    if (plan.action == DEDUP_REPLACE_EXISTING) {
+        r = dedup_replace(c, sp, plan.run_at, now, stored, &found, notes);
+        if (r != STORE_OK) {
+            job_clear(&found);
+            return r;
+        }
+    }
+    *out = found; /* created stays 0 */
+    return STORE_OK;
+}
+
 static int enqueue_tx(struct sqlite_conn *c, void *p)
 {
     struct enqueue_arg *a = p;
     memset(a->out, 0, a->n * sizeof *a->out);
     memset(a->created, 0, a->n * sizeof *a->created);
     for (size_t i = 0; i < a->n; i++) {
-        enum store_result r =
-            insert_one(c, &a->specs[i], a->now, &a->out[i], &a->created[i], a->notes);
+        const struct job_spec *sp = &a->specs[i];
+        enum store_result r = sp->dedup_key
+                                  ? dedup_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes)
+                                  : insert_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes);
         if (r != STORE_OK)
             return r;
     }

@@ -175,6 +175,11 @@ static const char *const migrations[] = {
     "DROP INDEX IF EXISTS jobs_claim_plain;"
     "CREATE INDEX jobs_claim_free ON jobs (queue, priority DESC, run_at, id)"
     " WHERE status = 1 AND lane IS NULL;",
+    /* 7: enqueue with dedup active or debounce: the newest unfinished job of a dedup key (not
+     * succeeded, failed or cancelled), one probe however many finished jobs the key has;
+     * jobs without a dedup key never enter it. */
+    "CREATE INDEX jobs_dedup_live ON jobs (queue, dedup_key, id)"
+    " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -39,6 +39,8 @@ _Static_assert(LIMIT_NEVER == 9223372036854775807LL, "lane never literal");
 /* A job with no expires_at, or one still ahead of now (expiry_passed, expiry.h: expired at
  * expires_at itself). */
 #define NOT_EXPIRED(now) "(expires_at IS NULL OR expires_at > " now ")"
+/* A job that is not finished, as the partial index jobs_dedup_live (migration 7) says it. */
+#define DEDUP_LIVE "status NOT IN (" SUCCEEDED ", " FAILED ", " CANCELLED ")"
 
 /* The lease that ?2 holds on job ?1 is live at time ?3. */
 #define LIVE_LEASE                                                                                 \
@@ -347,6 +349,26 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE lanes SET open_at = 0 WHERE ckey = ?1 AND open_at = " LANE_NEVER_SQL
      " RETURNING queue, requires = ''",
      "the end of a running job of a key: the lanes it closed for max_running open again"},
+    {STMT_DEDUP_ACTIVE, STMT_ON_WRITER,
+     "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 AND " DEDUP_LIVE
+     " ORDER BY id DESC LIMIT 1",
+     "enqueue, dedup active: the newest unfinished job of the key (jobs_dedup_live)"},
+    {STMT_DEDUP_WINDOW, STMT_ON_WRITER,
+     "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 "
+     "ORDER BY id DESC LIMIT 1",
+     "enqueue, dedup window: the newest job of the key (one probe of jobs_dedup), which "
+     "dedup_decide checks against the window: a key's jobs are created in id order"},
+    {STMT_DEDUP_DEBOUNCE, STMT_ON_WRITER,
+     "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 AND " DEDUP_LIVE
+     " AND status IN (" SCHEDULED ", " QUEUED ") AND claimed_at IS NULL "
+     "ORDER BY id DESC LIMIT 1",
+     "enqueue, dedup debounce: the newest queued job of the key never claimed "
+     "(jobs_dedup_live)"},
+    {STMT_DEDUP_REPLACE, STMT_ON_WRITER,
+     "UPDATE jobs SET payload = ?2, run_at = ?3, status = ?4 WHERE id = ?1 AND status IN "
+     "(" SCHEDULED ", " QUEUED ") AND claimed_at IS NULL",
+     "enqueue, dedup debounce: the job found gets the new payload and run_at (scheduled or "
+     "queued by when it is due)"},
 };
 /* clang-format on */
 

@@ -85,6 +85,10 @@ enum stmt_id {
     STMT_KEY_CLAIMS_PRUNE,
     STMT_KEY_CLOSE,
     STMT_KEY_REOPEN,
+    STMT_DEDUP_ACTIVE,
+    STMT_DEDUP_WINDOW,
+    STMT_DEDUP_DEBOUNCE,
+    STMT_DEDUP_REPLACE,
     STMT_COUNT
 };
 
@@ -107,6 +111,10 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "max_runtime_seconds, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "       \
     "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, lease_token"
+
+/* The dedup lookups (STMT_DEDUP_ACTIVE, _WINDOW, _DEBOUNCE) return SQL_JOB_COLUMNS, then
+ * the stored status (a scheduled job reads back as queued). */
+#define SQL_DEDUP_STORED_STATUS COL_COUNT
 
 /* The export's rows: SQL_JOB_COLUMNS, then the columns the API never shows. */
 #define SQL_EXPORT_LEASE_SECONDS COL_COUNT

@@ -161,7 +161,40 @@ TEST(debounce_replaces_a_never_claimed_queued_job)
     }
 }
 
+/* dedup_decide_spec reads the spec's dedup and the found job's status and times. */
+TEST(decide_from_a_spec_and_a_stored_job)
+{
+    struct job_spec sp = {.queue = "q", .payload = "{}", .run_at = JOB_NONE};
+    struct job found = {.status = JOB_QUEUED, .created_at = 990, .claimed_at = JOB_NONE};
+    /* No dedup key: created as the spec says, whatever was found. */
+    struct dedup_plan p = dedup_decide_spec(&sp, &found, 1000);
+    CHECK_INT(p.action, DEDUP_CREATE);
+    CHECK_INT(p.run_at, JOB_NONE);
+    sp.dedup_key = "k";
+    sp.dedup_mode = DEDUP_ACTIVE;
+    sp.dedup_seconds = 123; /* ignored for active */
+    CHECK_INT(dedup_decide_spec(&sp, &found, 1000).action, DEDUP_RETURN_EXISTING);
+    CHECK_INT(dedup_decide_spec(&sp, NULL, 1000).action, DEDUP_CREATE);
+    found.status = JOB_SUCCEEDED;
+    CHECK_INT(dedup_decide_spec(&sp, &found, 1000).action, DEDUP_CREATE);
+    sp.dedup_mode = DEDUP_WINDOW;
+    sp.dedup_seconds = 11; /* 990..1000 */
+    CHECK_INT(dedup_decide_spec(&sp, &found, 1000).action, DEDUP_RETURN_EXISTING);
+    sp.dedup_seconds = 10;
+    CHECK_INT(dedup_decide_spec(&sp, &found, 1000).action, DEDUP_CREATE);
+    sp.dedup_mode = DEDUP_DEBOUNCE;
+    found.status = JOB_QUEUED;
+    p = dedup_decide_spec(&sp, &found, 1000);
+    CHECK_INT(p.action, DEDUP_REPLACE_EXISTING);
+    CHECK_INT(p.run_at, 1010);
+    found.claimed_at = 995;
+    p = dedup_decide_spec(&sp, &found, 1000);
+    CHECK_INT(p.action, DEDUP_CREATE);
+    CHECK_INT(p.run_at, 1010);
+}
+
 TEST_MAIN(TEST_ENTRY(valid_dedups), TEST_ENTRY(bad_dedups_name_the_field),
           TEST_ENTRY(no_dedup_or_no_hit_creates), TEST_ENTRY(active_returns_an_unfinished_job),
           TEST_ENTRY(window_counts_the_last_seconds),
-          TEST_ENTRY(debounce_replaces_a_never_claimed_queued_job))
+          TEST_ENTRY(debounce_replaces_a_never_claimed_queued_job),
+          TEST_ENTRY(decide_from_a_spec_and_a_stored_job))

@@ -177,14 +177,14 @@ TEST(files_left_by_a_read_only_run_heal)
 static void migration_refused(void)
 {
     CHECK(make_database(1) == 0);
-    /* Back to schema version 1 (what migrations 2-6 added, dropped): they must write. */
+    /* Back to schema version 1 (what migrations 2-7 added, dropped): they must write. */
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
     int rc = sqlite3_exec(db,
                           "DROP TABLE probe; DROP TRIGGER jobs_track_delete; "
                           "DROP TABLE queues; DROP TABLE counts; DROP TABLE attempts; "
                           "DROP INDEX jobs_due; ALTER TABLE jobs DROP COLUMN ended_at; "
-                          "ALTER TABLE jobs DROP COLUMN attempt_outcome; "
+                          "ALTER TABLE jobs DROP COLUMN attempt_outcome; " SQLITE_UNDO_MIGRATION_7
                           "ALTER TABLE jobs DROP COLUMN attempt_in_row; " SQLITE_UNDO_MIGRATION_6
                           "PRAGMA user_version = 1",
                           NULL, NULL, NULL);
