@@ -141,6 +141,11 @@ static void bodies(void)
     lease_token();
     text("body.error_code", JOB_IDENT_MAX);
     integer("body.retry_in_seconds", 0, JOB_DELAY_MAX);
+
+    op = "POST /jobs/{id}/snooze"; /* parse_snooze */
+    lease_token();
+    required("body.seconds");
+    integer("body.seconds", 0, JOB_DELAY_MAX);
 }
 
 /* Every status name job_status_parse() reads, but skip, plus extra (NULL: none),

@@ -338,6 +338,7 @@ int pg_claim_prepare(struct pg_call *pc);
 int pg_heartbeat_prepare(struct pg_call *pc); /* pg_lease.c */
 int pg_complete_prepare(struct pg_call *pc);  /* pg_lease.c */
 int pg_fail_prepare(struct pg_call *pc);      /* pg_lease.c */
+int pg_snooze_prepare(struct pg_call *pc);    /* pg_lease.c */
 int pg_cancel_prepare(struct pg_call *pc);    /* pg_admin.c */
 int pg_retry_prepare(struct pg_call *pc);     /* pg_admin.c */
 int pg_pause_prepare(struct pg_call *pc);     /* pg_queue.c */

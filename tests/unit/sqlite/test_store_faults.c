@@ -201,6 +201,12 @@ static enum store_result op_fail_requeue(struct store *s, const struct fixture *
     return drop_job(store_fail(s, fx->id, fx->token, &f, T0 + 5, &j), &j);
 }
 
+static enum store_result op_snooze(struct store *s, const struct fixture *fx)
+{
+    struct job j;
+    return drop_job(store_snooze(s, fx->id, fx->token, 60, 1, T0 + 5, &j), &j);
+}
+
 static enum store_result op_fail_final(struct store *s, const struct fixture *fx)
 {
     struct fail_req f = {"fatal", NULL, 0, -1};
@@ -447,6 +453,7 @@ static const struct write_path paths[] = {
     {"sweep, delete", setup_finished, op_sweep_delete, 0},
     {"sweep, promotion", setup_scheduled, op_sweep_keep, 9},
     {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 3},
+    {"snooze", setup_claimed, op_snooze, 0},
 };
 
 TEST(faults_enqueue_single)
@@ -519,6 +526,11 @@ TEST(faults_sweep_expired_jobs)
     CHECK(fault_every_step(&paths[13]) == 0);
 }
 
+TEST(faults_snooze)
+{
+    CHECK(fault_every_step(&paths[14]) == 0);
+}
+
 TEST(fault_injector_counts_and_stops)
 {
     struct store *s = fresh_store();
@@ -542,4 +554,5 @@ TEST_MAIN(TEST_ENTRY(faults_enqueue_single), TEST_ENTRY(faults_enqueue_batch),
           TEST_ENTRY(faults_fail_requeue), TEST_ENTRY(faults_fail_final), TEST_ENTRY(faults_cancel),
           TEST_ENTRY(faults_retry), TEST_ENTRY(faults_sweep_requeue), TEST_ENTRY(faults_sweep_fail),
           TEST_ENTRY(faults_sweep_delete), TEST_ENTRY(faults_sweep_promotion),
-          TEST_ENTRY(faults_sweep_expired_jobs), TEST_ENTRY(fault_injector_counts_and_stops))
+          TEST_ENTRY(faults_sweep_expired_jobs), TEST_ENTRY(faults_snooze),
+          TEST_ENTRY(fault_injector_counts_and_stops))
