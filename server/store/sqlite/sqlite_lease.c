@@ -153,11 +153,12 @@ struct lease_found {
     int has_key; /* 1: the job has a concurrency_key */
 };
 
-/* Read what a fail or snooze decides on while the lease is live; STORE_NOT_FOUND or
- * STORE_LEASE_LOST when it is not. */
+/* Start a fail or snooze (its answer empty): read what it decides on while the lease is
+ * live; STORE_NOT_FOUND or STORE_LEASE_LOST when it is not. */
 static enum store_result lease_check(struct sqlite_conn *c, const struct lease_arg *a,
                                      struct lease_found *found)
 {
+    memset(a->out, 0, sizeof *a->out);
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LEASE_CHECK);
     int rc = bind_guard(st, a);
     if (rc != SQLITE_OK)
@@ -177,7 +178,6 @@ static enum store_result lease_check(struct sqlite_conn *c, const struct lease_a
 static int fail_tx(struct sqlite_conn *c, void *p)
 {
     struct lease_arg *a = p;
-    memset(a->out, 0, sizeof *a->out);
     struct lease_found found;
     enum store_result r = lease_check(c, a, &found);
     if (r != STORE_OK)
@@ -222,7 +222,6 @@ static enum store_result pause_ckey(struct sqlite_conn *c, const char *key, int6
 static int snooze_tx(struct sqlite_conn *c, void *p)
 {
     struct lease_arg *a = p;
-    memset(a->out, 0, sizeof *a->out);
     struct lease_found found;
     enum store_result r = lease_check(c, a, &found);
     if (r != STORE_OK)

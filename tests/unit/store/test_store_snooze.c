@@ -54,14 +54,19 @@ static int64_t running(struct store *s, const char *ckey, char token[JOB_TOKEN_L
     return id;
 }
 
+/* The start of a case: the store s and one running job id (its token in token) without a
+ * concurrency key. */
+#define OPEN_WITH_A_RUNNING_JOB()                                                                  \
+    struct store *s = open_store();                                                                \
+    CHECK(s != NULL);                                                                              \
+    char token[JOB_TOKEN_LEN + 1];                                                                 \
+    int64_t id = running(s, NULL, token);                                                          \
+    CHECK(id > 0);                                                                                 \
+    struct job j
+
 TEST(snooze_requeues_without_spending_an_attempt)
 {
-    struct store *s = open_store();
-    CHECK(s != NULL);
-    char token[JOB_TOKEN_LEN + 1];
-    int64_t id = running(s, NULL, token);
-    CHECK(id > 0);
-    struct job j;
+    OPEN_WITH_A_RUNNING_JOB();
     CHECK_INT(store_snooze(s, id, token, 60, 0, T0 + 1, &j), STORE_OK);
     CHECK_INT(j.status, JOB_QUEUED);
     CHECK_INT(j.run_at, T0 + 61);
@@ -94,12 +99,7 @@ TEST(snooze_requeues_without_spending_an_attempt)
 
 TEST(snooze_zero_is_claimable_at_once)
 {
-    struct store *s = open_store();
-    CHECK(s != NULL);
-    char token[JOB_TOKEN_LEN + 1];
-    int64_t id = running(s, NULL, token);
-    CHECK(id > 0);
-    struct job j;
+    OPEN_WITH_A_RUNNING_JOB();
     CHECK_INT(store_snooze(s, id, token, 0, 1, T0 + 5, &j), STORE_OK);
     CHECK_INT(j.run_at, T0 + 5);
     job_clear(&j);
@@ -111,12 +111,7 @@ TEST(snooze_zero_is_claimable_at_once)
 
 TEST(snooze_needs_the_live_lease)
 {
-    struct store *s = open_store();
-    CHECK(s != NULL);
-    char token[JOB_TOKEN_LEN + 1];
-    int64_t id = running(s, NULL, token);
-    CHECK(id > 0);
-    struct job j;
+    OPEN_WITH_A_RUNNING_JOB();
     CHECK_INT(store_snooze(s, id + 100, token, 10, 0, T0 + 1, &j), STORE_NOT_FOUND);
     CHECK_INT(store_snooze(s, id, "00000000000000000000000000000000", 10, 0, T0 + 1, &j),
               STORE_LEASE_LOST);
@@ -149,9 +144,10 @@ TEST(snooze_pause_key_pauses_the_key_and_its_lanes)
              "('q', '', 'k', 0, 0), ('r', '[\"gpu\"]', 'k', 0, %lld), ('q', '', 'other', 0, 0)",
              table("lanes", t, sizeof t), (long long)(T0 + 500));
     CHECK_INT(side_sql(sql), 0);
-    char token[JOB_TOKEN_LEN + 1];
+    char token[JOB_TOKEN_LEN + 1], token2[JOB_TOKEN_LEN + 1];
     int64_t id = running(s, "k", token);
-    CHECK(id > 0);
+    int64_t id2 = running(s, "k", token2);
+    CHECK(id > 0 && id2 > 0);
     struct job j;
     CHECK_INT(store_snooze(s, id, token, 100, 1, T0 + 1, &j), STORE_OK);
     CHECK_STR(j.concurrency_key, "k");
@@ -160,19 +156,20 @@ TEST(snooze_pause_key_pauses_the_key_and_its_lanes)
     CHECK_INT(flow_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 101);
     CHECK_INT(flow_int("open_at", "lanes", "queue = 'r' AND ckey = 'k'"), T0 + 500); /* later */
     CHECK_INT(flow_int("open_at", "lanes", "ckey = 'other'"), 0);
-    /* A shorter pause never shortens the one the key holds. */
-    CHECK_INT(claim_one(s, "q", T0 + 101, &j), id);
-    snprintf(token, sizeof token, "%s", j.lease_token);
+    /* A shorter pause of the key never shortens the one it holds. */
+    CHECK_INT(store_snooze(s, id2, token2, 5, 1, T0 + 2, &j), STORE_OK);
     job_clear(&j);
-    CHECK_INT(store_snooze(s, id, token, 5, 1, T0 + 102, &j), STORE_OK);
+    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 101);
+    CHECK_INT(flow_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 101);
+    /* A longer one lengthens it. */
+    CHECK_INT(claim_one(s, "q", T0 + 101, &j), id2);
+    snprintf(token2, sizeof token2, "%s", j.lease_token);
     job_clear(&j);
-    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 107);
-    CHECK_INT(claim_one(s, "q", T0 + 107, &j), id);
-    snprintf(token, sizeof token, "%s", j.lease_token);
+    CHECK_INT(store_snooze(s, id2, token2, 1000, 1, T0 + 102, &j), STORE_OK);
     job_clear(&j);
-    CHECK_INT(store_snooze(s, id, token, 1000, 1, T0 + 108, &j), STORE_OK);
-    job_clear(&j);
-    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 1108);
+    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 1102);
+    CHECK_INT(flow_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 1102);
+    CHECK(counts_exact(s, "q", T0 + 102));
     store_close(s);
 }
 
