@@ -1,4 +1,4 @@
-/* Worker endpoints: POST /claim (with long poll), heartbeat, complete, fail.
+/* Worker endpoints: POST /claim (with long poll), heartbeat, complete, fail, snooze.
  *
  * No thread waits: every store write runs with the connection suspended (pending.h), and a
  * long poll that found nothing parks. A claim arms a waiter before it looks (so an enqueue
@@ -219,7 +219,7 @@ enum MHD_Result handle_claim(struct request *rq)
     return claim_look(rq, st);
 }
 
-/* A heartbeat, complete or fail across its two calls. */
+/* A heartbeat, complete, fail or snooze across its two calls. */
 struct lease_state {
     struct pending p;
     cJSON *root; /* the body: a's strings point into it */
@@ -279,6 +279,12 @@ static enum MHD_Result lease_call(struct request *rq, enum store_call_kind kind,
     else if (kind == STORE_CALL_COMPLETE)
         call->complete = (struct store_complete_call){
             .id = rq->id, .token = token, .result = ls->a.json, .out = &ls->job};
+    else if (kind == STORE_CALL_SNOOZE)
+        call->snooze = (struct store_snooze_call){.id = rq->id,
+                                                  .token = token,
+                                                  .seconds = ls->a.seconds,
+                                                  .pause_key = ls->a.pause_key,
+                                                  .out = &ls->job};
     else
         call->fail = (struct store_fail_call){
             .id = rq->id, .token = token, .req = &ls->a.fail, .out = &ls->job};
@@ -300,4 +306,9 @@ enum MHD_Result handle_complete(struct request *rq)
 enum MHD_Result handle_fail(struct request *rq)
 {
     return lease_call(rq, STORE_CALL_FAIL, parse_fail);
+}
+
+enum MHD_Result handle_snooze(struct request *rq)
+{
+    return lease_call(rq, STORE_CALL_SNOOZE, parse_snooze);
 }

@@ -12,6 +12,7 @@ enum MHD_Result handle_claim(struct request *rq);         /* POST /claim */
 enum MHD_Result handle_heartbeat(struct request *rq);     /* POST /jobs/{id}/heartbeat */
 enum MHD_Result handle_complete(struct request *rq);      /* POST /jobs/{id}/complete */
 enum MHD_Result handle_fail(struct request *rq);          /* POST /jobs/{id}/fail */
+enum MHD_Result handle_snooze(struct request *rq);        /* POST /jobs/{id}/snooze */
 enum MHD_Result handle_cancel(struct request *rq);        /* POST /jobs/{id}/cancel */
 enum MHD_Result handle_retry(struct request *rq);         /* POST /jobs/{id}/retry */
 enum MHD_Result handle_get_job(struct request *rq);       /* GET /jobs/{id} */

@@ -244,6 +244,20 @@ int parse_fail(struct fields *f, struct lease_args *a)
     return 0;
 }
 
+int parse_snooze(struct fields *f, struct lease_args *a)
+{
+    if (read_token(f, a) < 0)
+        return -1;
+    int r = fields_int(f, "seconds", 0, JOB_DELAY_MAX, &a->seconds);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        return fields_fail(f, ERR_INVALID_REQUEST, "seconds is required");
+    if (fields_bool(f, "pause_key", &a->pause_key) < 0)
+        return -1;
+    return 0;
+}
+
 void lease_args_clear(struct lease_args *a)
 {
     if (!a)

@@ -64,6 +64,8 @@ struct lease_args {
     char *json;              /* owned: heartbeat progress, complete result, fail error_detail;
                                  NULL when absent or null */
     struct fail_req fail;    /* fail only; fail.error_detail points at json */
+    int64_t seconds;         /* snooze: 0..JOB_DELAY_MAX (required) */
+    int pause_key;           /* snooze: 0 when absent */
 };
 
 /* Read a heartbeat body (lease_token, lease_seconds, progress). */
@@ -75,6 +77,9 @@ int parse_complete(struct fields *f, struct lease_args *a);
 /* Read a fail body (lease_token, error_code, error_detail, retry default true,
  * retry_in_seconds; -1 when absent). */
 int parse_fail(struct fields *f, struct lease_args *a);
+
+/* Read a snooze body (lease_token, seconds required, pause_key default false). */
+int parse_snooze(struct fields *f, struct lease_args *a);
 
 /* Release what a owns and zero it. Accepts NULL. */
 void lease_args_clear(struct lease_args *a);

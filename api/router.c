@@ -18,6 +18,7 @@ const struct route router_table[] = {
     {"POST", "/jobs/{id}/heartbeat", handle_heartbeat, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/complete", handle_complete, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/fail", handle_fail, 1, AUTH_ACCESS_WORK},
+    {"POST", "/jobs/{id}/snooze", handle_snooze, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/cancel", handle_cancel, 0, AUTH_ACCESS_ADMIN},
     {"POST", "/jobs/{id}/retry", handle_retry, 0, AUTH_ACCESS_ADMIN},
     {"POST", "/claim", handle_claim, 1, AUTH_ACCESS_WORK},

@@ -27,6 +27,7 @@ static const struct {
     [COUNTER_CANCELLED] = {"cancelled", "Jobs cancelled by a request."},
     [COUNTER_EXPIRED] = {"expired", "Queued jobs the sweeper cancelled at their expires_at "
                                     "(error_code \"expired\")."},
+    [COUNTER_SNOOZED] = {"snoozed", "Jobs a worker snoozed back to queued (no attempt spent)."},
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

@@ -23,6 +23,7 @@ enum counter {
     COUNTER_TIMED_OUT,     /* leases the sweeper ended at max_runtime_seconds */
     COUNTER_CANCELLED,     /* cancels */
     COUNTER_EXPIRED,       /* queued jobs the sweeper cancelled at their expires_at */
+    COUNTER_SNOOZED,       /* leases a worker ended with a snooze (back to queued) */
     COUNTER_COUNT
 };
 

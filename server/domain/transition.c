@@ -21,6 +21,7 @@ static const struct job_transition table[JOB_STATUS_COUNT][JOB_ACTION_COUNT] = {
             [JOB_ACT_CANCEL] = OK(JOB_CANCELLED),
             [JOB_ACT_RETRY] = CONFLICT,
             [JOB_ACT_EXPIRE] = UNSEEN,
+            [JOB_ACT_SNOOZE] = LEASE,
         },
     [JOB_RUNNING] =
         {
@@ -31,6 +32,7 @@ static const struct job_transition table[JOB_STATUS_COUNT][JOB_ACTION_COUNT] = {
             [JOB_ACT_CANCEL] = OK(JOB_CANCELLED), /* the lease dies with it */
             [JOB_ACT_RETRY] = CONFLICT,
             [JOB_ACT_EXPIRE] = PLAN,
+            [JOB_ACT_SNOOZE] = OK(JOB_QUEUED),
         },
     [JOB_SUCCEEDED] =
         {
@@ -41,6 +43,7 @@ static const struct job_transition table[JOB_STATUS_COUNT][JOB_ACTION_COUNT] = {
             [JOB_ACT_CANCEL] = CONFLICT,
             [JOB_ACT_RETRY] = CONFLICT,
             [JOB_ACT_EXPIRE] = UNSEEN,
+            [JOB_ACT_SNOOZE] = LEASE,
         },
     [JOB_FAILED] =
         {
@@ -51,6 +54,7 @@ static const struct job_transition table[JOB_STATUS_COUNT][JOB_ACTION_COUNT] = {
             [JOB_ACT_CANCEL] = CONFLICT,
             [JOB_ACT_RETRY] = OK(JOB_QUEUED),
             [JOB_ACT_EXPIRE] = UNSEEN,
+            [JOB_ACT_SNOOZE] = LEASE,
         },
     [JOB_CANCELLED] =
         {
@@ -61,6 +65,7 @@ static const struct job_transition table[JOB_STATUS_COUNT][JOB_ACTION_COUNT] = {
             [JOB_ACT_CANCEL] = CONFLICT,
             [JOB_ACT_RETRY] = OK(JOB_QUEUED),
             [JOB_ACT_EXPIRE] = UNSEEN,
+            [JOB_ACT_SNOOZE] = LEASE,
         },
 };
 
@@ -75,7 +80,7 @@ struct job_transition job_transition(enum job_status from, enum job_action actio
 static const char *const action_names[JOB_ACTION_COUNT] = {
     [JOB_ACT_CLAIM] = "claim",   [JOB_ACT_HEARTBEAT] = "heartbeat", [JOB_ACT_COMPLETE] = "complete",
     [JOB_ACT_FAIL] = "fail",     [JOB_ACT_CANCEL] = "cancel",       [JOB_ACT_RETRY] = "retry",
-    [JOB_ACT_EXPIRE] = "expire",
+    [JOB_ACT_EXPIRE] = "expire", [JOB_ACT_SNOOZE] = "snooze",
 };
 
 const char *job_action_name(enum job_action action)

@@ -16,6 +16,7 @@ enum job_action {
     JOB_ACT_CANCEL,    /* a producer or operator cancels it */
     JOB_ACT_RETRY,     /* an operator sends it back to the queue */
     JOB_ACT_EXPIRE,    /* the sweeper finds its lease (or max runtime) over */
+    JOB_ACT_SNOOZE,    /* its lease holder sends it back to the queue for a while */
     JOB_ACTION_COUNT
 };
 
@@ -38,7 +39,7 @@ struct job_transition {
 };
 
 /* The transition of `action` from status `from` (an API status). For a lease action
- * (heartbeat, complete, fail) the table assumes the caller's token is the job's latest and
+ * (heartbeat, complete, fail, snooze) the table assumes the caller's token is the job's latest and
  * the lease deadline has not passed; a stale token or a passed deadline is lease_lost in every
  * status. An unknown status or action gives {JOB_REFUSED_CONFLICT, JOB_STATUS_NONE, 0}. This
  * function can't fail. */

@@ -115,10 +115,16 @@ static void count_cancel(const struct store_call *call)
         counters_add(call->cancel.out->queue, COUNTER_CANCELLED, 1, call->now);
 }
 
+static void count_snooze(const struct store_call *call)
+{
+    if (call->snooze.out)
+        counters_add(call->snooze.out->queue, COUNTER_SNOOZED, 1, call->now);
+}
+
 static void (*const count_kind[STORE_CALL_KIND_COUNT])(const struct store_call *) = {
     [STORE_CALL_ENQUEUE] = count_enqueue,   [STORE_CALL_CLAIM] = count_claim,
     [STORE_CALL_COMPLETE] = count_complete, [STORE_CALL_FAIL] = count_fail,
-    [STORE_CALL_CANCEL] = count_cancel,
+    [STORE_CALL_CANCEL] = count_cancel,     [STORE_CALL_SNOOZE] = count_snooze,
 };
 
 void store_count_call(const struct store_call *call)
@@ -245,6 +251,17 @@ enum store_result store_fail(struct store *s, int64_t id, const char *token,
     struct store_call call = {.kind = STORE_CALL_FAIL,
                               .now = now,
                               .fail = {.id = id, .token = token, .req = req, .out = out}};
+    return run(s, &call);
+}
+
+enum store_result store_snooze(struct store *s, int64_t id, const char *token, int64_t seconds,
+                               int pause_key, int64_t now, struct job *out)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_SNOOZE,
+        .now = now,
+        .snooze = {
+            .id = id, .token = token, .seconds = seconds, .pause_key = pause_key, .out = out}};
     return run(s, &call);
 }
 

@@ -170,6 +170,7 @@ enum store_call_kind {
     STORE_CALL_PURGE,        /* delete one bounded batch of a queue's jobs in one status */
     STORE_CALL_LIMIT_PUT,    /* create or replace a limit */
     STORE_CALL_LIMIT_DELETE, /* delete a limit */
+    STORE_CALL_SNOOZE,       /* back to queued without spending an attempt */
     STORE_CALL_KIND_COUNT
 };
 
@@ -256,6 +257,15 @@ struct store_limit_delete_call {
     struct limit *out; /* out: the limit as it was, with running and paused_until */
 };
 
+/* STORE_CALL_SNOOZE: store_snooze. */
+struct store_snooze_call {
+    int64_t id;        /* in: the job */
+    const char *token; /* in: the lease token the worker holds */
+    int64_t seconds;   /* in: back to queued for this long (0..JOB_DELAY_MAX) */
+    int pause_key;     /* in: 1: the job's concurrency key waits as long */
+    struct job *out;   /* out: the job, queued again */
+};
+
 /* One write for store_submit(): what every kind has (its kind, now, result and the done
  * callback), then the arguments and outputs of its kind, in the union member of that name
  * (call->enqueue for STORE_CALL_ENQUEUE, ...); no other member may be read or written. The
@@ -283,11 +293,12 @@ struct store_call {
         struct store_purge_call purge;
         struct store_limit_put_call limit_put;
         struct store_limit_delete_call limit_delete;
+        struct store_snooze_call snooze;
     };
 };
 
 /* For backends that serve several kinds with one code path: the job a heartbeat, complete,
- * fail, cancel or retry call names, and where its answer goes (0 and NULL for the other
+ * fail, cancel, retry or snooze call names, and where its answer goes (0 and NULL for the other
  * kinds, which name no one job). */
 static inline int64_t store_call_job_id(const struct store_call *call)
 {
@@ -302,6 +313,8 @@ static inline int64_t store_call_job_id(const struct store_call *call)
         return call->cancel.id;
     case STORE_CALL_RETRY:
         return call->retry.id;
+    case STORE_CALL_SNOOZE:
+        return call->snooze.id;
     default:
         return 0;
     }
@@ -320,6 +333,8 @@ static inline struct job *store_call_job_out(const struct store_call *call)
         return call->cancel.out;
     case STORE_CALL_RETRY:
         return call->retry.out;
+    case STORE_CALL_SNOOZE:
+        return call->snooze.out;
     default:
         return NULL;
     }
@@ -449,6 +464,16 @@ enum store_result store_complete(struct store *s, int64_t id, const char *token,
  * STORE_NOT_FOUND or STORE_LEASE_LOST. */
 enum store_result store_fail(struct store *s, int64_t id, const char *token,
                              const struct fail_req *req, int64_t now, struct job *out);
+
+/* Snooze job id if token holds its live lease (checked as for store_fail, in the step that
+ * changes the row): back to queued with run_at = now + seconds (0..JOB_DELAY_MAX), the claim
+ * undone in attempts (never below 0) but kept in fencing_token, and the attempt recorded in
+ * the history as ATTEMPT_SNOOZED (job_snooze_plan, lease.h). With pause_key and a job that has
+ * a concurrency_key, in the same transaction the key's paused_until becomes the later of the
+ * one it holds and now + seconds (limit_pause_merge, limit.h): no job of the key is claimed
+ * before it, in any process. Returns STORE_OK, STORE_NOT_FOUND or STORE_LEASE_LOST. */
+enum store_result store_snooze(struct store *s, int64_t id, const char *token, int64_t seconds,
+                               int pause_key, int64_t now, struct job *out);
 
 /* Cancel a queued or running job (a running job's lease dies with it). STORE_CONFLICT for a
  * job that is already succeeded, failed or cancelled; STORE_NOT_FOUND. */

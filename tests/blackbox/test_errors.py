@@ -388,12 +388,14 @@ class SchemaLimits(ServerTest):
         with whatever it needs done first (a job to claim, a lease)."""
         q = self.q
         if op in ("POST /jobs/{id}/heartbeat", "POST /jobs/{id}/complete",
-                  "POST /jobs/{id}/fail"):
+                  "POST /jobs/{id}/fail", "POST /jobs/{id}/snooze"):
             qn = self.queue("lease%d" % next(self.counter))
             self.enqueue(queue=qn)
             job = self.claim_one(queue=qn)
-            return ("POST", op.split(" ")[1].replace("{id}", str(job["id"])), {},
-                    {"lease_token": job["lease_token"]})
+            body = {"lease_token": job["lease_token"]}
+            if op.endswith("/snooze"):
+                body["seconds"] = 0  # required
+            return ("POST", op.split(" ")[1].replace("{id}", str(job["id"])), {}, body)
         if op == "POST /claim":
             self.enqueue()  # due: a claim with wait_seconds answers at once
             return "POST", "/claim", {}, {"worker_id": "w", "queue": q}

@@ -3,10 +3,11 @@ their bounds, and expiring jobs (never claimed after the deadline, cancelled as 
 the sweeper). Both backends."""
 
 import re
+import sqlite3
 import time
 import unittest
 
-from harness import ServerTest, now, wait_until
+from harness import ServerTest, backend, now, wait_until
 
 SWEEP = 1  # --sweep-interval of the classes that wait for the sweeper
 # How long after its expires_at a job must read cancelled: the second it expires in (the
@@ -151,6 +152,132 @@ class Expiry(ServerTest):
             return m and float(m.group(1)) == 3
         wait_until(counted, 10, 0.1, "jobq_jobs_expired_total to count 3")
         self.assertIn("# TYPE jobq_jobs_expired_total counter", self.c.get("/metrics").body.decode())
+
+
+def metric(test, name, queue):
+    """The value of the sample name{queue="queue"} in GET /metrics, or None."""
+    text = test.c.get("/metrics").body.decode()
+    m = re.search(r'^%s\{queue="%s"\} (\S+)$' % (name, re.escape(queue)), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+class Snooze(ServerTest):
+    """POST /jobs/{id}/snooze: back to queued after `seconds` without spending an attempt,
+    recorded as "snoozed"; with pause_key the job's concurrency key waits as long."""
+
+    def snooze(self, job_id, token, seconds, status=200, **more):
+        body = {"lease_token": token, "seconds": seconds}
+        body.update(more)
+        return self.act(job_id, "snooze", body, status=status)
+
+    def history(self, job_id):
+        r = self.c.get("/jobs/%d/attempts" % job_id)
+        self.assertEqual(r.status, 200, r)
+        return [(a["attempt"], a["outcome"]) for a in r.json["attempts"]]
+
+    def paused_until(self, key):
+        """The key's paused_until as stored (no API shows it yet), or None."""
+        if backend() == "pg":
+            out = self.server.sql("SELECT paused_until FROM jobq_keys WHERE key = '%s'" % key)
+            return int(out) if out else None
+        con = sqlite3.connect("file:%s?mode=ro" % self.server.db, uri=True)
+        try:
+            row = con.execute("SELECT paused_until FROM keys WHERE key = ?", (key,)).fetchone()
+        finally:
+            con.close()
+        return row[0] if row else None
+
+    def test_snooze_requeues_without_spending_an_attempt(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        self.assertEqual((c["attempts"], c["fencing_token"]), (1, 1))
+        t = now()
+        s = self.snooze(j["id"], c["lease_token"], 30).json
+        self.assertEqual(s["status"], "queued")
+        self.assertTrue(t + 30 <= s["run_at"] <= now() + 30, s)
+        self.assertEqual((s["attempts"], s["fencing_token"]), (0, 1))
+        self.assertIsNone(s["lease_expires_at"])
+        self.assertIsNone(s["error_code"])
+        self.claim(expect=0)  # not due before run_at
+        self.assertEqual(self.history(j["id"]), [(1, "snoozed")])
+        row = {r["name"]: r for r in self.c.get("/queues").json["queues"]}[self.q]
+        self.assertEqual((row["queued"], row["running"]), (1, 0), row)
+        self.assertEqual(metric(self, "jobq_jobs_snoozed_total", self.q), 1)
+
+    def test_snooze_zero_is_claimable_at_once(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        self.snooze(j["id"], c["lease_token"], 0)
+        c2 = self.claim_one()
+        self.assertEqual(c2["id"], j["id"])
+        self.assertEqual((c2["attempts"], c2["fencing_token"]), (1, 2))
+        self.assertNotEqual(c2["lease_token"], c["lease_token"])
+        self.assertEqual(self.history(j["id"]), [(1, "snoozed"), (1, "running")])
+        done = self.act(j["id"], "complete", {"lease_token": c2["lease_token"]}).json
+        self.assertEqual((done["status"], done["attempts"]), ("succeeded", 1))
+
+    def test_lease_lost_and_not_found(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        r = self.snooze(j["id"], "0" * 32, 5, status=409)
+        self.assert_error(r, 409, "lease_lost")
+        self.snooze(j["id"], c["lease_token"], 0)
+        r = self.snooze(j["id"], c["lease_token"], 0, status=409)  # a snoozed lease is gone
+        self.assert_error(r, 409, "lease_lost")
+        c2 = self.claim_one()
+        self.act(j["id"], "complete", {"lease_token": c2["lease_token"]})
+        r = self.snooze(j["id"], c2["lease_token"], 0, status=409)
+        self.assert_error(r, 409, "lease_lost")
+        self.assertEqual(self.get_job(j["id"])["status"], "succeeded")
+        r = self.snooze(j["id"] + 10 ** 6, c2["lease_token"], 0, status=404)
+        self.assert_error(r, 404, "not_found")
+
+    def test_lease_lost_after_the_lease_expired(self):
+        j = self.enqueue()
+        c = self.claim_one(lease_seconds=1)
+        wait_until(lambda: time.time() >= c["lease_expires_at"], 5, 0.05, "the lease to end")
+        r = self.snooze(j["id"], c["lease_token"], 0, status=409)
+        self.assert_error(r, 409, "lease_lost")
+
+    def test_bad_bodies_name_the_field(self):
+        j = self.enqueue()
+        c = self.claim_one()
+        t = c["lease_token"]
+        cases = [
+            ({"lease_token": t}, "seconds"),
+            ({"lease_token": t, "seconds": -1}, "seconds"),
+            ({"lease_token": t, "seconds": 31536001}, "seconds"),
+            ({"lease_token": t, "seconds": "5"}, "seconds"),
+            ({"lease_token": t, "seconds": 5, "pause_key": "yes"}, "pause_key"),
+            ({"seconds": 5}, "lease_token"),
+        ]
+        for body, field in cases:
+            r = self.c.post("/jobs/%d/snooze" % j["id"], body)
+            self.assert_error(r, 400, "invalid_request", field)
+        self.assertEqual(self.get_job(j["id"])["status"], "running")
+        s = self.snooze(j["id"], t, 31536000).json
+        self.assertGreaterEqual(s["run_at"], now() + 31536000 - 5)
+
+    def test_pause_key_pauses_the_jobs_key(self):
+        key = "tenant:%s" % self.q
+        j = self.enqueue(concurrency_key=key)
+        k = self.enqueue(concurrency_key=key)
+        tokens = {x["id"]: x["lease_token"] for x in self.claim(max_jobs=2, expect=2)}
+        t = now()
+        self.snooze(j["id"], tokens[j["id"]], 120, pause_key=True)
+        until = self.paused_until(key)
+        self.assertIsNotNone(until)
+        self.assertTrue(t + 120 <= until <= now() + 120, until)
+        # Another job of the key snoozed shorter, with pause_key: the pause is not shortened.
+        self.snooze(k["id"], tokens[k["id"]], 5, pause_key=True)
+        self.assertEqual(self.paused_until(key), until)
+        # Without pause_key, or without a key, nothing is paused.
+        other = "tenant:%s:other" % self.q
+        o = self.enqueue(concurrency_key=other)
+        c = self.claim_one()
+        self.assertEqual(c["id"], o["id"])
+        self.snooze(o["id"], c["lease_token"], 60)
+        self.assertIsNone(self.paused_until(other))
 
 
 if __name__ == "__main__":

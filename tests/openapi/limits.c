@@ -166,6 +166,11 @@ static void bodies(void)
     integer("body.rate.jobs", 1, LIMIT_RATE_JOBS_MAX);
     required("body.rate.per_seconds");
     integer("body.rate.per_seconds", 1, LIMIT_RATE_SECONDS_MAX);
+
+    op = "POST /jobs/{id}/snooze"; /* parse_snooze */
+    lease_token();
+    required("body.seconds");
+    integer("body.seconds", 0, JOB_DELAY_MAX);
 }
 
 /* Every status name job_status_parse() reads, but skip, plus extra (NULL: none),

@@ -260,6 +260,7 @@ TEST(role_matrix)
         {"POST", "/jobs/{id}/heartbeat", W | A},
         {"POST", "/jobs/{id}/complete", W | A},
         {"POST", "/jobs/{id}/fail", W | A},
+        {"POST", "/jobs/{id}/snooze", W | A},
         {"POST", "/jobs/{id}/cancel", A},
         {"POST", "/jobs/{id}/retry", A},
         {"POST", "/claim", W | A},

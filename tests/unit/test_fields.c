@@ -397,8 +397,8 @@ TEST(lease_bodies)
     char msg[256];
     cJSON *root;
     int (*parsers[])(struct fields *, struct lease_args *) = {parse_heartbeat, parse_complete,
-                                                              parse_fail};
-    for (size_t i = 0; i < 3; i++) {
+                                                              parse_fail, parse_snooze};
+    for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++) {
         CHECK_INT(lease_of(parsers[i], "{}", &a, msg, &root), -1);
         CHECK(strstr(msg, "lease_token") != NULL);
         lease_args_clear(&a);
@@ -459,6 +459,42 @@ TEST(lease_bodies)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_INT(lease_of(parse_fail, bad[i][0], &a, msg, &root), -1);
+        CHECK(strstr(msg, bad[i][1]) != NULL);
+        lease_args_clear(&a);
+        cJSON_Delete(root);
+    }
+}
+
+TEST(snooze_body)
+{
+    struct lease_args a;
+    char msg[256];
+    cJSON *root;
+    CHECK_INT(lease_of(parse_snooze, "{\"lease_token\":\"t\",\"seconds\":0}", &a, msg, &root), 0);
+    CHECK_STR(a.lease_token, "t");
+    CHECK_INT(a.seconds, 0);
+    CHECK_INT(a.pause_key, 0);
+    lease_args_clear(&a);
+    cJSON_Delete(root);
+    CHECK_INT(lease_of(parse_snooze,
+                       "{\"lease_token\":\"t\",\"seconds\":31536000,\"pause_key\":true}", &a, msg,
+                       &root),
+              0);
+    CHECK_INT(a.seconds, 31536000);
+    CHECK_INT(a.pause_key, 1);
+    lease_args_clear(&a);
+    cJSON_Delete(root);
+    const char *bad[][2] = {
+        {"{\"lease_token\":\"t\"}", "seconds is required"},
+        {"{\"lease_token\":\"t\",\"seconds\":null}", "seconds is required"},
+        {"{\"lease_token\":\"t\",\"seconds\":-1}", "seconds"},
+        {"{\"lease_token\":\"t\",\"seconds\":31536001}", "seconds"},
+        {"{\"lease_token\":\"t\",\"seconds\":1.5}", "seconds"},
+        {"{\"lease_token\":\"t\",\"seconds\":1,\"pause_key\":1}", "pause_key"},
+        {"{\"seconds\":1}", "lease_token"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_INT(lease_of(parse_snooze, bad[i][0], &a, msg, &root), -1);
         CHECK(strstr(msg, bad[i][1]) != NULL);
         lease_args_clear(&a);
         cJSON_Delete(root);
@@ -651,6 +687,6 @@ TEST(cursor_round_trip)
 TEST_MAIN(TEST_ENTRY(body_pipeline), TEST_ENTRY(depth_is_invalid_json),
           TEST_ENTRY(job_spec_defaults_and_exact_payload), TEST_ENTRY(job_spec_all_fields),
           TEST_ENTRY(job_spec_limits), TEST_ENTRY(prefix_names_batch_element),
-          TEST_ENTRY(claim_args), TEST_ENTRY(lease_bodies), TEST_ENTRY(list_query),
-          TEST_ENTRY(cursor_round_trip), TEST_ENTRY(run_at_bound_is_fixed),
+          TEST_ENTRY(claim_args), TEST_ENTRY(lease_bodies), TEST_ENTRY(snooze_body),
+          TEST_ENTRY(list_query), TEST_ENTRY(cursor_round_trip), TEST_ENTRY(run_at_bound_is_fixed),
           TEST_ENTRY(nul_is_named), TEST_ENTRY(queue_refusal_names_the_character))

@@ -27,6 +27,7 @@ TEST(every_route_present)
         {"POST", "/jobs/7/heartbeat", handle_heartbeat, 1},
         {"POST", "/jobs/7/complete", handle_complete, 1},
         {"POST", "/jobs/7/fail", handle_fail, 1},
+        {"POST", "/jobs/7/snooze", handle_snooze, 1},
         {"POST", "/jobs/7/cancel", handle_cancel, 0},
         {"POST", "/jobs/7/retry", handle_retry, 0},
         {"GET", "/jobs/7", handle_get_job, 0},

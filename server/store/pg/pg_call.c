@@ -76,6 +76,7 @@ static const struct pg_kind kinds[STORE_CALL_KIND_COUNT] = {
     [STORE_CALL_PURGE] = {pg_purge_prepare, purge_rows, no_bytes},
     [STORE_CALL_LIMIT_PUT] = {pg_limit_put_prepare, one_row, no_bytes},
     [STORE_CALL_LIMIT_DELETE] = {pg_limit_delete_prepare, one_row, no_bytes},
+    [STORE_CALL_SNOOZE] = {pg_snooze_prepare, one_row, no_bytes},
 };
 
 void pg_submit(struct store *s, struct store_call *call)

@@ -1,9 +1,11 @@
-/* store_heartbeat, store_complete and store_fail for PostgreSQL: updates guarded by a live
- * lease (token matches, running, lease and max runtime not expired) in the statement that
- * changes the row; fail locks the row first (FOR UPDATE) and checks the token again. */
+/* store_heartbeat, store_complete, store_fail and store_snooze for PostgreSQL: updates guarded
+ * by a live lease (token matches, running, lease and max runtime not expired) in the statement
+ * that changes the row; fail and snooze lock the row first (FOR UPDATE) and check the lease
+ * again. */
 #include <string.h>
 
 #include "lease.h"
+#include "limit.h"
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
@@ -162,6 +164,61 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
     return r;
 }
 
+/* With pause_key: the job's key waits until `until` at least (limit_pause_merge), and so do
+ * its lanes; the key's row is locked first, so concurrent pauses merge. */
+static enum store_result pause_ckey(struct pg_conn *c, const char *key, int64_t until)
+{
+    enum store_result r;
+    const char *lock[1] = {key};
+    PGresult *res = pg_exec(c, PG_KEY_LOCK, 1, lock, "snooze: key lock", &r);
+    if (!res)
+        return r;
+    int64_t held = PQntuples(res) == 1 ? pg_row_int(res, 0, 0) : JOB_NONE;
+    PQclear(res);
+    char merged[24];
+    const char *params[2] = {key, pg_int_param(merged, limit_pause_merge(held, until))};
+    PQclear(pg_exec(c, PG_KEY_PAUSE, 2, params, "snooze: key pause", &r));
+    return r;
+}
+
+static enum store_result snooze_tx(struct pg_conn *c, void *p, struct store_news *notes)
+{
+    struct pg_call *a = p;
+    const struct store_snooze_call *sn = &a->call->snooze;
+    char id[24], now[24];
+    const char *guard[3] = {pg_int_param(id, sn->id), sn->token, pg_int_param(now, a->now)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_LEASE_LOCK, 3, guard, "snooze: lock", &r);
+    if (!res)
+        return r;
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return pg_miss(c, sn->id, STORE_LEASE_LOST);
+    }
+    int64_t attempts = pg_row_int(res, 0, 0);
+    int has_key = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+    PQclear(res);
+    struct job_snooze plan = job_snooze_plan(attempts, has_key, sn->pause_key, sn->seconds, a->now);
+    char status[8], run_at[24], left[24], outcome[8];
+    const char *params[7] = {id,
+                             sn->token,
+                             now,
+                             pg_int_param(status, plan.status),
+                             pg_int_param(run_at, plan.run_at),
+                             pg_int_param(left, plan.attempts),
+                             pg_int_param(outcome, plan.outcome)};
+    r = pg_one_row(c, PG_SNOOZE, 7, params, 0, "snooze", sn->out);
+    if (r == STORE_NOT_FOUND)
+        return STORE_LEASE_LOST; /* cannot happen: the row is locked and was checked */
+    if (r == STORE_OK && plan.pause_until != JOB_NONE && sn->out->concurrency_key)
+        r = pause_ckey(c, sn->out->concurrency_key, plan.pause_until);
+    if (r == STORE_OK && plan.run_at <= a->now)
+        store_news_ready(notes, sn->out->queue, !sn->out->requires);
+    else if (r == STORE_OK)
+        store_news_later(notes, sn->out->queue, plan.run_at);
+    return r;
+}
+
 static void lease_discard(void *p)
 {
     struct pg_call *a = p;
@@ -191,4 +248,9 @@ int pg_complete_prepare(struct pg_call *pc)
 int pg_fail_prepare(struct pg_call *pc)
 {
     return lease_prepare(pc, "fail", NULL, fail_tx);
+}
+
+int pg_snooze_prepare(struct pg_call *pc)
+{
+    return lease_prepare(pc, "snooze", NULL, snooze_tx);
 }

@@ -180,8 +180,10 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text") " RETURNING " COLS ", 1",
      "complete: one call, as PG_COMPLETE with scalars"},
     {PG_LEASE_LOCK, "lease_lock",
-     "SELECT j.attempts, j.max_attempts FROM jobq_jobs j WHERE " LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
-     "fail: lock the row while its lease is live; the attempts decide requeue or failed"},
+     "SELECT j.attempts, j.max_attempts, j.concurrency_key IS NOT NULL FROM jobq_jobs j WHERE "
+     LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
+     "fail and snooze: lock the row while its lease is live; the attempts decide requeue or "
+     "failed (or what a snooze undoes), and whether the job has a concurrency key"},
     {PG_LEASE_END, "lease_end",
      "UPDATE jobq_jobs j SET status = $2::smallint, run_at = coalesce($3::bigint, j.run_at), "
      "finished_at = $4::bigint, error_code = $5::text, error_detail = $6::text, "
@@ -192,6 +194,24 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "RETURNING " COLS,
      "fail: the locked running job goes back to queued or to failed (the token is checked "
      "again); claimed_at, heartbeat_at and worker_id stay as history"},
+    {PG_SNOOZE, "snooze",
+     "UPDATE jobq_jobs j SET status = $4::smallint, run_at = $5::bigint, attempts = "
+     "$6::integer, lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL, "
+     "ended_at = $3::bigint, attempt_outcome = $7::smallint WHERE "
+     LIVE_LEASE("$1::bigint", "$2::text") " RETURNING " COLS,
+     "snooze: the locked running job goes back to queued as planned (job_snooze_plan), the "
+     "lease checked again; the count trigger records the attempt's outcome"},
+    {PG_KEY_LOCK, "key_lock",
+     "INSERT INTO jobq_keys AS k (key) VALUES ($1::text) ON CONFLICT (key) DO UPDATE SET "
+     "key = excluded.key RETURNING k.paused_until",
+     "snooze with pause_key: lock the key's row (made when missing) and read its pause "
+     "(limit_pause_merge)"},
+    {PG_KEY_PAUSE, "key_pause",
+     "WITH k AS (UPDATE jobq_keys SET paused_until = $2::bigint WHERE key = $1::text) "
+     "UPDATE jobq_lanes SET open_at = greatest(open_at, $2::bigint) WHERE ckey = $1::text "
+     "AND ckey <> ''",
+     "snooze with pause_key: the key's merged pause, and its lanes open no earlier "
+     "(jobq_lanes_key: its predicate repeated)"},
     {PG_CANCEL, "cancel",
      "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $2::bigint, "
      "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL, ended_at = $2::bigint, "

@@ -344,6 +344,7 @@ int pg_pause_prepare(struct pg_call *pc);        /* pg_queue.c */
 int pg_purge_prepare(struct pg_call *pc);        /* pg_queue.c */
 int pg_limit_put_prepare(struct pg_call *pc);    /* pg_limits.c */
 int pg_limit_delete_prepare(struct pg_call *pc); /* pg_limits.c */
+int pg_snooze_prepare(struct pg_call *pc);       /* pg_lease.c */
 
 /* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
  * a server may send them (RETURNING promises no order); 0: in the order they came. */

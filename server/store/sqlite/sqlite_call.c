@@ -25,7 +25,7 @@ static const sqlite_builder kinds[STORE_CALL_KIND_COUNT] = {
     [STORE_CALL_FAIL] = sqlite_lease_tx,         [STORE_CALL_CANCEL] = sqlite_admin_tx,
     [STORE_CALL_RETRY] = sqlite_admin_tx,        [STORE_CALL_PAUSE] = sqlite_queue_tx,
     [STORE_CALL_PURGE] = sqlite_queue_tx,        [STORE_CALL_LIMIT_PUT] = sqlite_limit_tx,
-    [STORE_CALL_LIMIT_DELETE] = sqlite_limit_tx,
+    [STORE_CALL_LIMIT_DELETE] = sqlite_limit_tx, [STORE_CALL_SNOOZE] = sqlite_lease_tx,
 };
 
 void sqlite_submit(struct store *s, struct store_call *call)

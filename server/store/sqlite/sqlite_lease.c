@@ -1,9 +1,11 @@
-/* store_heartbeat, store_complete and store_fail for SQLite: compare-and-swap updates guarded
- * by a live lease (token matches, running, lease and max runtime not expired). */
+/* store_heartbeat, store_complete, store_fail and store_snooze for SQLite: compare-and-swap
+ * updates guarded by a live lease (token matches, running, lease and max runtime not
+ * expired). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lease.h"
+#include "limit.h"
 #include "log.h"
 #include "rand.h"
 #include "sqlite_lanes.h"
@@ -19,6 +21,8 @@ struct lease_arg {
     const char *result;          /* complete */
     int *repeated;               /* complete: set to 1 for an idempotent repeat */
     const struct fail_req *fail; /* fail */
+    int64_t seconds;             /* snooze */
+    int pause_key;               /* snooze */
     int64_t backoff_base, backoff_max;
     struct job *out;
     struct sqlite_notes *notes;
@@ -146,32 +150,124 @@ static int complete_tx(struct sqlite_conn *c, void *p)
     return r;
 }
 
-static int fail_tx(struct sqlite_conn *c, void *p)
+/* What the live lease of a fail or snooze finds on its job. */
+struct lease_found {
+    int64_t attempts, max_attempts;
+    int has_key; /* 1: the job has a concurrency_key */
+};
+
+/* Start a fail or snooze (its answer empty): read what it decides on while the lease is
+ * live; STORE_NOT_FOUND or STORE_LEASE_LOST when it is not. */
+static enum store_result lease_check(struct sqlite_conn *c, const struct lease_arg *a,
+                                     struct lease_found *found)
 {
-    struct lease_arg *a = p;
     memset(a->out, 0, sizeof *a->out);
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LEASE_CHECK);
     int rc = bind_guard(st, a);
     if (rc != SQLITE_OK)
         return bind_fail(c, st, rc, "bind lease check");
     rc = sqlite_conn_step(c, st);
-    int64_t attempts = 0, max_attempts = 0;
     if (rc == SQLITE_ROW) {
-        attempts = sqlite3_column_int64(st, 0);
-        max_attempts = sqlite3_column_int64(st, 1);
+        found->attempts = sqlite3_column_int64(st, 0);
+        found->max_attempts = sqlite3_column_int64(st, 1);
+        found->has_key = sqlite3_column_int(st, 2) != 0;
     } else if (rc != SQLITE_DONE) {
         return bind_fail(c, st, rc, "lease check");
     }
     sqlite3_reset(st);
-    if (rc == SQLITE_DONE)
-        return miss(c, a->id);
+    return rc == SQLITE_DONE ? miss(c, a->id) : STORE_OK;
+}
 
+static int fail_tx(struct sqlite_conn *c, void *p)
+{
+    struct lease_arg *a = p;
+    struct lease_found found;
+    enum store_result r = lease_check(c, a, &found);
+    if (r != STORE_OK)
+        return r;
+    int64_t attempts = found.attempts, max_attempts = found.max_attempts;
     const struct fail_req *f = a->fail;
     struct job_lease_end e =
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->backoff_base, a->backoff_max, rand_unit());
     return sqlite_lease_end(c, a->id, e.requeue, e.run_at, a->now, f->error_code, f->error_detail,
                             ATTEMPT_RETRIED, a->notes, a->out);
+}
+
+/* With pause_key: the job's key waits until `until` at least (limit_pause_merge), and so do
+ * its lanes. */
+static enum store_result pause_ckey(struct sqlite_conn *c, const char *key, int64_t until)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_KEY_PAUSED);
+    int rc = sqlite_conn_bind_text(st, 1, key);
+    int64_t held = JOB_NONE;
+    if (rc == SQLITE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW)
+        held = sqlite3_column_int64(st, 0);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return bind_fail(c, st, rc, "key paused");
+    sqlite3_reset(st);
+    until = limit_pause_merge(held, until);
+    const enum stmt_id writes[2] = {STMT_KEY_PAUSE, STMT_LANES_PAUSE};
+    for (int i = 0; i < 2; i++) {
+        st = sqlite_conn_stmt(c, writes[i]);
+        rc = sqlite_conn_bind_text(st, 1, key);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(st, 2, until);
+        if (rc == SQLITE_OK)
+            rc = sqlite_conn_step(c, st);
+        if (rc != SQLITE_DONE)
+            return bind_fail(c, st, rc, "pause key");
+        sqlite3_reset(st);
+    }
+    return STORE_OK;
+}
+
+static int snooze_tx(struct sqlite_conn *c, void *p)
+{
+    struct lease_arg *a = p;
+    struct lease_found found;
+    enum store_result r = lease_check(c, a, &found);
+    if (r != STORE_OK)
+        return r;
+    struct job_snooze plan =
+        job_snooze_plan(found.attempts, found.has_key, a->pause_key, a->seconds, a->now);
+    int status = plan.run_at > a->now ? SQLITE_SCHEDULED : (int)plan.status;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SNOOZE);
+    int rc = bind_guard(st, a);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 4, status);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 5, plan.run_at);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 6, plan.attempts);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 7, (int)plan.outcome);
+    if (rc != SQLITE_OK)
+        return bind_fail(c, st, rc, "bind snooze");
+    struct job *j = a->out;
+    r = sqlite_row_write(c, st, a->id, 0, "snooze", j);
+    if (r == STORE_NOT_FOUND)
+        return miss(c, a->id); /* cannot happen: checked in this transaction */
+    if (r != STORE_OK)
+        return r;
+    /* The attempt that ends is the claim's: its number before the claim was undone. */
+    struct job claimed = *j;
+    claimed.attempts = found.attempts;
+    if (sqlite_counts_move(&a->notes->counts, j->queue, JOB_RUNNING, status) != 0)
+        r = STORE_ERROR;
+    else
+        r = sqlite_lease_attempt(c, &claimed, a->now, plan.outcome, NULL, NULL);
+    if (r == STORE_OK) /* before the pause: a lane reopened here opens no earlier than it */
+        r = sqlite_key_released(c, j, a->notes);
+    if (r == STORE_OK && status == JOB_QUEUED)
+        r = sqlite_lane_requeued(c, j);
+    if (r == STORE_OK && plan.pause_until != JOB_NONE && j->concurrency_key)
+        r = pause_ckey(c, j->concurrency_key, plan.pause_until);
+    if (r == STORE_OK && status == SQLITE_SCHEDULED)
+        store_news_later(&a->notes->news, j->queue, plan.run_at);
+    else if (r == STORE_OK)
+        store_news_ready(&a->notes->news, j->queue, sqlite_row_plain(j));
+    return r;
 }
 
 static void lease_discard(void *p)
@@ -267,6 +363,13 @@ struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *ca
         b->a.repeated = &call->complete.repeated;
         b->tx.name = "complete";
         b->tx.fn = complete_tx;
+        break;
+    case STORE_CALL_SNOOZE:
+        b->a.token = call->snooze.token;
+        b->a.seconds = call->snooze.seconds;
+        b->a.pause_key = call->snooze.pause_key;
+        b->tx.name = "snooze";
+        b->tx.fn = snooze_tx;
         break;
     case STORE_CALL_FAIL:
     default:

@@ -109,8 +109,10 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE jobs SET status = " SUCCEEDED ", finished_at = ?3, result = ?4, ended_at = ?3, "
      "attempt_outcome = " OUTCOME_SUCCEEDED " WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
-    {STMT_LEASE_CHECK, STMT_ON_WRITER, "SELECT attempts, max_attempts FROM jobs WHERE " LIVE_LEASE,
-     "fail: the lease is live, and the attempts that decide requeue or failed"},
+    {STMT_LEASE_CHECK, STMT_ON_WRITER,
+     "SELECT attempts, max_attempts, concurrency_key IS NOT NULL FROM jobs WHERE " LIVE_LEASE,
+     "fail and snooze: the lease is live, the attempts that decide requeue or failed (or that "
+     "a snooze undoes) and whether the job has a concurrency key"},
     {STMT_LEASE_END, STMT_ON_WRITER,
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
@@ -121,6 +123,22 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "is gone (claimed_at, heartbeat_at and worker_id stay as history); ?7 now, ?8 how the "
      "attempt ended (enum attempt_outcome), which the row keeps when it failed for good (a "
      "requeued job's attempt goes to the attempts table: STMT_ATTEMPT_END)"},
+    {STMT_SNOOZE, STMT_ON_WRITER,
+     "UPDATE jobs SET status = ?4, run_at = ?5, attempts = ?6, lease_token = NULL, "
+     "lease_expires_at = NULL, deadline_at = NULL, ended_at = ?3, attempt_outcome = ?7, "
+     "attempt_in_row = NULL WHERE " LIVE_LEASE,
+     "snooze: a running job whose lease is still live goes back to queued/scheduled as planned "
+     "(job_snooze_plan); its attempt goes to the attempts table (STMT_ATTEMPT_END)"},
+    {STMT_KEY_PAUSED, STMT_ON_WRITER, "SELECT paused_until FROM keys WHERE key = ?1",
+     "snooze with pause_key: the pause the key holds (limit_pause_merge); claim: a key's pause"},
+    {STMT_KEY_PAUSE, STMT_ON_WRITER,
+     "INSERT INTO keys (key, paused_until) VALUES (?1, ?2) "
+     "ON CONFLICT (key) DO UPDATE SET paused_until = excluded.paused_until",
+     "snooze with pause_key: the key's merged pause"},
+    {STMT_LANES_PAUSE, STMT_ON_WRITER,
+     "UPDATE lanes SET open_at = max(open_at, ?2) WHERE ckey = ?1 AND ckey <> ''",
+     "snooze with pause_key: the key's lanes open no earlier than its pause ends (lanes_key: "
+     "its predicate repeated)"},
     {STMT_CANCEL, STMT_ON_WRITER,
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
      "lease_expires_at = NULL, deadline_at = NULL, ended_at = ?2, "
@@ -327,8 +345,6 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_KEY_RUNNING, STMT_ON_WRITER | STMT_ON_READER,
      "SELECT count(*) FROM jobs WHERE concurrency_key = ?1 AND status = " RUNNING,
      "claim: the jobs of a key running now"},
-    {STMT_KEY_PAUSED, STMT_ON_WRITER | STMT_ON_READER,
-     "SELECT paused_until FROM keys WHERE key = ?1", "claim: a key's pause"},
     {STMT_KEY_WINDOW, STMT_ON_WRITER,
      "SELECT coalesce(sum(n), 0) FROM key_claims WHERE key = ?1 AND at >= ?2",
      "claim: the claims of a key its rate counts now"},

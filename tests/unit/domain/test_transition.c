@@ -24,8 +24,9 @@ TEST(only_queued_jobs_are_claimed)
 
 TEST(lease_actions_need_a_running_job)
 {
-    const enum job_action lease[] = {JOB_ACT_HEARTBEAT, JOB_ACT_COMPLETE, JOB_ACT_FAIL};
-    for (size_t a = 0; a < 3; a++) {
+    const enum job_action lease[] = {JOB_ACT_HEARTBEAT, JOB_ACT_COMPLETE, JOB_ACT_FAIL,
+                                     JOB_ACT_SNOOZE};
+    for (size_t a = 0; a < sizeof lease / sizeof lease[0]; a++) {
         for (size_t i = 0; i < NSTATUSES; i++) {
             struct job_transition t = job_transition(statuses[i], lease[a]);
             if (statuses[i] == JOB_RUNNING) {
@@ -43,6 +44,7 @@ TEST(lease_actions_need_a_running_job)
     }
     CHECK_INT(job_transition(JOB_RUNNING, JOB_ACT_HEARTBEAT).to, JOB_RUNNING);
     CHECK_INT(job_transition(JOB_RUNNING, JOB_ACT_COMPLETE).to, JOB_SUCCEEDED);
+    CHECK_INT(job_transition(JOB_RUNNING, JOB_ACT_SNOOZE).to, JOB_QUEUED); /* never failed */
 }
 
 TEST(lease_ends_are_planned)

@@ -125,6 +125,16 @@ static int setup_scheduled(struct store *s, struct fixture *fx)
     return fx->id > 0 ? 0 : -1;
 }
 
+/* A queued job and a scheduled one, both expiring at T0 + 50 (the sweep runs at T0 + 100). */
+static int setup_expiring_jobs(struct store *s, struct fixture *fx)
+{
+    struct job_spec sp = spec_of("q", 0, T0);
+    sp.expires_at = T0 + 50;
+    fx->id = enqueue_spec(s, &sp, T0);
+    sp.run_at = T0 + 200;
+    return fx->id > 0 && enqueue_spec(s, &sp, T0) > 0 ? 0 : -1;
+}
+
 /* The job out of a single-job operation is released at once. */
 static enum store_result drop_job(enum store_result r, struct job *j)
 {
@@ -189,6 +199,12 @@ static enum store_result op_fail_requeue(struct store *s, const struct fixture *
     struct fail_req f = {"oops", "{\"line\":3}", 1, -1};
     struct job j;
     return drop_job(store_fail(s, fx->id, fx->token, &f, T0 + 5, &j), &j);
+}
+
+static enum store_result op_snooze(struct store *s, const struct fixture *fx)
+{
+    struct job j;
+    return drop_job(store_snooze(s, fx->id, fx->token, 60, 1, T0 + 5, &j), &j);
 }
 
 static enum store_result op_fail_final(struct store *s, const struct fixture *fx)
@@ -432,10 +448,12 @@ static const struct write_path paths[] = {
     {"cancel", setup_claimed, op_cancel, 0},
     {"retry", setup_failed, op_retry, 0},
     /* A sweep is promotion, then leases, then retention, each its own transaction. */
-    {"sweep, requeue", setup_expiring, op_sweep_keep, 3},
-    {"sweep, fail", setup_expiring_last, op_sweep_keep, 3},
+    {"sweep, requeue", setup_expiring, op_sweep_keep, 6},
+    {"sweep, fail", setup_expiring_last, op_sweep_keep, 6},
     {"sweep, delete", setup_finished, op_sweep_delete, 0},
-    {"sweep, promotion", setup_scheduled, op_sweep_keep, 6},
+    {"sweep, promotion", setup_scheduled, op_sweep_keep, 9},
+    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 3},
+    {"snooze", setup_claimed, op_snooze, 0},
 };
 
 TEST(faults_enqueue_single)
@@ -503,6 +521,16 @@ TEST(faults_sweep_promotion)
     CHECK(fault_every_step(&paths[12]) == 0);
 }
 
+TEST(faults_sweep_expired_jobs)
+{
+    CHECK(fault_every_step(&paths[13]) == 0);
+}
+
+TEST(faults_snooze)
+{
+    CHECK(fault_every_step(&paths[14]) == 0);
+}
+
 TEST(fault_injector_counts_and_stops)
 {
     struct store *s = fresh_store();
@@ -526,4 +554,5 @@ TEST_MAIN(TEST_ENTRY(faults_enqueue_single), TEST_ENTRY(faults_enqueue_batch),
           TEST_ENTRY(faults_fail_requeue), TEST_ENTRY(faults_fail_final), TEST_ENTRY(faults_cancel),
           TEST_ENTRY(faults_retry), TEST_ENTRY(faults_sweep_requeue), TEST_ENTRY(faults_sweep_fail),
           TEST_ENTRY(faults_sweep_delete), TEST_ENTRY(faults_sweep_promotion),
+          TEST_ENTRY(faults_sweep_expired_jobs), TEST_ENTRY(faults_snooze),
           TEST_ENTRY(fault_injector_counts_and_stops))

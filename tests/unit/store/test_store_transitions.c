@@ -124,6 +124,9 @@ static void check_action(enum job_action action)
         case JOB_ACT_RETRY:
             r = store_retry(s, sub.id, now, &j);
             break;
+        case JOB_ACT_SNOOZE:
+            r = store_snooze(s, sub.id, sub.token, 60, 0, now, &j);
+            break;
         default:
             CHECK(0);
         }
@@ -174,6 +177,11 @@ TEST(retry)
     check_action(JOB_ACT_RETRY);
 }
 
+TEST(snooze)
+{
+    check_action(JOB_ACT_SNOOZE);
+}
+
 /* The sweeper's expiry: one job in each status, the lease of the running one over; one sweep
  * batch; each job ends where the table says. */
 TEST(expire)
@@ -198,4 +206,4 @@ TEST(expire)
 }
 
 TEST_MAIN(TEST_ENTRY(claim), TEST_ENTRY(heartbeat), TEST_ENTRY(complete), TEST_ENTRY(fail),
-          TEST_ENTRY(cancel), TEST_ENTRY(retry), TEST_ENTRY(expire))
+          TEST_ENTRY(cancel), TEST_ENTRY(retry), TEST_ENTRY(snooze), TEST_ENTRY(expire))
