@@ -175,6 +175,8 @@ char *lane_limit_keys_json(const char *key)
     put_json_string(b, &len, key, klen);
     b[len++] = '"';
     for (size_t p = 0; p <= klen; p++) {
+        if (p < klen && lane_mid_char(key[p]))
+            continue; /* a limit key is UTF-8: it never ends inside a character */
         b[len++] = ',';
         put_json_string(b, &len, key, p);
         b[len++] = '*';

@@ -73,9 +73,15 @@ enum store_result lane_claim_run(const struct lane_claim_ops *ops, void *be, int
 void lane_cands_clear(struct lane_cand *cands, size_t n);
 void lane_keys_clear(struct lane_key *keys, size_t n);
 
+/* 1 when byte c continues a UTF-8 character (a prefix that ends before it cuts one). */
+static inline int lane_mid_char(char c)
+{
+    return ((unsigned char)c & 0xC0) == 0x80;
+}
+
 /* The keys of the limits that may apply to job key `key` as a JSON array text (the key
- * itself and "p*" for each of its prefixes p, "" included), for the backends' lookup;
- * malloc'd, NULL when out of memory. */
+ * itself and "p*" for each of its prefixes p that ends between characters, "" included),
+ * for the backends' lookup; malloc'd, NULL when out of memory. */
 char *lane_limit_keys_json(const char *key);
 
 #endif

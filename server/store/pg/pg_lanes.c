@@ -163,6 +163,8 @@ static enum store_result key_read(struct lanes_be *b, struct lane_key *k)
     pg_arr_text(&arr, k->key);
     char *buf = malloc(klen + 2);
     for (size_t i = 0; buf && i <= klen; i++) {
+        if (i < klen && lane_mid_char(k->key[i]))
+            continue; /* a limit key is UTF-8: it never ends inside a character */
         memcpy(buf, k->key, i);
         buf[i] = '*';
         buf[i + 1] = '\0';
