@@ -73,7 +73,8 @@ struct dedup_plan dedup_decide_spec(const struct job_spec *sp, const struct job 
                       .seconds = sp->dedup_mode == DEDUP_ACTIVE ? 0 : sp->dedup_seconds};
     struct dedup_hit hit;
     if (found)
-        hit = (struct dedup_hit){
-            .status = found->status, .created_at = found->created_at, .claimed_at = found->claimed_at};
+        hit = (struct dedup_hit){.status = found->status,
+                                 .created_at = found->created_at,
+                                 .claimed_at = found->claimed_at};
     return dedup_decide(&d, found ? &hit : NULL, now);
 }

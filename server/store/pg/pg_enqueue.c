@@ -261,7 +261,8 @@ static enum store_result dedup_find(struct pg_conn *c, const struct job_spec *sp
 {
     const char *key[2] = {sp->queue, sp->dedup_key};
     enum store_result r;
-    PGresult *res = pg_exec(c, dedup_find_stmt[sp->dedup_mode], 2, key, "enqueue: dedup lookup", &r);
+    PGresult *res =
+        pg_exec(c, dedup_find_stmt[sp->dedup_mode], 2, key, "enqueue: dedup lookup", &r);
     if (!res)
         return r;
     r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)

@@ -225,8 +225,8 @@ static enum store_result dedup_replace(struct sqlite_conn *c, const struct job_s
         log_error("dedup replace of job %lld in %s changed no row", (long long)j->id, sp->queue);
         r = STORE_ERROR;
     }
-    if (r != STORE_OK || (stored != status && sqlite_counts_move(&notes->counts, j->queue,
-                                                                 stored, status) != 0)) {
+    if (r != STORE_OK ||
+        (stored != status && sqlite_counts_move(&notes->counts, j->queue, stored, status) != 0)) {
         free(copy);
         return r != STORE_OK ? r : STORE_ERROR;
     }

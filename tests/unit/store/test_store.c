@@ -475,12 +475,13 @@ TEST(upgrade_keeps_one_running_attempt)
     /* As schema 4 left it: the running attempt had an open row of its own. */
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db,
-                       "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "
-                       "claimed_at, NULL, 0, NULL, NULL FROM jobs WHERE status = 2; "
-                       SQLITE_UNDO_MIGRATION_7 "ALTER TABLE jobs DROP COLUMN attempt_in_row; " SQLITE_UNDO_MIGRATION_6
-                       "PRAGMA user_version = 4",
-                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(
+              db,
+              "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "
+              "claimed_at, NULL, 0, NULL, NULL FROM jobs WHERE status = 2; " SQLITE_UNDO_MIGRATION_7
+              "ALTER TABLE jobs DROP COLUMN attempt_in_row; " SQLITE_UNDO_MIGRATION_6
+              "PRAGMA user_version = 4",
+              NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     CHECK_INT(sql_int("SELECT count(*) FROM attempts"), 2);
 
