@@ -28,7 +28,7 @@
 
 enum store_result {
     STORE_OK = 0,
-    STORE_EXISTS,      /* enqueue: an idempotency_key hit; out is the existing job */
+    STORE_EXISTS,      /* enqueue: an idempotency_key or dedup hit; out is that job */
     STORE_NOT_FOUND,   /* no job with that id */
     STORE_LEASE_LOST,  /* token does not match a live lease */
     STORE_CONFLICT,    /* the job's state does not allow the transition */
@@ -427,12 +427,17 @@ enum store_result store_limit_put(struct store *s, const struct limit *limit, in
 enum store_result store_limit_delete(struct store *s, const char *key, int64_t now,
                                      struct limit *out);
 
-/* Enqueue n (1..JOB_BATCH_MAX) jobs in one transaction, all or nothing. out[i] receives job i
- * (created, or the existing job of an idempotency_key hit); created[i] is 1 when job i is new.
- * Returns STORE_OK when at least one job is new or n == 1 and it is new, STORE_EXISTS when
- * n == 1 and it was an idempotency hit; for n > 1 STORE_OK whenever it committed. A spec's
- * delay is resolved on the store's clock (job_spec_run_at with the now of every other time
- * the job keeps), never on the caller's. */
+/* Enqueue n (1..JOB_BATCH_MAX) jobs in one transaction, all or nothing, spec after spec.
+ * out[i] receives job i: created, or the existing job of an idempotency_key hit, or (a spec
+ * with a dedup key and no idempotency hit) what dedup_decide_spec (dedup.h) says of the job
+ * its mode selects among the jobs of its queue and key, earlier specs of the call included:
+ * that job unchanged, that job with the spec's payload and run_at = now + seconds (debounce),
+ * or a new job (debounce: due at now + seconds). created[i] is 1 when job i is new. The
+ * enqueues of one queue and dedup key are decided one at a time, across every process
+ * sharing the data, each on what the previous one committed. Returns STORE_OK when at least
+ * one job is new or n == 1 and it is new, STORE_EXISTS when n == 1 and it was not created;
+ * for n > 1 STORE_OK whenever it committed. A spec's delay is resolved on the store's clock
+ * (job_spec_run_at with the now of every other time the job keeps), never on the caller's. */
 enum store_result store_enqueue(struct store *s, const struct job_spec *specs, size_t n,
                                 int64_t now, struct job *out, int *created);
 

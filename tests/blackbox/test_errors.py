@@ -332,9 +332,16 @@ class InvalidRequest(ServerTest):
             self.assert_error(r, 400, "invalid_request", mentions="cursor")
 
 
+# An optional object that a value tried lives in, as it is sent around that value when the
+# request has none: valid whatever member is tried (dedup: "active" takes any seconds in
+# bounds, and seconds 1 suits every mode the enum case tries).
+PARENTS = {"dedup": {"key": "k", "mode": "active", "seconds": 1}}
+
+
 def put(body, where, value):
     """Set the value at where ("body.jobs[].queue", "body.requires[]") in body; an array on
-    the way is made one element long, or its first element is used."""
+    the way is made one element long, or its first element is used; an object on the way
+    that is not there is made from PARENTS."""
     toks = re.findall(r"\[\]|[^.\[\]]+", where)[1:]
     cur = body
     for i, tok in enumerate(toks):
@@ -349,14 +356,20 @@ def put(body, where, value):
         else:
             if toks[i + 1] == "[]" and not cur.get(tok):
                 cur[tok] = [None]
+            elif tok not in cur:
+                cur[tok] = copy.deepcopy(PARENTS[tok])
             cur = cur[tok]
 
 
 def drop(body, where):
-    """Remove the member at where ("body.payload", "body.jobs[].payload") from body."""
+    """Remove the member at where ("body.payload", "body.jobs[].payload") from body; in an
+    object on the way that is not there, from one made from PARENTS (the other members
+    sent)."""
     toks = re.findall(r"\[\]|[^.\[\]]+", where)[1:]
     cur = body
     for tok in toks[:-1]:
+        if tok != "[]" and tok not in cur:
+            cur[tok] = copy.deepcopy(PARENTS[tok])
         cur = cur[0] if tok == "[]" else cur[tok]
     cur.pop(toks[-1], None)
 
@@ -535,6 +548,7 @@ class SchemaLimits(ServerTest):
                      ("GET /jobs", "query.cursor"), ("POST /queues/{name}/pause", "path.name"),
                      ("POST /jobs", "body.expires_at"), ("POST /jobs", "body.dedup.seconds"),
                      ("POST /jobs/batch", "body.jobs[].dedup.mode"),
+                     ("POST /jobs/batch", "body.jobs[].dedup.seconds"),
                      ("PUT /limits/{key}", "body.rate.per_seconds"),
                      ("GET /limits/{key}", "path.key"), ("DELETE /limits/{key}", "path.key")):
             self.assertIn(must, tried)
