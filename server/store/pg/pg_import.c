@@ -215,7 +215,14 @@ static enum store_result import_counts(struct store_import *t, struct store_copy
 static enum store_result import_commit(struct store_import *t)
 {
     struct pg_import *im = import_of(t);
-    enum store_result r = pg_command(&im->conn, "COMMIT", "import: commit");
+    /* The copied jobs with requires or a concurrency key go into their lanes, made as
+     * enqueue makes them (the next claim looks at each lane's head). */
+    enum store_result r = run(&im->conn, PG_IMPORT_LANES, 0, NULL, "import: lanes", NULL);
+    if (r == STORE_OK)
+        r = run(&im->conn, PG_IMPORT_LANE_SET, 0, NULL, "import: lane of each job", NULL);
+    if (r != STORE_OK)
+        return r;
+    r = pg_command(&im->conn, "COMMIT", "import: commit");
     im->in_tx = 0; /* committed, or rolled back by the failure */
     if (r == STORE_OK &&
         run(&im->conn, PG_IMPORT_ANALYZE, 0, NULL, "import: analyze", NULL) != STORE_OK)

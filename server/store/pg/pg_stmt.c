@@ -468,6 +468,18 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "INSERT INTO jobq_queues (name, paused, changed_at) SELECT q, true, $2::bigint "
      "FROM unnest($1::text[]) AS q ON CONFLICT (name) DO UPDATE SET paused = true",
      "import: the queues the source had paused"},
+    {PG_IMPORT_LANES, "import_lanes",
+     "INSERT INTO jobq_lanes (queue, requires, ckey, check_at) SELECT DISTINCT queue, "
+     "coalesce(array_to_json(requires)::text, ''), coalesce(concurrency_key, ''), 0 "
+     "FROM jobq_jobs WHERE lane IS NULL AND (requires IS NOT NULL OR concurrency_key IS NOT "
+     "NULL) ON CONFLICT (queue, requires, ckey) DO UPDATE SET check_at = 0",
+     "import: the lanes of the copied jobs with requires or a concurrency key"},
+    {PG_IMPORT_LANE_SET, "import_lane_set",
+     "UPDATE jobq_jobs j SET lane = l.id FROM jobq_lanes l WHERE j.lane IS NULL AND "
+     "(j.requires IS NOT NULL OR j.concurrency_key IS NOT NULL) AND l.queue = j.queue AND "
+     "l.requires = coalesce(array_to_json(j.requires)::text, '') AND "
+     "l.ckey = coalesce(j.concurrency_key, '')",
+     "import: each copied job with requires or a concurrency key in its lane"},
     {PG_IMPORT_ANALYZE, "import_analyze", "ANALYZE jobq_jobs",
      "import: planner statistics for the claim and sweep right after the bulk load"},
     {PG_DEDUP_LOCK, "dedup_lock",
