@@ -38,8 +38,8 @@ struct metrics_scrape {
     size_t nbackend;
     const struct counters_row *counters; /* per-queue job counters */
     size_t ncounters;
-    int limits_ok;               /* the store answered store_limits() */
-    const struct limit *limits;  /* every limit, sorted by key (only when limits_ok) */
+    int limits_ok;              /* the store answered store_limits() */
+    const struct limit *limits; /* every limit, sorted by key (only when limits_ok) */
     size_t nlimits;
 };
 

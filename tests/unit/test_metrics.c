@@ -174,8 +174,8 @@ TEST(limit_gauges_are_bounded)
     char *text = metrics_text(&in);
     CHECK(text != NULL);
     char last[64], past[64];
-    snprintf(last, sizeof last, "jobq_limit_held_jobs{limit=\"k%03d\"} %d",
-             METRICS_LIMITS_MAX - 1, METRICS_LIMITS_MAX - 1);
+    snprintf(last, sizeof last, "jobq_limit_held_jobs{limit=\"k%03d\"} %d", METRICS_LIMITS_MAX - 1,
+             METRICS_LIMITS_MAX - 1);
     snprintf(past, sizeof past, "{limit=\"k%03d\"}", METRICS_LIMITS_MAX);
     int ok = has_line(text, "# TYPE jobq_limits gauge") && has_line(text, "jobq_limits 150") &&
              has_line(text, "# TYPE jobq_limit_held_jobs gauge") &&
