@@ -15,6 +15,14 @@
 
 #define LIMITS_PATH "/limits/"
 
+/* Add name: v, or null when v is JOB_NONE; 0 when out of memory. */
+static int add_number_or_null(cJSON *o, const char *name, int64_t v)
+{
+    if (v == JOB_NONE)
+        return cJSON_AddNullToObject(o, name) != NULL;
+    return cJSON_AddNumberToObject(o, name, (double)v) != NULL;
+}
+
 /* A limit's object, or NULL when out of memory. */
 static cJSON *limit_json(const struct limit *l)
 {
@@ -32,10 +40,9 @@ static cJSON *limit_json(const struct limit *l)
         ok = cJSON_AddNullToObject(o, "rate") != NULL;
     }
     ok = ok && cJSON_AddNumberToObject(o, "running", (double)l->running);
-    if (ok && l->paused_until != JOB_NONE)
-        ok = cJSON_AddNumberToObject(o, "paused_until", (double)l->paused_until) != NULL;
-    else if (ok)
-        ok = cJSON_AddNullToObject(o, "paused_until") != NULL;
+    ok = ok && add_number_or_null(o, "paused_until", l->paused_until);
+    ok = ok && add_number_or_null(o, "window_used", l->window_used);
+    ok = ok && cJSON_AddNumberToObject(o, "held", (double)l->held);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "clock.h"
 #include "handlers.h"
 #include "jobjson.h"
 #include "pending.h"
@@ -226,6 +227,73 @@ static void write_gauges(struct jtext *b, const struct queue_stats *rows, size_t
     }
 }
 
+static void write_limit_label(struct jtext *b, const char *name, const char *limit)
+{
+    jtext_put(b, name, strlen(name));
+    jtext_put(b, "{limit=\"", 8);
+    sb_label(b, limit);
+    jtext_put(b, "\"}", 2);
+}
+
+/* One gauge over the first METRICS_LIMITS_MAX limits: the value of each (skipped when
+ * JOB_NONE). */
+static void write_limit_gauge(struct jtext *b, const struct metrics_scrape *in, const char *name,
+                              const char *help, int64_t (*value)(const struct limit *))
+{
+    sb_head(b, name, "gauge", help);
+    for (size_t i = 0; i < in->nlimits && i < METRICS_LIMITS_MAX; i++) {
+        int64_t v = value(&in->limits[i]);
+        if (v == JOB_NONE)
+            continue;
+        write_limit_label(b, name, in->limits[i].key);
+        sb_printf(b, " %" PRId64 "\n", v);
+    }
+}
+
+static int64_t limit_max_running(const struct limit *l)
+{
+    return l->max_running ? l->max_running : JOB_NONE;
+}
+
+static int64_t limit_running(const struct limit *l)
+{
+    return l->running;
+}
+
+static int64_t limit_held(const struct limit *l)
+{
+    return l->held;
+}
+
+/* The store shows a pause only while it is in force. */
+static int64_t limit_paused(const struct limit *l)
+{
+    return l->paused_until != JOB_NONE;
+}
+
+static void write_limits(struct jtext *b, const struct metrics_scrape *in)
+{
+    sb_head(b, "jobq_limits", "gauge",
+            "Limits that exist (PUT /limits); the jobq_limit_* gauges show the first 100 by key.");
+    sb_printf(b, "jobq_limits %zu\n", in->nlimits);
+    write_limit_gauge(b, in, "jobq_limit_max_running",
+                      "A limit's max_running, by limit key (an exact key or a pattern ending in "
+                      "*); absent when it has none.",
+                      limit_max_running);
+    write_limit_gauge(b, in, "jobq_limit_running",
+                      "Jobs running now whose concurrency key the limit governs, by limit key.",
+                      limit_running);
+    write_limit_gauge(b, in, "jobq_limit_held_jobs",
+                      "Due queued jobs held back by the limit, by limit key: jobs of the keys "
+                      "it governs that a claim passed by because the key had no room "
+                      "(max_running, rate or pause).",
+                      limit_held);
+    write_limit_gauge(b, in, "jobq_limit_paused",
+                      "1 while a key the limit governs is paused (snooze with pause_key), by "
+                      "limit key.",
+                      limit_paused);
+}
+
 static void write_counters(struct jtext *b, const struct counters_row *rows, size_t n)
 {
     for (int c = 0; c < COUNTER_COUNT; c++) {
@@ -270,7 +338,7 @@ char *metrics_text(const struct metrics_scrape *in)
     /* One allocation for the usual text: about 70 bytes a line, 7 lines per queue of the
      * gauges and 8 per queue of the counters, plus the histograms. */
     struct jtext b = {0};
-    b.cap = 65536 + 70 * (7 * in->n + COUNTER_COUNT * in->ncounters);
+    b.cap = 65536 + 70 * (7 * in->n + COUNTER_COUNT * in->ncounters) + 300 * 4 * METRICS_LIMITS_MAX;
     if (!(b.p = malloc(b.cap)))
         return NULL;
     write_requests(&b);
@@ -278,6 +346,8 @@ char *metrics_text(const struct metrics_scrape *in)
     sb_printf(&b, "jobq_store_up %d\n", in->store_ok ? 1 : 0);
     if (in->store_ok)
         write_gauges(&b, in->rows, in->n);
+    if (in->limits_ok)
+        write_limits(&b, in);
     write_counters(&b, in->counters, in->ncounters);
     write_store(&b, in);
     sb_head(&b, "jobq_waiting_claims", "gauge", "Long-poll claims parked now.");
@@ -305,16 +375,46 @@ static size_t open_connections(struct MHD_Connection *conn)
     return di ? di->num_connections : 0;
 }
 
+/* The store's part of a scrape: the queues, then the limits. */
+struct metrics_read {
+    struct queues_read q; /* first */
+    enum store_result limits_result;
+    struct limit *limits; /* nlimits of them when limits_result is STORE_OK; owned */
+    size_t nlimits;
+};
+
+static enum store_result metrics_read_run(struct pending_read *r, struct store *s)
+{
+    struct metrics_read *m = (struct metrics_read *)r;
+    int64_t now = clock_now();
+    m->limits_result = store_limits(s, NULL, now, &m->limits, &m->nlimits);
+    return store_queues(s, now, &m->q.rows, &m->q.n);
+}
+
+static void metrics_read_free(void *arg)
+{
+    struct metrics_read *m = arg;
+    if (!m)
+        return;
+    queues_read_clear(&m->q);
+    free(m->limits);
+    free(m);
+}
+
 enum MHD_Result handle_metrics(struct request *rq)
 {
-    struct queues_read *q = rq->state;
-    if (!q)
-        return queues_read_start(rq); /* the store's part: off the HTTP threads */
+    struct metrics_read *m = rq->state;
+    if (!m) /* the store's part: off the HTTP threads */
+        return pending_read_start(rq, sizeof *m, metrics_read_run, metrics_read_free);
+    struct queues_read *q = &m->q;
     struct store *store = rq->app->store;
     struct store_metric backend[STORE_METRICS_MAX];
     struct metrics_scrape in = {.store_ok = q->r.result == STORE_OK,
                                 .rows = q->rows,
                                 .n = q->n,
+                                .limits_ok = m->limits_result == STORE_OK,
+                                .limits = m->limits,
+                                .nlimits = m->nlimits,
                                 .parked = waitq_parked(rq->app->waitq),
                                 .connections = open_connections(rq->conn),
                                 .max_connections = (size_t)rq->app->cfg->max_connections,

@@ -1,8 +1,10 @@
 /* Prometheus metrics. The request and claim-wait histograms are updated lock-free (atomics)
  * from the completion callback and the claim handler; the per-queue job counters live in
  * server/counters.h (fed by the store); everything else is read at scrape time from figures
- * that are kept up to date (store_queues(), store_read_stats(), store_metrics(), the waitq),
- * never by a scan of the jobs table. GET /metrics is handle_metrics() (handlers.h). */
+ * that are kept up to date (store_queues(), store_read_stats(), store_metrics(), the waitq)
+ * and from the limits read (store_limits(): the running and held jobs of limited keys, by
+ * their indexes), never by a scan of the jobs table. GET /metrics is handle_metrics()
+ * (handlers.h). */
 #ifndef JOBQ_METRICS_H
 #define JOBQ_METRICS_H
 
@@ -36,7 +38,15 @@ struct metrics_scrape {
     size_t nbackend;
     const struct counters_row *counters; /* per-queue job counters */
     size_t ncounters;
+    int limits_ok;              /* the store answered store_limits() */
+    const struct limit *limits; /* every limit, sorted by key (only when limits_ok) */
+    size_t nlimits;
 };
+
+/* Limits shown one by one (the first by key); jobq_limits counts them all. Each limit is one
+ * series per gauge, labelled with the limit's key (an exact key or a pattern an operator
+ * set), never with the key of a job. */
+#define METRICS_LIMITS_MAX 100
 
 /* The exposition text (format 0.0.4) of a scrape. Returns a malloc'd NUL-terminated text the
  * caller frees, or NULL when out of memory. Thread-safe. */

@@ -1,12 +1,13 @@
-// The jobq dashboard: queues with their counts, the throughput chart, the job list and a
-// job's detail, refreshed every few seconds without losing the user's place. The view (filters
-// and the open job, never the token) is kept in the URL's fragment so a reload comes back
-// to it.
+// The jobq dashboard: queues with their counts, the limits, the throughput chart, the job
+// list and a job's detail, refreshed every few seconds without losing the user's place. The
+// view (filters and the open job, never the token) is kept in the URL's fragment so a reload
+// comes back to it.
 
 import { api, getToken, onUnauthorized, seg, setToken } from './api.js';
 import { drawChart } from './chart.js';
 import { $, badge, el, fillTable, fmtAge, fmtTime } from './dom.js';
 import { makeJobs } from './jobs.js';
+import { makeLimits } from './limits.js';
 
 const REFRESH_MS = 3000;
 const LIMITS = [25, 50, 100, 500];
@@ -202,6 +203,7 @@ onUnauthorized(askToken);
 
 // ----- refreshing ---------------------------------------------------------------------------
 const jobs = makeJobs(view, { act, report, clear, saveView });
+const limits = makeLimits({ act, report, clear });
 let running = null; // the refresh under way
 let again = null; // the one that starts after it (asked for while it ran)
 
@@ -211,7 +213,8 @@ function refresh() {
     return again;
   }
   again = null;
-  running = Promise.all([loadQueues(), loadChart(), jobs.refresh()]).finally(() => {
+  const parts = [loadQueues(), limits.refresh(), loadChart(), jobs.refresh()];
+  running = Promise.all(parts).finally(() => {
     running = null;
     $('status').textContent = `Updated ${fmtTime(Date.now() / 1000)}` +
       ($('auto').checked ? ', refreshing every 3 s' : ', auto-refresh off');
@@ -220,7 +223,8 @@ function refresh() {
 }
 
 function tick() {
-  if ($('auto').checked && !document.hidden && !$('purge-dialog').open) refresh();
+  const dialog = $('purge-dialog').open || limits.busy();
+  if ($('auto').checked && !document.hidden && !dialog) refresh();
   setTimeout(tick, REFRESH_MS);
 }
 

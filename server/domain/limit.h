@@ -39,9 +39,14 @@ struct limit {
     int64_t rate_per_seconds;
     /* Shown by the API, filled by the store when it reads a limit; no decision here reads
      * them (a key's own state comes in struct limit_usage). running: jobs of the key running
-     * now, for a pattern the sum over its keys; paused_until: JOB_NONE when none. */
+     * now, for a pattern the sum over its keys; paused_until: JOB_NONE when none;
+     * window_used: claims of the key counted in its rate window now, for an exact key with a
+     * rate (JOB_NONE otherwise); held: queued, due jobs of the keys it governs whose lanes a
+     * claim found with no room (waiting for a running job to end, the window or a pause). */
     int64_t running;
     int64_t paused_until;
+    int64_t window_used;
+    int64_t held;
 };
 
 /* The body of PUT /limits/{key} as read, before it is checked. */

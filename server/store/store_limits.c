@@ -27,6 +27,23 @@ static void add_limit(struct store_limits_acc *acc, const char *key, int64_t max
     l->rate_jobs = rate_jobs;
     l->rate_per_seconds = rate_jobs ? rate_per_seconds : 0;
     l->paused_until = JOB_NONE;
+    l->window_used = rate_jobs && limit_pattern_prefix_len(key) < 0 ? 0 : JOB_NONE;
+}
+
+/* The window count of an exact limit's own key; other keys are passed by. */
+static void add_window(struct store_limits_acc *acc, const char *key, int64_t n)
+{
+    struct limit *l = limit_resolve_sorted(key, acc->limits, acc->n);
+    if (l && l->window_used != JOB_NONE && strcmp(l->key, key) == 0)
+        l->window_used = n;
+}
+
+/* Held jobs of a job key, to the limit that governs it. */
+static void add_held(struct store_limits_acc *acc, const char *key, int64_t n)
+{
+    struct limit *l = limit_resolve_sorted(key, acc->limits, acc->n);
+    if (l)
+        l->held += n;
 }
 
 void store_limits_row(struct store_limits_acc *acc, int kind, const char *key, int64_t a, int64_t b,
@@ -40,6 +57,10 @@ void store_limits_row(struct store_limits_acc *acc, int kind, const char *key, i
         limit_tally(acc->limits, acc->n, key, a, JOB_NONE, acc->now);
     else if (kind == STORE_LIMITS_ROW_PAUSED)
         limit_tally(acc->limits, acc->n, key, 0, a, acc->now);
+    else if (kind == STORE_LIMITS_ROW_WINDOW)
+        add_window(acc, key, a);
+    else if (kind == STORE_LIMITS_ROW_HELD)
+        add_held(acc, key, a);
 }
 
 void store_limits_acc_clear(struct store_limits_acc *acc)

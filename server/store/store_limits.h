@@ -14,7 +14,9 @@
 enum store_limits_row {
     STORE_LIMITS_ROW_LIMIT = 0, /* key, max_running, rate_jobs, rate_per_seconds (0: none) */
     STORE_LIMITS_ROW_RUNNING,   /* a job key and its running jobs */
-    STORE_LIMITS_ROW_PAUSED     /* a job key and its paused_until */
+    STORE_LIMITS_ROW_PAUSED,    /* a job key and its paused_until */
+    STORE_LIMITS_ROW_WINDOW,    /* an exact limit's key and its claims in its window now */
+    STORE_LIMITS_ROW_HELD       /* a job key and its due queued jobs in lanes closed now */
 };
 
 /* The limits of one read as they come (start zeroed, then set now). */
@@ -26,8 +28,8 @@ struct store_limits_acc {
 };
 
 /* Add one row of the read: kind, its key (borrowed) and its numbers a, b, c (for a limit
- * max_running, rate_jobs and rate_per_seconds; for a key its running count or paused_until
- * in a). Every limit row must come before the first key row. This function can't fail (out
+ * max_running, rate_jobs and rate_per_seconds; for a key its running count, paused_until,
+ * window count or held jobs in a). Every limit row must come before the first key row. This function can't fail (out
  * of memory is kept in acc->oom). */
 void store_limits_row(struct store_limits_acc *acc, int kind, const char *key, int64_t a, int64_t b,
                       int64_t c);

@@ -317,7 +317,7 @@ class TestLimits(CliTest):
         k, p = self.q + "/t:1", self.q + ":*"
         got = self.jobq_json("limits", "set", k, "--max-running", "2")
         self.assertEqual(got, {"key": k, "max_running": 2, "rate": None, "running": 0,
-                               "paused_until": None})
+                               "paused_until": None, "window_used": None, "held": 0})
         got = self.jobq_json("limits", "set", p, "-r", "10/60", "-m", "3")
         self.assertEqual((got["max_running"], got["rate"]), (3, {"jobs": 10, "per_seconds": 60}))
         # set replaces: the rate alone now.

@@ -1,6 +1,7 @@
 """Limit objects (API.md "Flow control"): PUT/GET/DELETE /limits/{key} and GET /limits, the
-limit object's fields, every bad input named, URL-encoded keys, and `running` (jobs of the
-keys a limit governs that run now). Limits are server-wide: each test uses keys under its own
+limit object's fields, every bad input named, URL-encoded keys, `running` (jobs of the
+keys a limit governs that run now), `window_used` (an exact key's claims in its rate window)
+and `held` (due jobs of the keys it governs that a claim passed by for want of room). Limits are server-wide: each test uses keys under its own
 prefix (self.q). Both backends."""
 
 import unittest
@@ -8,7 +9,7 @@ from urllib.parse import quote
 
 from harness import ServerTest
 
-LIMIT_FIELDS = {"key", "max_running", "rate", "running", "paused_until"}
+LIMIT_FIELDS = {"key", "max_running", "rate", "running", "paused_until", "window_used", "held"}
 
 
 def path(key):
@@ -39,12 +40,14 @@ class Limits(ServerTest):
             self.assertEqual(set(l["rate"]), {"jobs", "per_seconds"}, l)
         self.assertIs(type(l["running"]), int, l)
         self.assertTrue(l["paused_until"] is None or type(l["paused_until"]) is int, l)
+        self.assertTrue(l["window_used"] is None or type(l["window_used"]) is int, l)
+        self.assertIs(type(l["held"]), int, l)
 
     def test_crud(self):
         k = self.q + ":a"
         r = self.put(k, {"max_running": 2})
         self.assertEqual(r.json, {"key": k, "max_running": 2, "rate": None, "running": 0,
-                                  "paused_until": None})
+                                  "paused_until": None, "window_used": None, "held": 0})
         r = self.c.get(path(k))
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["max_running"], 2)
@@ -162,6 +165,39 @@ class Limits(ServerTest):
         self.assertEqual(self.c.get(path(self.q + ":*")).json["running"], 3)
         for l in self.mine():
             self.assertIsNone(l["paused_until"])
+
+    def test_window_used_counts_claims_of_an_exact_key(self):
+        k = self.q + ":w"
+        r = self.put(k, {"rate": {"jobs": 3, "per_seconds": 3600}})
+        self.assertEqual(r.json["window_used"], 0)
+        self.put(self.q + ":*", {"rate": {"jobs": 3, "per_seconds": 3600}})
+        for key in (k, k, self.q + ":other"):
+            self.enqueue(concurrency_key=key)
+        for _ in range(3):
+            self.claim_one()
+        self.assertEqual(self.c.get(path(k)).json["window_used"], 2)
+        # A pattern's keys have a window each: none is shown for the pattern.
+        self.assertIsNone(self.c.get(path(self.q + ":*")).json["window_used"])
+        # Without a rate there is no window.
+        self.assertIsNone(self.put(k, {"max_running": 5}).json["window_used"])
+
+    def test_held_counts_due_jobs_a_claim_passed_by(self):
+        k, p = self.q + ":solo", self.q + ":h*"
+        self.put(k, {"max_running": 1})
+        self.put(p, {"max_running": 1})
+        for key in (k, k, k, self.q + ":h2", self.q + ":h2", self.q + ":h3"):
+            self.enqueue(concurrency_key=key)
+        self.enqueue(concurrency_key=k, run_at=2000000000)  # not due: never held
+        self.assertEqual(self.c.get(path(k)).json["held"], 0)  # no claim looked yet
+        got = [self.claim_one()["concurrency_key"] for _ in range(3)]
+        self.assertEqual(sorted(got), sorted([k, self.q + ":h2", self.q + ":h3"]))
+        r = self.c.post("/claim", {"worker_id": "w", "queue": self.q, "max_jobs": 5})
+        self.assertEqual(r.json["jobs"], [], r)
+        held = {l["key"]: l["held"] for l in self.mine()}
+        self.assertEqual(held, {k: 2, p: 1})
+        # The limit gone, its jobs are free: nothing is held back any more.
+        self.c.request("DELETE", path(k))
+        self.assertEqual(self.mine()[0]["held"], 1)
 
     def test_delete_releases_nothing_held_back(self):
         # Jobs of a key with a limit stay claimable once the limit is gone.

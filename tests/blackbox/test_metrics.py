@@ -175,6 +175,38 @@ class MetricsTest(ServerTest):
         self.assertFalse(th.is_alive())
         self.assertEqual(done[0].status, 200)
 
+    def test_limit_gauges(self):
+        """Per limit key (never per job key): max_running, running, the due jobs a claim held
+        back, a paused key; the text passes promtool."""
+        q = self.q
+        exact, pattern = q + ":solo", q + ":t*"
+        self.assertEqual(self.c.request("PUT", "/limits/" + exact, {"max_running": 1}).status, 200)
+        self.assertEqual(self.c.request("PUT", "/limits/" + pattern,
+                                        {"rate": {"jobs": 1, "per_seconds": 3600}}).status, 200)
+        for key in (exact, exact, exact, q + ":t1", q + ":t1", q + ":t2"):
+            self.enqueue(queue=q, concurrency_key=key)
+        got = self.claim("w1", q, max_jobs=10)
+        self.assertEqual(sorted(j["concurrency_key"] for j in got),
+                         sorted([exact, q + ":t1", q + ":t2"]))
+        self.claim("w1", q, max_jobs=10, expect=0)  # passes the closed keys by
+        t2 = [j for j in got if j["concurrency_key"] == q + ":t2"][0]
+        self.act(t2["id"], "snooze", {"lease_token": t2["lease_token"], "seconds": 600,
+                                      "pause_key": True})
+        text = self.scrape()
+        promtool_check(self, text)
+        s = parse(text)
+        lim = lambda name, key: s.get((name, (("limit", key),)))
+        self.assertEqual(s[("jobq_limits", ())], 2)
+        self.assertEqual(lim("jobq_limit_max_running", exact), 1)
+        self.assertIsNone(lim("jobq_limit_max_running", pattern))  # a rate alone
+        self.assertEqual(lim("jobq_limit_running", exact), 1)
+        self.assertEqual(lim("jobq_limit_running", pattern), 1)
+        self.assertEqual(lim("jobq_limit_held_jobs", exact), 2)
+        self.assertEqual(lim("jobq_limit_held_jobs", pattern), 1)  # t1's second job
+        self.assertEqual(lim("jobq_limit_paused", exact), 0)
+        self.assertEqual(lim("jobq_limit_paused", pattern), 1)
+        self.assertFalse([k for k in s if ("limit", q + ":t1") in k[1]], "no job key label")
+
     def test_throughput(self):
         start = now()
         self.traffic()

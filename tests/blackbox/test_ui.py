@@ -1,8 +1,9 @@
 """The dashboard at /ui/: its headers (Content-Security-Policy, nosniff, content types,
 ETag and 304, the /ui redirect, 404 for an unknown file, open without a token), and the page
 itself driven in headless Chromium by tests/ui/drive.mjs (playwright-core): jobs appear, a
-job opens, a failed job is retried and a queue paused and purged from the page, the server's
-error messages are shown, the token prompt with authentication on, and phone width.
+job opens, a failed job is retried and a queue paused and purged from the page, the limits
+(running against the maximum, held jobs, a window's use, a paused key; set, changed and
+deleted from the page), the server's error messages are shown, the token prompt with authentication on, and phone width.
 
 Screenshots are kept in $JOBQ_ARTIFACTS, else in artifacts/ui/<backend>/ beside jobqd (the
 build directory). Chromium ($JOBQ_CHROMIUM, else /usr/bin/chromium), node and tests/ui's
@@ -15,6 +16,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+from urllib.parse import quote
 
 from harness import ServerTest, jobqd_path, backend
 
@@ -31,6 +33,7 @@ FILES = {
     "/ui/chart.js": "text/javascript; charset=utf-8",
     "/ui/dom.js": "text/javascript; charset=utf-8",
     "/ui/jobs.js": "text/javascript; charset=utf-8",
+    "/ui/limits.js": "text/javascript; charset=utf-8",
     "/ui/app.css": "text/css; charset=utf-8",
 }
 
@@ -179,6 +182,26 @@ class UiBrowser(ServerTest, Browser):
         self.assertIs(rows[paused].get("paused"), True, rows[paused])
         self.assertEqual(rows[paused]["succeeded"], 0, rows[paused])
         self.assertEqual(rows[paused]["queued"], 1, rows[paused])
+
+    def test_limits(self):
+        q = self.q
+        exact, rated, pattern = q + ":solo", q + ":api", q + ":cust:*"
+        for key, body in ((exact, {"max_running": 1}),
+                          (rated, {"rate": {"jobs": 5, "per_seconds": 3600}}),
+                          (pattern, {"max_running": 2})):
+            self.assertEqual(self.c.request("PUT", "/limits/" + quote(key, safe=""), body).status,
+                             200)
+        for key in (exact, exact, exact, rated, rated, q + ":cust:1"):
+            self.enqueue({"k": key}, concurrency_key=key)
+        got = self.claim("w1", max_jobs=10, expect=4)
+        self.claim("w1", max_jobs=10, expect=0)  # passes the full key by: its jobs are held
+        cust = [j for j in got if j["concurrency_key"] == q + ":cust:1"][0]
+        self.act(cust["id"], "snooze", {"lease_token": cust["lease_token"], "seconds": 600,
+                                        "pause_key": True})
+        added = q + ":new"
+        self.drive("limits", exact=exact, rated=rated, pattern=pattern, added=added)
+        self.assertEqual(self.c.get("/limits/" + quote(added, safe="")).status, 404)
+        self.assertEqual(self.c.get("/limits/" + quote(exact, safe="")).json["max_running"], 2)
 
     def test_phone_width(self):
         self.enqueue({"n": 1})

@@ -156,6 +156,59 @@ const scenarios = {
     await shot(page, 'after-actions');
   },
 
+  // The limits: running against the maximum and the jobs held back, a rate window's use, a
+  // paused pattern; a limit set, changed and deleted from the page, a refused one explained.
+  async limits({ page }) {
+    const row = (k) => `#limit-table tr[data-limit="${k}"]`;
+    await page.goto(base + '/ui/');
+    await text(page, row(args.exact) + ' .running', /^1 \/ 1$/, 'running against the maximum');
+    await text(page, row(args.exact) + ' .held', /^2$/, 'the jobs held back');
+    await text(page, row(args.exact) + ' .state', /full/, 'a key at its maximum');
+    await text(page, row(args.rated) + ' .rate', /^2 \/ 5 per 3600 s$/, "the window's use");
+    await text(page, row(args.rated) + ' .state', /open/, 'a key with room');
+    await text(page, row(args.pattern) + ' .rate', /^—$/, 'no rate');
+    await text(page, row(args.pattern) + ' .state', /paused until \S+/, 'a paused key');
+    await shot(page, 'overview');
+
+    // A new limit from the form.
+    await page.locator('#l-key').fill(args.added);
+    await page.locator('#l-max').fill('3');
+    await button(page, 'Set limit').click();
+    await text(page, '#notice', new RegExp(`Limit ${args.added} set\\.`), 'the set notice');
+    await text(page, row(args.added) + ' .running', /^0 \/ 3$/, 'the new limit listed');
+
+    // Edit fills the form; a larger maximum lets the held jobs go.
+    await button(page, `Edit limit ${args.exact}`).click();
+    check(await page.locator('#l-key').inputValue() === args.exact, 'the form holds the key');
+    check(await page.locator('#l-max').inputValue() === '1', 'the form holds max_running');
+    await page.locator('#l-max').fill('2');
+    await button(page, 'Set limit').click();
+    await text(page, row(args.exact) + ' .running', /^1 \/ 2$/, 'the changed maximum');
+    await text(page, row(args.exact) + ' .state', /open/, 'room again');
+
+    // A rate without per_seconds: the server's message, naming the field.
+    await button(page, 'Clear').click();
+    await page.locator('#l-key').fill(args.added);
+    await page.locator('#l-jobs').fill('5');
+    await button(page, 'Set limit').click();
+    await text(page, '#error-list',
+      new RegExp(`Set limit ${args.added}: rate\\.per_seconds.*\\(invalid_request, HTTP 400\\)`),
+      'the refused limit');
+
+    // Delete asks first.
+    await button(page, `Delete limit ${args.added}`).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete limit' });
+    await visible(dialog, 'the delete dialog');
+    await shot(page, 'delete');
+    await button(page, 'Keep it').click();
+    check(!(await dialog.isVisible()), 'kept');
+    await button(page, `Delete limit ${args.added}`).click();
+    await button(page, 'Delete limit').click();
+    await text(page, '#notice', new RegExp(`Limit ${args.added} deleted`), 'the delete notice');
+    await page.locator(row(args.added)).waitFor({ state: 'detached', timeout: WAIT });
+    await shot(page, 'after');
+  },
+
   // At phone width: no sideways scrolling, the job detail readable, screenshots of both.
   async phone({ page }) {
     await page.goto(base + '/ui/');

@@ -1,5 +1,6 @@
 /* metrics: the route and claim-wait histograms, queue gauges, job counters, store figures and
  * label escaping. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,5 +152,45 @@ TEST(queue_gauges_counters_and_store)
     CHECK(ok);
 }
 
+/* The limit gauges: one series per limit key for the first METRICS_LIMITS_MAX limits, the
+ * count of all of them, max_running absent when a limit has none, keys escaped. */
+TEST(limit_gauges_are_bounded)
+{
+    metrics_reset();
+    size_t n = METRICS_LIMITS_MAX + 50;
+    struct limit *limits = calloc(n, sizeof *limits);
+    CHECK(limits != NULL);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(limits[i].key, sizeof limits[i].key, "k%03zu", i);
+        limits[i].max_running = 2;
+        limits[i].running = 1;
+        limits[i].held = (int64_t)i;
+        limits[i].paused_until = JOB_NONE;
+    }
+    snprintf(limits[0].key, sizeof limits[0].key, "a\"b\\*");
+    limits[0].max_running = 0; /* a rate alone */
+    limits[1].paused_until = 2000000000;
+    struct metrics_scrape in = {.limits_ok = 1, .limits = limits, .nlimits = n};
+    char *text = metrics_text(&in);
+    CHECK(text != NULL);
+    char last[64], past[64];
+    snprintf(last, sizeof last, "jobq_limit_held_jobs{limit=\"k%03d\"} %d", METRICS_LIMITS_MAX - 1,
+             METRICS_LIMITS_MAX - 1);
+    snprintf(past, sizeof past, "{limit=\"k%03d\"}", METRICS_LIMITS_MAX);
+    int ok = has_line(text, "# TYPE jobq_limits gauge") && has_line(text, "jobq_limits 150") &&
+             has_line(text, "# TYPE jobq_limit_held_jobs gauge") &&
+             has_line(text, "jobq_limit_running{limit=\"a\\\"b\\\\*\"} 1") &&
+             !strstr(text, "jobq_limit_max_running{limit=\"a") &&
+             has_line(text, "jobq_limit_max_running{limit=\"k001\"} 2") &&
+             has_line(text, "jobq_limit_paused{limit=\"k001\"} 1") &&
+             has_line(text, "jobq_limit_paused{limit=\"k002\"} 0") && has_line(text, last) &&
+             !strstr(text, past);
+    if (!ok)
+        fprintf(stderr, "%s", text);
+    free(text);
+    free(limits);
+    CHECK(ok);
+}
+
 TEST_MAIN(TEST_ENTRY(request_histogram_by_route_and_code), TEST_ENTRY(claim_wait_histogram),
-          TEST_ENTRY(queue_gauges_counters_and_store))
+          TEST_ENTRY(queue_gauges_counters_and_store), TEST_ENTRY(limit_gauges_are_bounded))

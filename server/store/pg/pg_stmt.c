@@ -92,7 +92,9 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
 
 /* limits: the limits whose key `match`es (a condition on x.key), in key order (bytewise),
  * then the running jobs and the paused keys (paused_until after $2) of the job keys that
- * match; the first column says which row is which (store_limits.h). */
+ * match, the claims in the window at $2 of the limits' own keys (rate), and the due jobs of
+ * the lanes closed at $2 of the job keys that match; the first column says which row is which
+ * (store_limits.h). */
 #define LIMITS_READ(match)                                                                         \
     "SELECT 0 AS kind, x.key COLLATE \"C\" AS key, coalesce(x.max_running, 0)::bigint, "           \
     "coalesce(x.rate_jobs, 0)::bigint, coalesce(x.rate_per_seconds, 0)::bigint FROM jobq_limits "  \
@@ -101,7 +103,12 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     " UNION ALL SELECT 1, x.key, count(*), NULL, NULL FROM (SELECT concurrency_key AS key FROM "   \
     "jobq_jobs WHERE status = " RUNNING " AND concurrency_key IS NOT NULL) x WHERE " match         \
     " GROUP BY x.key UNION ALL SELECT 2, x.key, x.paused_until, NULL, NULL FROM jobq_keys x "      \
-    "WHERE x.paused_until > $2::bigint AND " match " ORDER BY kind, key"
+    "WHERE x.paused_until > $2::bigint AND " match " UNION ALL SELECT 3, x.key, sum(c.n), "        \
+    "NULL, NULL FROM jobq_limits x JOIN jobq_key_claims c ON c.key = x.key WHERE x.rate_jobs IS "  \
+    "NOT NULL AND c.at > $2::bigint - x.rate_per_seconds AND " match " GROUP BY x.key UNION ALL "  \
+    "SELECT 4, x.key, count(*), NULL, NULL FROM (SELECT l.ckey AS key FROM jobq_lanes l JOIN "     \
+    "jobq_jobs j ON j.lane = l.id WHERE l.ckey <> '' AND l.open_at > $2::bigint AND j.status "     \
+    "= " QUEUED " AND j.run_at <= $2::bigint) x WHERE " match " GROUP BY x.key ORDER BY kind, key"
 
 /* clang-format off */
 static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {

@@ -215,10 +215,17 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT 1, concurrency_key, count(*), NULL, NULL FROM jobs WHERE status = " RUNNING
      " AND concurrency_key >= ?1 AND concurrency_key < ?2 GROUP BY concurrency_key UNION ALL "
      "SELECT 2, key, paused_until, NULL, NULL FROM keys "
-     "WHERE key >= ?1 AND key < ?2 AND paused_until > ?3 ORDER BY 1, 2",
+     "WHERE key >= ?1 AND key < ?2 AND paused_until > ?3 UNION ALL "
+     "SELECT 3, c.key, sum(c.n), NULL, NULL FROM limits l JOIN key_claims c ON c.key = l.key "
+     "WHERE l.key >= ?1 AND l.key < ?2 AND l.rate_jobs IS NOT NULL "
+     "AND c.at > ?3 - l.rate_per_seconds GROUP BY c.key UNION ALL "
+     "SELECT 4, l.ckey, count(*), NULL, NULL FROM lanes l JOIN jobs j ON j.lane = l.id "
+     "WHERE l.ckey >= ?1 AND l.ckey < ?2 AND l.ckey <> '' AND l.open_at > ?3 "
+     "AND j.status = " QUEUED " AND j.run_at <= ?3 GROUP BY l.ckey ORDER BY 1, 2",
      "limits, and limit put and delete (their answer): the limits with keys in [?1, ?2) by "
-     "key, then the running jobs and the pauses of the job keys in that range "
-     "(store_limits.h's rows)"},
+     "key, then the running jobs and the pauses of the job keys in that range, the claims "
+     "in the window of the limits' own keys, and the due jobs of the closed lanes of the "
+     "keys in that range (store_limits.h's rows)"},
     {STMT_LIMIT_PUT, STMT_ON_WRITER,
      "INSERT INTO limits (key, max_running, rate_jobs, rate_per_seconds, changed_at) "
      "SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM limits WHERE key = ?1) "

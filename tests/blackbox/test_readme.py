@@ -1,0 +1,87 @@
+"""The README's flow-control recipes ("Flow control: recipes"), run as they stand: each
+```console block of that section is one recipe, run on a fresh server and database. Every
+`$ ` line (with its `\\` continuation lines) is a shell command run in one bash session (so
+`TOKEN=$(...)` carries to the next command), with localhost:8080 turned into the test
+server's address; what it prints must be exactly the lines the README shows after it.
+
+curl and jq come from scripts/deps.sh; without them the recipes are skipped, naming the one
+missing (as test_examples does for a language's runtime)."""
+
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from harness import HOST, ServerTest
+
+README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                       "..", "..", "README.md"))
+SECTION = "## Flow control: recipes"
+RUN_TIMEOUT = 60  # seconds for one recipe
+MARK = "@@recipe-step@@"
+
+
+def recipes():
+    """[(title, [(command, expected output lines)])] of the section's console blocks."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    section = text[start:end if end >= 0 else len(text)]
+    out = []
+    for m in re.finditer(r"^\*\*([^*]+)\*\*.*?```console\n(.*?)```", section, re.S | re.M):
+        steps = []
+        for line in m.group(2).splitlines():
+            if line.startswith("$ "):
+                steps.append([line[2:], []])
+            elif steps and steps[-1][0].endswith("\\"):
+                steps[-1][0] += "\n" + line
+            elif steps:
+                steps[-1][1].append(line)
+        out.append((m.group(1), [(cmd, lines) for cmd, lines in steps]))
+    return out
+
+
+class ReadmeRecipes(ServerTest):
+    server_per_test = True
+
+    def run_recipe(self, title):
+        for tool in ("curl", "jq", "bash"):
+            if not shutil.which(tool):
+                self.skipTest("%s is missing: run scripts/deps.sh" % tool)
+        steps = dict(recipes()).get(title)
+        self.assertTrue(steps, "no recipe %r in README.md" % title)
+        addr = "%s:%d" % (HOST, self.server.port)
+        script = ["set -u"]
+        for cmd, _ in steps:
+            script += ["echo %s" % MARK, cmd.replace("localhost:8080", addr)]
+        p = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT)
+        out = p.stdout.decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, "%s:\n%s%s" % (title, out, p.stderr.decode()))
+        got = out.split(MARK + "\n")[1:]
+        self.assertEqual(len(got), len(steps), out)
+        for (cmd, want), printed in zip(steps, got):
+            self.assertEqual(printed.splitlines(), want, "%s: $ %s" % (title, cmd))
+
+    def test_one_customer_at_a_time(self):
+        self.run_recipe("One customer at a time.")
+
+    def test_calls_per_second(self):
+        self.run_recipe("At most N calls per second to an API.")
+
+    def test_reacting_to_a_429(self):
+        self.run_recipe("Reacting to a 429.")
+
+    def test_unique_while_running(self):
+        self.run_recipe("Unique while running.")
+
+    def test_every_recipe_is_run(self):
+        self.assertEqual([t for t, _ in recipes()],
+                         ["One customer at a time.", "At most N calls per second to an API.",
+                          "Reacting to a 429.", "Unique while running."])
+
+
+if __name__ == "__main__":
+    unittest.main()

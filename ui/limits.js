@@ -1,0 +1,113 @@
+// The limits (GET /limits): each limit's running jobs against its max_running, its rate
+// window's use (an exact key's), the jobs it holds back and a paused key; set a limit (PUT,
+// which creates or replaces) and delete one (DELETE, after a confirmation).
+
+import { api, seg } from './api.js';
+import { $, badge, el, fillTable, fmtTime } from './dom.js';
+
+// ui: {act(what, fn, said), report(source, err, what), clear(source)}
+export function makeLimits(ui) {
+  let last = '';
+  let deleting = '';
+  let deleteFrom = null;
+
+  function state(l) {
+    if (l.paused_until !== null) {
+      return el('span', {}, badge('paused'), ` until ${fmtTime(l.paused_until)}`);
+    }
+    const full = l.max_running !== null && l.running >= l.max_running;
+    return badge(full ? 'full' : 'open');
+  }
+
+  function rate(l) {
+    if (!l.rate) return '—';
+    const per = `${l.rate.jobs} per ${l.rate.per_seconds} s`;
+    return l.window_used === null ? `${per}, each key` : `${l.window_used} / ${per}`;
+  }
+
+  function row(l) {
+    const key = (what) => ({ key: `l-${what}-${l.key}` });
+    return el('tr', { 'data-limit': l.key },
+      el('th', { scope: 'row', class: 'wrap' }, l.key),
+      el('td', { class: 'num running' },
+        l.max_running === null ? String(l.running) : `${l.running} / ${l.max_running}`),
+      el('td', { class: 'num rate' }, rate(l)),
+      el('td', { class: 'num held' }, l.held),
+      el('td', { class: 'state' }, state(l)),
+      el('td', {}, el('div', { class: 'actions' },
+        el('button', {
+          type: 'button', data: key('edit'), 'aria-label': `Edit limit ${l.key}`,
+          onclick: () => edit(l),
+        }, 'Edit'),
+        el('button', {
+          type: 'button', class: 'danger', data: key('delete'),
+          'aria-label': `Delete limit ${l.key}`, onclick: () => askDelete(l.key),
+        }, 'Delete…'))));
+  }
+
+  async function refresh() {
+    try {
+      const { limits } = await api('GET', '/limits');
+      ui.clear('limits');
+      const text = JSON.stringify(limits);
+      if (text === last) return;
+      last = text;
+      fillTable($('limit-table'), limits.map(row));
+      $('limits-empty').hidden = limits.length > 0;
+    } catch (e) {
+      ui.report('limits', e, 'Limits');
+    }
+  }
+
+  // The form shows a limit to change: its key and bounds.
+  function edit(l) {
+    $('l-key').value = l.key;
+    $('l-max').value = l.max_running === null ? '' : l.max_running;
+    $('l-jobs').value = l.rate ? l.rate.jobs : '';
+    $('l-per').value = l.rate ? l.rate.per_seconds : '';
+    $('l-max').focus();
+  }
+
+  // The body of the form: the fields filled in, as numbers (the server names a bad one).
+  function body() {
+    const b = {};
+    const num = (id) => ($(id).value.trim() === '' ? undefined : Number($(id).value));
+    const max = num('l-max');
+    const jobs = num('l-jobs');
+    const per = num('l-per');
+    if (max !== undefined) b.max_running = max;
+    if (jobs !== undefined || per !== undefined) b.rate = { jobs, per_seconds: per };
+    return b;
+  }
+
+  $('limit-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const k = $('l-key').value;
+    ui.act(`Set limit ${k}`, () => api('PUT', `/limits/${seg(k)}`, body()),
+      (l) => `Limit ${l.key} set.`);
+  });
+  $('limit-form').addEventListener('reset', () => $('l-key').focus());
+
+  function askDelete(k) {
+    deleting = k;
+    deleteFrom = document.activeElement;
+    $('limit-delete-key').textContent = k;
+    $('limit-delete-dialog').showModal();
+  }
+
+  function endDelete() {
+    $('limit-delete-dialog').close();
+    if (deleteFrom && deleteFrom.isConnected) deleteFrom.focus();
+  }
+
+  $('limit-delete-keep').addEventListener('click', endDelete);
+  $('limit-delete-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const k = deleting;
+    endDelete();
+    ui.act(`Delete limit ${k}`, () => api('DELETE', `/limits/${seg(k)}`),
+      `Limit ${k} deleted: its jobs are no longer held back.`);
+  });
+
+  return { refresh, busy: () => $('limit-delete-dialog').open };
+}
