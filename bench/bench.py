@@ -303,7 +303,7 @@ class Bench:
         for group in groups(a.systems, run):
             first = group[0]
             kind = KIND[report.base(first)]
-            scens = [s for s in a.scenarios if s in SUPPORTED[kind]]
+            scens = turns([s for s in a.scenarios if s in SUPPORTED[kind]], run)
             if not scens:
                 continue
             pg = None
@@ -362,6 +362,18 @@ def groups(systems, run):
             out.append([s])
     k = run - 1
     return [g[k % len(g):] + g[:k % len(g)] for g in out]
+
+
+def turns(scens, run):
+    """hol and its reference hol-unlimited take turns at going first from one run to the next
+    (on this machine the second of two such scenarios ran up to a quarter faster, whichever it
+    was)."""
+    if "hol" not in scens or "hol-unlimited" not in scens or run % 2:
+        return scens
+    i, j = scens.index("hol"), scens.index("hol-unlimited")
+    out = list(scens)
+    out[i], out[j] = out[j], out[i]
+    return out
 
 
 def stop_jobqd(servers):
