@@ -27,7 +27,7 @@ struct opts {
     const char *system;   /* jobq | beanstalkd | watch */
     const char *label;    /* the system's name in the result line, e.g. jobq-full */
     const char *scenario; /* enqueue | drain | lifecycle | batch | claim | longpoll | history |
-                             watch */
+                             hol | watch */
     struct addr addrs[SERVERS_MAX]; /* connections spread round-robin over them */
     int naddrs;
     double duration, warmup; /* seconds */
@@ -39,6 +39,7 @@ struct opts {
     int prefill_only, no_prefill;
     long finished;  /* history: finished jobs to leave in the table */
     long delayed;   /* history: delayed jobs to leave in the table */
+    long saturated; /* hol: queued jobs of the saturated key ahead of the free ones (0: none) */
     double timeout; /* bound of a prefill or history phase, seconds */
     int wait;       /* wait_seconds of lifecycle claims */
     long backlog;   /* full-speed lifecycle and batch: jobs enqueued and not yet completed at
@@ -81,6 +82,7 @@ struct run {
     long inflight;    /* enqueued and not yet completed, under mu */
     double prefill_s; /* how long the preparation took */
     long prefilled;   /* jobs it left in the table */
+    char extra[256];  /* more result fields ("\tname=value..."), set by the preparation */
 };
 
 /* A driver: prepare (prefill) before the threads start, and the two thread bodies. */

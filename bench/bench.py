@@ -26,7 +26,7 @@ import report
 from servers import Beanstalkd, ConnCounter, Jobqd, Postgres, ServerError, pg_bindir
 
 SCENARIOS = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
-             "claim-history", "longpoll"]
+             "claim-history", "longpoll", "hol-unlimited", "hol"]
 SYSTEMS = report.ORDER_SYS
 KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-pg-1": "jobq-pg", "jobq-pg-2": "jobq-pg",
         "jobq-pg-3": "jobq-pg", "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
@@ -55,6 +55,9 @@ def parse_args(argv):
                     help="jobs/s of the paced lifecycle (default 1000)")
     ap.add_argument("--finished", type=int, help="claim-history: finished jobs (default 1000000)")
     ap.add_argument("--delayed", type=int, help="claim-history: delayed jobs (default 100000)")
+    ap.add_argument("--saturated", type=int,
+                    help="hol: queued jobs of the saturated key ahead of the free ones "
+                    "(default 100000)")
     ap.add_argument("--history-timeout", type=float, default=1200.0,
                     help="bound in seconds of building the history table (default 1200)")
     ap.add_argument("--pool-size", type=int, default=8,
@@ -77,13 +80,15 @@ def parse_args(argv):
                     "itself takes NAME=JOBQD (a built binary; bench/run.sh passes that on too)")
     args = ap.parse_args(argv)
     if args.smoke:
-        defaults = dict(duration=0.3, warmup=0.1, finished=2000, delayed=200)
+        defaults = dict(duration=0.3, warmup=0.1, finished=2000, delayed=200, saturated=2000)
         if args.systems == ",".join(SYSTEMS):
             args.systems = "jobq-normal"
     elif args.quick:
-        defaults = dict(duration=2.0, warmup=0.5, finished=100000, delayed=10000)
+        defaults = dict(duration=2.0, warmup=0.5, finished=100000, delayed=10000,
+                        saturated=100000)
     else:
-        defaults = dict(duration=10.0, warmup=1.0, finished=1000000, delayed=100000)
+        defaults = dict(duration=10.0, warmup=1.0, finished=1000000, delayed=100000,
+                        saturated=100000)
     for k, v in defaults.items():
         if getattr(args, k) is None:
             setattr(args, k, v)
@@ -196,7 +201,15 @@ class Bench:
             "claim-empty": ("claim", ["--prefill", a.prefill]),
             "claim-history": ("claim", ["--prefill", a.prefill]),
             "longpoll": ("longpoll", []),
+            "hol-unlimited": ("hol", ["--prefill", a.prefill, "--saturated", 0]),
+            "hol": ("hol", ["--prefill", a.prefill, "--saturated", a.saturated]),
         }[scenario]
+
+    def fill_timeout(self, scenario):
+        """The bound of jobq-bench for a scenario: hol fills the saturated key's jobs and the
+        free ones first (jobq-bench's own --timeout, 900 s, bounds each fill)."""
+        a = self.args
+        return a.duration + a.warmup + 1200 if scenario.startswith("hol") else None
 
     def jobq(self, label, scenario):
         a = self.args
@@ -208,7 +221,8 @@ class Bench:
         srv = Jobqd(jobqd, self.workdir(label, scenario), sync, snapshot, a.token).start()
         try:
             gscen, extra = self.jobq_args(scenario)
-            res = self.gen("jobq", label, gscen, srv.addr, extra, pid=srv.pid)
+            res = self.gen("jobq", label, gscen, srv.addr, extra, pid=srv.pid,
+                           timeout=self.fill_timeout(scenario))
         finally:
             problems = stop_jobqd([srv])
         res["log_problems"] = str(problems)
@@ -236,7 +250,8 @@ class Bench:
             counter = ConnCounter(pg, db).start()
             gscen, extra = self.jobq_args(scenario)
             res = self.gen("jobq", label, gscen, ",".join(s.addr for s in servers), extra,
-                           pid=",".join(str(s.pid) for s in servers), db_pid=pg.pid)
+                           pid=",".join(str(s.pid) for s in servers), db_pid=pg.pid,
+                           timeout=self.fill_timeout(scenario))
         finally:
             if counter:
                 conns = counter.stop()
@@ -288,7 +303,7 @@ class Bench:
         for group in groups(a.systems, run):
             first = group[0]
             kind = KIND[report.base(first)]
-            scens = [s for s in a.scenarios if s in SUPPORTED[kind]]
+            scens = turns([s for s in a.scenarios if s in SUPPORTED[kind]], run)
             if not scens:
                 continue
             pg = None
@@ -347,6 +362,18 @@ def groups(systems, run):
             out.append([s])
     k = run - 1
     return [g[k % len(g):] + g[:k % len(g)] for g in out]
+
+
+def turns(scens, run):
+    """hol and its reference hol-unlimited take turns at going first from one run to the next
+    (on this machine the second of two such scenarios ran up to a quarter faster, whichever it
+    was)."""
+    if "hol" not in scens or "hol-unlimited" not in scens or run % 2:
+        return scens
+    i, j = scens.index("hol"), scens.index("hol-unlimited")
+    out = list(scens)
+    out[i], out[j] = out[j], out[i]
+    return out
 
 
 def stop_jobqd(servers):

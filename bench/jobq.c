@@ -40,13 +40,15 @@ static void *batch_producer(void *arg)
 }
 
 /* Workers: claim (max_jobs 1, or opts.max_jobs in the batch scenario) and complete.
- * drain: latency is claim start -> complete answer, and an empty claim ends the worker;
+ * drain and hol: latency is claim start -> complete answer, and an empty claim ends the worker
+ * (hol: a job of the saturated key, which must never come, is an error);
  * lifecycle and batch: latency is enqueue -> complete answer, claims long-poll. */
 static void *worker(void *arg)
 {
     struct tstate *ts = arg;
     const struct opts *o = ts->r->o;
-    int drain = strcmp(o->scenario, "drain") == 0;
+    int hol = strcmp(o->scenario, "hol") == 0;
+    int drain = hol || strcmp(o->scenario, "drain") == 0;
     int max = strcmp(o->scenario, "batch") == 0 ? o->max_jobs : 1;
     struct claimed jobs[CLAIM_MAX];
     while (!run_over(ts->r)) {
@@ -57,6 +59,8 @@ static void *worker(void *arg)
             break;
         }
         for (int i = 0; i < n; i++) {
+            if (hol && jobs[i].t == HOL_T_HOT)
+                count_error(ts, "claimed job %" PRId64 " of the saturated key", jobs[i].id);
             if (jq_complete(ts, &jobs[i]) != 0)
                 continue;
             backlog_give(ts->r, 1);
@@ -145,9 +149,10 @@ static const struct driver drivers[] = {
     {jobq_prefill, NULL, claimer, NULL},  /* claim */
     {NULL, lp_producer, lp_worker, lp_finish},
     {jobq_history, NULL, NULL, NULL},
+    {jobq_hol, NULL, worker, NULL},
 };
 static const char *const names[] = {"enqueue", "drain",    "lifecycle", "batch",
-                                    "claim",   "longpoll", "history"};
+                                    "claim",   "longpoll", "history",   "hol"};
 
 const struct driver *jobq_driver(const char *scenario)
 {

@@ -23,36 +23,62 @@ void jq_report(struct tstate *ts, const char *what, int status, const struct htt
                     resp->body);
 }
 
-/* A batch body of n jobs into queue q: payload {"t": t}, delayed when delay > 0. Returns its
- * length. */
 size_t jq_batch_body(char *out, size_t cap, const char *q, int n, int64_t t, long delay)
+{
+    struct jq_spec spec = {.t = t, .delay = delay};
+    return jq_batch_body_spec(out, cap, q, n, 0, &spec);
+}
+
+/* A batch body of n jobs of spec into queue q. Returns its length. */
+size_t jq_batch_body_spec(char *out, size_t cap, const char *q, int n, long first,
+                          const struct jq_spec *spec)
 {
     size_t len = (size_t)snprintf(out, cap, "{\"jobs\":[");
     for (int i = 0; i < n && len < cap; i++) {
-        if (delay > 0)
-            len += (size_t)snprintf(out + len, cap - len,
-                                    "%s{\"queue\":\"%s\",\"payload\":{\"t\":%" PRId64 "},"
-                                    "\"delay_seconds\":%ld}",
-                                    i ? "," : "", q, t, delay);
-        else
-            len += (size_t)snprintf(out + len, cap - len,
-                                    "%s{\"queue\":\"%s\",\"payload\":{\"t\":%" PRId64 "}}",
-                                    i ? "," : "", q, t);
+        len += (size_t)snprintf(out + len, cap - len,
+                                "%s{\"queue\":\"%s\",\"payload\":{\"t\":%" PRId64 "}", i ? "," : "",
+                                q, spec->t);
+        if (spec->delay > 0 && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, ",\"delay_seconds\":%ld", spec->delay);
+        if (spec->priority != 0 && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, ",\"priority\":%d", spec->priority);
+        if (spec->key && spec->nkeys > 0 && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, ",\"concurrency_key\":\"%s-%ld\"",
+                                    spec->key, (first + i) % spec->nkeys);
+        else if (spec->key && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, ",\"concurrency_key\":\"%s\"", spec->key);
+        if (len < cap)
+            len += (size_t)snprintf(out + len, cap - len, "}");
     }
     if (len < cap)
         len += (size_t)snprintf(out + len, cap - len, "]}");
     return len < cap ? len : cap;
 }
 
+int jq_put_limit(struct conn *c, const char *key, int max, struct http_resp *resp)
+{
+    char path[256], body[64];
+    snprintf(path, sizeof path, "/limits/%s", key);
+    int len = snprintf(body, sizeof body, "{\"max_running\":%d}", max);
+    if (http_call(c, "PUT", path, body, (size_t)len, resp) != 0)
+        return -1;
+    return resp->status;
+}
+
 /* Claim up to max jobs into out[]. Returns the count (0: none), or -1 after counting an error. */
 int jq_claim(struct tstate *ts, int max, int wait, struct claimed *out)
+{
+    return jq_claim_lease(ts, max, wait, 600, out);
+}
+
+int jq_claim_lease(struct tstate *ts, int max, int wait, int lease, struct claimed *out)
 {
     char body[512];
     struct http_resp resp;
     int len = snprintf(body, sizeof body,
                        "{\"worker_id\":\"bench-%d-%d\",\"queue\":\"%s\",\"max_jobs\":%d,"
-                       "\"lease_seconds\":600,\"wait_seconds\":%d}",
-                       ts->role, ts->idx, ts->r->o->queue, max, wait);
+                       "\"lease_seconds\":%d,\"wait_seconds\":%d}",
+                       ts->role, ts->idx, ts->r->o->queue, max, lease, wait);
     int st = jq_post(&ts->c, "/claim", body, (size_t)len, &resp);
     if (st != 200) {
         jq_report(ts, "claim", st, &resp);

@@ -13,7 +13,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: jobq-bench --system jobq|beanstalkd|watch --scenario NAME --addr HOST:PORT "
                "[options]\n"
                "scenarios: enqueue, drain, lifecycle (--rate R paces it), batch, claim, longpoll,\n"
-               "           history (jobq: fill the table), watch (only watch --pid)\n"
+               "           history (jobq: fill the table), hol (jobq: head of line, --saturated),\n"
+               "           watch (only watch --pid)\n"
                "  --addr A,B,...      several servers (jobqd processes on one database): producer\n"
                "                      and worker connections are spread round-robin over them\n"
                "  --label NAME        the system's name in the result line (default: --system)\n"
@@ -29,6 +30,9 @@ static void usage(FILE *f)
                "  --prefill-only      only fill, then exit;  --no-prefill: skip the fill\n"
                "  --finished N        history: succeeded jobs to leave (default 1000000)\n"
                "  --delayed N         history: delayed jobs to leave (default 100000)\n"
+               "  --saturated N       hol: queued jobs of a saturated key (max_running 1, one\n"
+               "                      running) ahead of the --prefill free ones (default\n"
+               "                      100000; 0: none, the unlimited reference)\n"
                "  --timeout S         bound of a fill phase in seconds (default 900)\n"
                "  --pid PID[,PID...]  watch these servers' memory (the largest of them) and CPU\n"
                "                      (their sum) during the window\n"
@@ -123,25 +127,22 @@ int main(int argc, char **argv)
         .prefill = 100000,
         .finished = 1000000,
         .delayed = 100000,
+        .saturated = 100000,
         .timeout = 900,
         .wait = 1,
         .queue = "bench",
     };
     const char *addr = NULL;
     static const struct option longs[] = {
-        {"system", 1, 0, 's'},     {"scenario", 1, 0, 'S'},
-        {"addr", 1, 0, 'a'},       {"label", 1, 0, 'l'},
-        {"duration", 1, 0, 'd'},   {"warmup", 1, 0, 'W'},
-        {"producers", 1, 0, 'p'},  {"workers", 1, 0, 'w'},
-        {"rate", 1, 0, 'r'},       {"batch", 1, 0, 'b'},
-        {"max-jobs", 1, 0, 'm'},   {"wait", 1, 0, 'A'},
-        {"prefill", 1, 0, 'P'},    {"prefill-only", 0, 0, 'O'},
-        {"no-prefill", 0, 0, 'N'}, {"finished", 1, 0, 'f'},
-        {"delayed", 1, 0, 'D'},    {"timeout", 1, 0, 't'},
-        {"pid", 1, 0, 'i'},        {"children", 0, 0, 'c'},
-        {"db-pid", 1, 0, 'g'},     {"token", 1, 0, 'T'},
-        {"queue", 1, 0, 'q'},      {"backlog", 1, 0, 'B'},
-        {"help", 0, 0, 'h'},       {0, 0, 0, 0},
+        {"system", 1, 0, 's'},    {"scenario", 1, 0, 'S'},     {"addr", 1, 0, 'a'},
+        {"label", 1, 0, 'l'},     {"duration", 1, 0, 'd'},     {"warmup", 1, 0, 'W'},
+        {"producers", 1, 0, 'p'}, {"workers", 1, 0, 'w'},      {"rate", 1, 0, 'r'},
+        {"batch", 1, 0, 'b'},     {"max-jobs", 1, 0, 'm'},     {"wait", 1, 0, 'A'},
+        {"prefill", 1, 0, 'P'},   {"prefill-only", 0, 0, 'O'}, {"no-prefill", 0, 0, 'N'},
+        {"finished", 1, 0, 'f'},  {"delayed", 1, 0, 'D'},      {"timeout", 1, 0, 't'},
+        {"pid", 1, 0, 'i'},       {"children", 0, 0, 'c'},     {"db-pid", 1, 0, 'g'},
+        {"token", 1, 0, 'T'},     {"queue", 1, 0, 'q'},        {"backlog", 1, 0, 'B'},
+        {"saturated", 1, 0, 'H'}, {"help", 0, 0, 'h'},         {0, 0, 0, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -217,6 +218,9 @@ int main(int argc, char **argv)
             break;
         case 'B':
             o.backlog = (long)num("backlog", optarg, -1, 1e8);
+            break;
+        case 'H':
+            o.saturated = (long)num("saturated", optarg, 0, 1e8);
             break;
         case 'h':
             usage(stdout);

@@ -10,7 +10,7 @@ PEERS = ["beanstalkd-f0", "beanstalkd-mem", "pg-sync-on", "pg-sync-off"]
 PEER_SHORT = {"beanstalkd-f0": "x bs-f0", "beanstalkd-mem": "x bs-mem", "pg-sync-on": "x pg-on",
               "pg-sync-off": "x pg-off"}
 ORDER_SCEN = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
-              "claim-history", "longpoll"]
+              "claim-history", "longpoll", "hol-unlimited", "hol"]
 # jobq on PostgreSQL with 1, 2 and 3 jobqd processes sharing one database
 JOBQ_PG = ["jobq-pg-1", "jobq-pg-2", "jobq-pg-3"]
 ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_PG + PEERS
@@ -42,11 +42,13 @@ def present(keys):
 FIXED_RATE = {"lifecycle-paced", "longpoll"}
 # rss_*: the largest jobqd process; cpu_*: all of them; db_*: the PostgreSQL cluster behind
 # jobq-pg (db_conns: the most connections one jobqd process held, db_procs: how many processes
-# held any); log_problems: lines jobqd logged at warn or error.
+# held any); log_problems: lines jobqd logged at warn or error; first_claim_ms, ten_claims_ms
+# (hol): 10 jobs of a free key enqueued behind the saturated key's, claimed one by one.
 NUMERIC = ["jobs_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "count", "errors", "window_s",
            "prefill_s", "prefilled", "backlog", "rss_peak_mb", "rss_hwm_mb", "cpu_pct",
            "cpu_us_per_job", "gen_cpu_pct", "history_jobs", "db_cpu_pct", "db_mem_mb",
-           "db_conns", "db_procs", "pool_size", "log_problems"]
+           "db_conns", "db_procs", "pool_size", "log_problems", "first_claim_ms",
+           "ten_claims_ms"]
 
 
 def parse_result(text):
@@ -222,6 +224,11 @@ def targets(med):
               get("lifecycle-paced", sysname, "p99_ms"), 20, op="<", unit="ms")
         check("jobqd resident memory, largest of any scenario (%s)" % sysname,
               largest(sysname, "rss_peak_mb", "rss_hwm_mb"), 64, op="<", unit="MB")
+    for sysname in ["jobq-full", "jobq-normal"] + JOBQ_PG:
+        check("hol: claims behind a saturated key's jobs / unlimited queue (%s)" % sysname,
+              get("hol", sysname) / get("hol-unlimited", sysname), 0.5)
+        check("hol: first claim of 10 free jobs behind the saturated key (%s)" % sysname,
+              get("hol", sysname, "first_claim_ms"), 100, op="<", unit="ms")
     one = get("lifecycle", "jobq-pg-1")
     check("lifecycle: jobq on PostgreSQL (1 process) / pg sync_commit=on",
           one / get("lifecycle", "pg-sync-on"), 1)

@@ -224,7 +224,7 @@ static void roles(const struct opts *o, int *np, int *nw)
     *nw = o->workers;
     if (strcmp(s, "enqueue") == 0)
         *nw = 0;
-    else if (strcmp(s, "drain") == 0 || strcmp(s, "claim") == 0)
+    else if (strcmp(s, "drain") == 0 || strcmp(s, "claim") == 0 || strcmp(s, "hol") == 0)
         *np = 0;
     else if (strcmp(s, "longpoll") == 0)
         *np = 1;
@@ -254,7 +254,7 @@ static void print_result(const struct run *r, const struct hist *h, uint64_t ops
                100 * dbw->cpu_s / dbw->wall_s);
     if (window > 0)
         printf("\tgen_cpu_pct=%.1f", 100 * gen_cpu / window);
-    printf("\n");
+    printf("%s\n", r->extra);
     fflush(stdout);
 }
 

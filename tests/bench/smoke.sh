@@ -23,7 +23,7 @@ import math, os, sys
 
 out = sys.argv[1]
 scenarios = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
-             "claim-history", "longpoll"]
+             "claim-history", "longpoll", "hol-unlimited", "hol"]
 problems = []
 with open(os.path.join(out, "table.tsv")) as f:
     header = f.readline().rstrip("\n").split("\t")
@@ -59,6 +59,8 @@ for s in scenarios:
         problems.append("lifecycle: no server memory measured")
     if s == "lifecycle" and math.isnan(number(r, "cpu_pct")):
         problems.append("lifecycle: no server CPU measured")
+    if s.startswith("hol") and not number(r, "first_claim_ms") > 0:
+        problems.append("%s: no first_claim_ms" % s)
     if s == "claim-history" and not number(r, "history_jobs") >= 2200:
         problems.append("claim-history: history table has %r jobs, want 2200"
                         % r.get("history_jobs"))
