@@ -143,6 +143,13 @@ static int claim_tx(struct sqlite_conn *c, void *p)
         if (r != STORE_OK)
             return r;
     }
+    int lanes = a->w->lanes_work;
+    if (lanes == SQLITE_LANES_UNKNOWN) {
+        r = sqlite_lanes_any(c, &lanes);
+        if (r != STORE_OK)
+            return r;
+        a->notes->lanes = lanes;
+    }
     size_t ncand = 0;
     for (size_t q = 0; q < a->req->nqueues && r == STORE_OK; q++) {
         size_t got = 0;
@@ -152,7 +159,7 @@ static int claim_tx(struct sqlite_conn *c, void *p)
             continue;
         r = pick(c, a->req->queues[q], a->max_jobs, a->now, a->cand + ncand, &got);
         ncand += got;
-        if (r != STORE_OK)
+        if (r != STORE_OK || lanes == SQLITE_LANES_NONE)
             continue;
         got = 0;
         r = sqlite_lanes_candidates(c, a->req->queues[q], a->caps, a->now,

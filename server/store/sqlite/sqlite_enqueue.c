@@ -140,6 +140,8 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
     enum store_result lr = sqlite_lane_of(c, sp, status == JOB_QUEUED, &lane);
     if (lr != STORE_OK)
         return lr;
+    if (lane != JOB_NONE)
+        notes->lanes = SQLITE_LANES_SOME;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_INSERT);
     int rc = bind_spec(st, sp, status, now, lane);
     if (rc != SQLITE_OK) {

@@ -77,6 +77,15 @@ enum store_result sqlite_lane_of(struct sqlite_conn *c, const struct job_spec *s
     return one_int(c, st, rc, "lane of a job", lane);
 }
 
+enum store_result sqlite_lanes_any(struct sqlite_conn *c, int *known)
+{
+    int64_t any = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANES_ANY);
+    enum store_result r = one_int(c, st, SQLITE_OK, "any lane", &any);
+    *known = any ? SQLITE_LANES_SOME : SQLITE_LANES_NONE;
+    return r;
+}
+
 enum store_result sqlite_lane_requeued(struct sqlite_conn *c, const struct job *j)
 {
     if (!j->requires && !j->concurrency_key)

@@ -30,6 +30,9 @@ enum store_result sqlite_lane_promoted(struct sqlite_conn *c, int64_t lane);
 enum store_result sqlite_key_released(struct sqlite_conn *c, const struct job *j,
                                       struct sqlite_notes *notes);
 
+/* *known = SQLITE_LANES_SOME when the database holds a lane, else SQLITE_LANES_NONE. */
+enum store_result sqlite_lanes_any(struct sqlite_conn *c, int *known);
+
 /* The claim's take: move job id from queued to running for the claimer, into out;
  * STORE_NOT_FOUND when it is not queued (or expired) any more. */
 struct sqlite_lanes_take {

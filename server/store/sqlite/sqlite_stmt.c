@@ -315,6 +315,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "excluded.check_at) RETURNING id",
      "enqueue of a job with requires or a concurrency key: its lane (made when new), looked "
      "at again by the next claim when the job is due (check_at 0; a later one: promotion)"},
+    {STMT_LANES_ANY, STMT_ON_WRITER, "SELECT EXISTS (SELECT 1 FROM lanes)",
+     "claim, once per writer: whether any lane exists (none: claims skip the lanes)"},
     {STMT_LANE_TOUCH, STMT_ON_WRITER,
      "UPDATE lanes SET check_at = 0 WHERE id = ?1 AND check_at <> 0",
      "promotion: a job of lane ?1 became queued (the next claim looks at its head again)"},

@@ -22,6 +22,7 @@ void sqlite_notes_free(struct sqlite_notes *n)
     store_news_clear(&n->news);
     n->promoted = 0;
     n->next_due = SQLITE_DUE_NONE;
+    n->lanes = SQLITE_LANES_UNKNOWN;
     sqlite_counts_clear(&n->counts);
 }
 
@@ -48,6 +49,8 @@ static void due_apply(struct sqlite_writer *w, const struct sqlite_notes *n)
     int64_t scheduled = store_news_first_later(&n->news);
     if (scheduled != JOB_NONE && scheduled < w->due_work)
         w->due_work = scheduled;
+    if (n->lanes != SQLITE_LANES_UNKNOWN)
+        w->lanes_work = n->lanes;
 }
 
 /* Roll the group's transaction back and drop the work of the transactions among the first k
@@ -114,6 +117,7 @@ static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sq
         return LOST;
     }
     w->due_work = w->next_due;
+    w->lanes_work = w->lanes;
     size_t through = 0;
     for (size_t i = 0; i < n; i++) {
         struct sqlite_tx *tx = txs[i];
@@ -155,6 +159,7 @@ static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sq
     *committed = 1;
     *wrote = sqlite3_total_changes64(c->db) != start;
     w->next_due = w->due_work;
+    w->lanes = w->lanes_work;
     return DONE;
 }
 

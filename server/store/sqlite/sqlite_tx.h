@@ -30,7 +30,14 @@ struct sqlite_notes {
     int64_t next_due; /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
     /* How its jobs moved between queues and statuses (written before the group's COMMIT). */
     struct sqlite_counts counts;
+    /* What it learnt of the lanes (enum sqlite_lanes_known): a lane made, or none found. */
+    int lanes;
 };
+
+/* Whether the database holds a lane: a claim skips the lanes' statements when it holds
+ * none (a store whose jobs never had requires or a concurrency key pays nothing for them).
+ * Only the writer makes lanes, and it never deletes one. */
+enum sqlite_lanes_known { SQLITE_LANES_UNKNOWN = -1, SQLITE_LANES_NONE = 0, SQLITE_LANES_SOME = 1 };
 
 #define SQLITE_TX_TRIES 5  /* BEGIN..COMMIT attempts while the database is busy */
 #define SQLITE_TX_RERUNS 8 /* a group run again without a failed write, at most */
@@ -38,7 +45,8 @@ struct sqlite_notes {
 /* An empty notes value (no allocation). */
 #define SQLITE_NOTES_INIT                                                                          \
     {                                                                                              \
-        .promoted = 0, .next_due = SQLITE_DUE_NONE, .counts = SQLITE_COUNTS_INIT                   \
+        .promoted = 0, .next_due = SQLITE_DUE_NONE, .counts = SQLITE_COUNTS_INIT,                  \
+        .lanes = SQLITE_LANES_UNKNOWN                                                              \
     }
 
 /* Record that a promotion ran and left next_due (SQLITE_DUE_NONE: nothing) scheduled. This

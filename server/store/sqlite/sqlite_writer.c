@@ -73,6 +73,7 @@ int sqlite_writer_init(struct sqlite_writer *w, struct sqlite_conn *conn,
     w->hooks = *hooks;
     w->sync_full = sync_full;
     w->next_due = w->due_work = SQLITE_DUE_UNKNOWN;
+    w->lanes = w->lanes_work = SQLITE_LANES_UNKNOWN;
     atomic_init(&w->state, sqlite_conn_read_only(&w->conn) ? STORE_UNAVAILABLE : STORE_OK);
     atomic_init(&w->commits, 0);
     atomic_init(&w->ops, 0);

@@ -52,6 +52,8 @@ struct sqlite_writer {
     int reopens;            /* connections opened again since start, for logs and tests */
     int64_t next_due;       /* committed: see SQLITE_DUE_UNKNOWN */
     int64_t due_work;       /* the same inside the transaction of the running group */
+    int lanes;              /* committed: enum sqlite_lanes_known */
+    int lanes_work;         /* the same inside the transaction of the running group */
     /* The queue of transactions waiting for the writer thread, under qmu. */
     pthread_mutex_t qmu;
     pthread_cond_t qcv; /* signalled when a transaction is queued or stop is set */

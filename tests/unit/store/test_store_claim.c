@@ -343,7 +343,33 @@ TEST(claim_promotes_only_when_a_job_is_due)
     store_close(s);
 }
 
-TEST_MAIN(TEST_ENTRY(claim_sets_lease_fields),
+TEST(first_lane_after_claims_that_found_none)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct job j;
+    size_t n = 9;
+    /* Claims on a store without any lane (SQLite then skips the lanes' statements)... */
+    CHECK_INT(claim_one(s, "q", T0, &j), 0);
+    CHECK_INT(claim_caps(s, "q", "[\"gpu\"]", 1, 30, T0, &j, &n), STORE_OK);
+    CHECK_INT(n, 0);
+    /* ...then the first job of a lane, and of a key: both are claimed. */
+    struct job_spec sp = spec_of("q", 0, T0);
+    sp.requires = "[\"gpu\"]";
+    int64_t gpu = enqueue_spec(s, &sp, T0);
+    sp.requires = NULL;
+    sp.concurrency_key = "k";
+    int64_t keyed = enqueue_spec(s, &sp, T0);
+    CHECK_INT(claim_caps(s, "q", "[\"gpu\"]", 1, 30, T0, &j, &n), STORE_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(j.id, gpu);
+    job_clear(&j);
+    CHECK_INT(claim_one(s, "q", T0, &j), keyed);
+    job_clear(&j);
+    store_close(s);
+}
+
+TEST_MAIN(TEST_ENTRY(claim_sets_lease_fields), TEST_ENTRY(first_lane_after_claims_that_found_none),
           TEST_ENTRY(claim_again_grows_fencing_token_and_new_token),
           TEST_ENTRY(claim_order_priority_run_at_id), TEST_ENTRY(claim_order_across_queues),
           TEST_ENTRY(claim_max_jobs), TEST_ENTRY(capabilities_match_subset),
