@@ -147,14 +147,7 @@ static enum store_result idempotency_find(struct pg_conn *c, const struct job_sp
                                           struct job *out)
 {
     const char *key[2] = {sp->queue, sp->idempotency_key};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_JOB_BY_KEY, 2, key, "enqueue: idempotency hit", &r);
-    if (!res)
-        return r;
-    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
-                            : STORE_NOT_FOUND;
-    PQclear(res);
-    return r;
+    return pg_one_row(c, PG_JOB_BY_KEY, 2, key, 0, "enqueue: idempotency hit", out);
 }
 
 /* The existing jobs of the specs that hit their idempotency_key. */
@@ -279,13 +272,7 @@ static enum store_result dedup_replace(struct pg_conn *c, const struct job_spec 
 {
     char ids[24], runs[24];
     const char *p[3] = {pg_int_param(ids, id), sp->payload, pg_int_param(runs, run_at)};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEDUP_REPLACE, 3, p, "enqueue: dedup replace", &r);
-    if (!res)
-        return r;
-    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)
-                            : STORE_NOT_FOUND;
-    PQclear(res);
+    enum store_result r = pg_one_row(c, PG_DEDUP_REPLACE, 3, p, 0, "enqueue: dedup replace", out);
     if (r == STORE_OK)
         note_queued(notes, out, now);
     return r;

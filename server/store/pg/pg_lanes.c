@@ -45,14 +45,7 @@ static enum store_result be_take(void *p, int64_t id, struct job *out)
         return STORE_ERROR;
     const char *params[5] = {int_param(ids, id), int_param(now, b->now), tok,
                              int_param(lease, b->req->lease_seconds), b->req->worker_id};
-    enum store_result r;
-    PGresult *res = run(b, PG_CLAIM_TAKE_ID, 5, params, "claim (lanes): take", &r);
-    if (!res)
-        return r;
-    r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 1, out) == 0 ? STORE_OK : STORE_ERROR)
-                            : STORE_NOT_FOUND;
-    PQclear(res);
-    return r;
+    return pg_one_row(b->c, PG_CLAIM_TAKE_ID, 5, params, 1, "claim (lanes): take", out);
 }
 
 static enum store_result be_head(void *p, struct lane_cand *cand)
