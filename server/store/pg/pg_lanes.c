@@ -1,6 +1,7 @@
 /* The claim by the lanes on PostgreSQL (pg_lanes.h, docs/flow-control.md): the candidates
  * (read without a transaction: a queue without open lanes costs this one statement), then in
- * one transaction the keys met are tried-locked and read, and lane_claim_run takes the jobs
+ * one transaction lane_claim_run takes the jobs, each key tried-locked and read when the claim
+ * first reaches one of its lanes
  * in claim order. */
 #include "pg_lanes.h"
 
@@ -20,8 +21,6 @@ struct lanes_be {
     struct pg_conn *c;
     int64_t now;
     const struct claim_req *req;
-    struct lane_key *keys; /* the keys met, loaded or busy (room 0, closed) */
-    size_t nkeys;
     struct store_news news;
 };
 
@@ -67,18 +66,27 @@ static enum store_result be_head(void *p, struct lane_cand *cand)
     return STORE_OK;
 }
 
+static enum store_result key_read(struct lanes_be *b, struct lane_key *k);
+
+/* The key's lock, tried (another claimer holds it: STORE_BUSY, passed by), then its state
+ * read after the lock, when the claim first reaches a lane of the key. */
 static enum store_result be_key_load(void *p, struct lane_key *k)
 {
     struct lanes_be *b = p;
-    for (size_t i = 0; i < b->nkeys; i++) {
-        if (strcmp(b->keys[i].key, k->key) == 0) {
-            char *key = k->key;
-            *k = b->keys[i];
-            k->key = key;
-            return k->closed ? STORE_BUSY : STORE_OK;
-        }
-    }
-    return STORE_BUSY; /* not met when the keys were locked: passed by */
+    struct pg_arr arr = {0};
+    pg_arr_text(&arr, k->key);
+    char *lit = pg_arr_take(&arr);
+    if (!lit)
+        return STORE_ERROR;
+    const char *params[1] = {lit};
+    enum store_result r;
+    PGresult *res = run(b, PG_KEYS_LOCK, 1, params, "claim (lanes): key lock", &r);
+    free(lit);
+    if (!res)
+        return r;
+    int locked = PQntuples(res) == 1;
+    PQclear(res);
+    return locked ? key_read(b, k) : STORE_BUSY;
 }
 
 static enum store_result be_key_claimed(void *p, struct lane_key *k)
@@ -214,54 +222,6 @@ static enum store_result key_read(struct lanes_be *b, struct lane_key *k)
     return STORE_OK;
 }
 
-/* Try the locks of the keys among cands[0..n) and read the state of those it got. */
-static enum store_result keys_take(struct lanes_be *b, struct lane_cand *cands, size_t n)
-{
-    struct pg_arr arr = {0};
-    size_t nk = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!cands[i].ckey)
-            continue;
-        int seen = 0;
-        for (size_t j = 0; j < nk && !seen; j++)
-            seen = strcmp(b->keys[j].key, cands[i].ckey) == 0;
-        if (seen)
-            continue;
-        b->keys[nk] = (struct lane_key){.key = strdup(cands[i].ckey), .closed = 1};
-        if (!b->keys[nk].key) {
-            log_error("out of memory for a concurrency key");
-            return STORE_ERROR;
-        }
-        pg_arr_text(&arr, cands[i].ckey);
-        nk++;
-    }
-    b->nkeys = nk;
-    char *lit = pg_arr_take(&arr);
-    if (nk == 0 || !lit) {
-        free(lit);
-        return nk == 0 ? STORE_OK : STORE_ERROR;
-    }
-    const char *params[1] = {lit};
-    enum store_result r;
-    PGresult *res = run(b, PG_KEYS_LOCK, 1, params, "claim (lanes): keys lock", &r);
-    free(lit);
-    if (!res)
-        return r;
-    for (int i = 0; i < PQntuples(res); i++) {
-        for (size_t j = 0; j < nk; j++) {
-            if (strcmp(b->keys[j].key, PQgetvalue(res, i, 0)) == 0)
-                b->keys[j].closed = 0; /* locked: read below */
-        }
-    }
-    PQclear(res);
-    r = STORE_OK;
-    for (size_t j = 0; j < nk && r == STORE_OK; j++) {
-        if (!b->keys[j].closed)
-            r = key_read(b, &b->keys[j]);
-    }
-    return r;
-}
-
 /* The candidates of the claim into cands (room for max), *n of them; *refresh 1 when lanes
  * of the queues wait to be looked at. */
 static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands, size_t max,
@@ -318,20 +278,17 @@ static int cand_cmp(const void *pa, const void *pb)
     return job_claim_order(a->priority, a->run_at, a->id, b->priority, b->run_at, b->id);
 }
 
-/* The claim's transaction on c: keys, then the jobs. */
+/* The claim's transaction on c. */
 static enum store_result claim_tx(struct lanes_be *b, struct store_call *call,
                                   struct lane_cand *cands, size_t n, int max_jobs)
 {
-    enum store_result r = keys_take(b, cands, n);
-    if (r != STORE_OK)
-        return r;
     qsort(cands, n, sizeof *cands, cand_cmp);
     size_t kept = n < 2 * (size_t)max_jobs + 64 ? n : 2 * (size_t)max_jobs + 64;
     struct lane_key *keys = calloc(kept + 1, sizeof *keys);
     if (!keys)
         return STORE_ERROR;
-    r = lane_claim_run(&pg_lane_ops, b, b->now, cands, kept, max_jobs, keys, kept, call->claim.out,
-                       &call->claim.n);
+    enum store_result r = lane_claim_run(&pg_lane_ops, b, b->now, cands, kept, max_jobs, keys, kept,
+                                         call->claim.out, &call->claim.n);
     lane_keys_clear(keys, kept);
     free(keys);
     return r;
@@ -345,12 +302,9 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
     size_t nq = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
     size_t max = nq * (2 * (size_t)max_jobs + LANES_EXTRA) + 1;
     struct lane_cand *cands = calloc(max, sizeof *cands);
-    struct lane_key *keys = calloc(max, sizeof *keys);
-    struct lanes_be b = {.c = c, .now = pc->now, .req = req, .keys = keys};
+    struct lanes_be b = {.c = c, .now = pc->now, .req = req};
     call->claim.n = 0;
-    if (!cands || !keys) {
-        free(cands);
-        free(keys);
+    if (!cands) {
         log_error("out of memory for a claim's lanes");
         return STORE_ERROR;
     }
@@ -380,8 +334,6 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
     }
     store_news_clear(&b.news);
     lane_cands_clear(cands, n);
-    lane_keys_clear(keys, b.nkeys);
     free(cands);
-    free(keys);
     return r;
 }
