@@ -66,6 +66,41 @@ int64_t lane_key_room(const struct lane_key *k)
     return limit_room(k->has_limit ? &k->limit : NULL, &u, k->now);
 }
 
+/* When k opens again (limit_open_at), over its window's rows when its rate is what holds it. */
+static enum store_result open_at(const struct lane_claim_ops *ops, void *be,
+                                 const struct lane_key *k, int64_t *at)
+{
+    struct limit_usage u = {k->running, k->paused_until ? k->paused_until : JOB_NONE, NULL, 0};
+    const struct limit *l = k->has_limit ? &k->limit : NULL;
+    if (!l || l->rate_jobs <= 0 || (l->max_running > 0 && k->running >= l->max_running)) {
+        *at = limit_open_at(l, &u, k->now);
+        return STORE_OK;
+    }
+    /* A window keeps one row per second with a claim, at most this many. */
+    size_t cap = (size_t)(l->rate_per_seconds < l->rate_jobs ? l->rate_per_seconds : l->rate_jobs);
+    struct limit_claims *rows = malloc(cap * sizeof *rows);
+    if (!rows) {
+        log_error("out of memory for the window of a concurrency key");
+        return STORE_ERROR;
+    }
+    enum store_result r =
+        ops->key_window(be, k, limit_window_start(l, k->now), rows, cap, &u.nclaims);
+    u.claims = rows;
+    if (r == STORE_OK)
+        *at = limit_open_at(l, &u, k->now);
+    free(rows);
+    return r;
+}
+
+/* Close k's lanes until it opens again, unless it has room after all (a window that slid). */
+static enum store_result close_key(const struct lane_claim_ops *ops, void *be,
+                                   const struct lane_key *k)
+{
+    int64_t at = LIMIT_NEVER;
+    enum store_result r = open_at(ops, be, k, &at);
+    return r != STORE_OK || at <= k->now ? r : ops->key_close(be, k, at);
+}
+
 /* Mark every lane candidate of key done. */
 static void key_done(struct lane_cand *cands, size_t n, const char *key)
 {
@@ -97,7 +132,7 @@ enum store_result lane_claim_run(const struct lane_claim_ops *ops, void *be, int
             if (!k || k->room <= 0) {
                 if (k && !k->closed) {
                     k->closed = 1;
-                    r = ops->key_close(be, k);
+                    r = close_key(ops, be, k);
                     if (r != STORE_OK)
                         return r;
                 }
@@ -175,7 +210,7 @@ char *lane_limit_keys_json(const char *key)
     put_json_string(b, &len, key, klen);
     b[len++] = '"';
     for (size_t p = 0; p <= klen; p++) {
-        if (p < klen && lane_mid_char(key[p]))
+        if (p < klen && ((unsigned char)key[p] & 0xC0) == 0x80)
             continue; /* a limit key is UTF-8: it never ends inside a character */
         b[len++] = ',';
         put_json_string(b, &len, key, p);

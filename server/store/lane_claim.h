@@ -55,9 +55,12 @@ struct lane_claim_ops {
     enum store_result (*key_load)(void *be, struct lane_key *k);
     /* Record that this claim took one more job of k (for a rate: one more claim at now). */
     enum store_result (*key_claimed)(void *be, struct lane_key *k);
-    /* Close k's lanes until the time limit_open_at gives (the backend reads the window's rows
-     * it needs for that). */
-    enum store_result (*key_close)(void *be, struct lane_key *k);
+    /* The claim rows of k's window from second `from` on, at most cap of them, into rows (*n). */
+    enum store_result (*key_window)(void *be, const struct lane_key *k, int64_t from,
+                                    struct limit_claims *rows, size_t cap, size_t *n);
+    /* Close k's lanes until `at` (limit_open_at, later than now; LIMIT_NEVER: until a job of
+     * k ends). */
+    enum store_result (*key_close)(void *be, const struct lane_key *k, int64_t at);
 };
 
 /* Take up to max_jobs jobs among cands[0..n) into out, best first: a plain candidate is taken
@@ -72,12 +75,6 @@ enum store_result lane_claim_run(const struct lane_claim_ops *ops, void *be, int
 /* Free what cands[0..n) and keys[0..n) own. Accepts NULL. */
 void lane_cands_clear(struct lane_cand *cands, size_t n);
 void lane_keys_clear(struct lane_key *keys, size_t n);
-
-/* 1 when byte c continues a UTF-8 character (a prefix that ends before it cuts one). */
-static inline int lane_mid_char(char c)
-{
-    return ((unsigned char)c & 0xC0) == 0x80;
-}
 
 /* The keys of the limits that may apply to job key `key` as a JSON array text (the key
  * itself and "p*" for each of its prefixes p that ends between characters, "" included),

@@ -102,45 +102,27 @@ static enum store_result be_key_claimed(void *p, struct lane_key *k)
     return res ? STORE_OK : r;
 }
 
-/* limit_open_at for k, over the window's rows when its rate is what holds it. */
-static enum store_result open_at(struct lanes_be *b, const struct lane_key *k, int64_t *at)
+static enum store_result be_key_window(void *p, const struct lane_key *k, int64_t from,
+                                       struct limit_claims *rows, size_t cap, size_t *n)
 {
-    struct limit_usage u = {k->running, k->paused_until ? k->paused_until : JOB_NONE, NULL, 0};
-    const struct limit *l = k->has_limit ? &k->limit : NULL;
-    if (!l || l->rate_jobs <= 0 || (l->max_running > 0 && k->running >= l->max_running)) {
-        *at = limit_open_at(l, &u, b->now);
-        return STORE_OK;
-    }
-    char from[24];
-    const char *params[2] = {k->key, int_param(from, limit_window_start(l, b->now))};
+    struct lanes_be *b = p;
+    char since[24];
+    const char *params[2] = {k->key, int_param(since, from)};
     enum store_result r;
     PGresult *res = run(b, PG_KEY_WINDOW_ROWS, 2, params, "claim (lanes): window rows", &r);
     if (!res)
         return r;
-    size_t n = (size_t)PQntuples(res);
-    struct limit_claims *rows = malloc((n + 1) * sizeof *rows);
-    if (!rows) {
-        PQclear(res);
-        log_error("out of memory for the window of a concurrency key");
-        return STORE_ERROR;
-    }
-    for (size_t i = 0; i < n; i++)
-        rows[i] = (struct limit_claims){pg_row_int(res, (int)i, 0), pg_row_int(res, (int)i, 1)};
+    *n = 0;
+    for (int i = 0; i < PQntuples(res) && *n < cap; i++)
+        rows[(*n)++] = (struct limit_claims){pg_row_int(res, i, 0), pg_row_int(res, i, 1)};
     PQclear(res);
-    u.claims = rows;
-    u.nclaims = n;
-    *at = limit_open_at(l, &u, b->now);
-    free(rows);
     return STORE_OK;
 }
 
-static enum store_result be_key_close(void *p, struct lane_key *k)
+static enum store_result be_key_close(void *p, const struct lane_key *k, int64_t at)
 {
     struct lanes_be *b = p;
-    int64_t at = LIMIT_NEVER;
-    enum store_result r = open_at(b, k, &at);
-    if (r != STORE_OK || at <= b->now)
-        return r;
+    enum store_result r;
     char when[24];
     const char *params[2] = {k->key, int_param(when, at)};
     PGresult *res = run(b, PG_KEY_CLOSE, 2, params, "claim (lanes): key close", &r);
@@ -152,27 +134,13 @@ static enum store_result be_key_close(void *p, struct lane_key *k)
     return STORE_OK;
 }
 
-static const struct lane_claim_ops pg_lane_ops = {be_take, be_head, be_key_load, be_key_claimed,
-                                                  be_key_close};
+static const struct lane_claim_ops pg_lane_ops = {be_take,        be_head,       be_key_load,
+                                                  be_key_claimed, be_key_window, be_key_close};
 
 /* Read the state of key k, locked by this transaction. */
 static enum store_result key_read(struct lanes_be *b, struct lane_key *k)
 {
-    struct pg_arr arr = {0};
-    size_t klen = strlen(k->key);
-    /* The same keys as a PostgreSQL array: the key, then "p*" for each prefix p. */
-    pg_arr_text(&arr, k->key);
-    char *buf = malloc(klen + 2);
-    for (size_t i = 0; buf && i <= klen; i++) {
-        if (i < klen && lane_mid_char(k->key[i]))
-            continue; /* a limit key is UTF-8: it never ends inside a character */
-        memcpy(buf, k->key, i);
-        buf[i] = '*';
-        buf[i + 1] = '\0';
-        pg_arr_text(&arr, buf);
-    }
-    char *lit = buf ? pg_arr_take(&arr) : NULL;
-    free(buf);
+    char *lit = lane_limit_keys_json(k->key);
     if (!lit) {
         log_error("out of memory for the limit keys of a concurrency key");
         return STORE_ERROR;

@@ -407,9 +407,10 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "SELECT (SELECT count(*) FROM jobq_jobs WHERE concurrency_key = $1::text AND status = "
      RUNNING "), coalesce((SELECT paused_until FROM jobq_keys WHERE key = $1::text), 0), "
      "l.key, l.max_running, l.rate_jobs, l.rate_per_seconds FROM (SELECT 1) AS one LEFT JOIN "
-     "jobq_limits l ON l.key = ANY ($2::text[])",
+     "jobq_limits l ON l.key = ANY (ARRAY(SELECT json_array_elements_text($2::json)))",
      "claim (lanes), after the key's lock: its running jobs, its pause and the limits that may "
-     "apply to it ($2: its own and the patterns of its prefixes; limit_resolve chooses)"},
+     "apply to it ($2: lane_limit_keys_json, its own and the patterns of its prefixes; "
+     "limit_resolve chooses)"},
     {PG_KEY_WINDOW, "key_window",
      "WITH p AS (DELETE FROM jobq_key_claims WHERE key = $1::text AND at < $2::bigint) "
      "SELECT coalesce(sum(n), 0) FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",

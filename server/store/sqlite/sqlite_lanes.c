@@ -227,49 +227,28 @@ static enum store_result be_key_claimed(void *p, struct lane_key *k)
     return run(b->c, st, bind(st, "tii", k->key, b->now, (int64_t)1), "claim of a key");
 }
 
-/* limit_open_at for k, over the window's rows when its rate counts. */
-static enum store_result open_at(struct lanes_be *b, const struct lane_key *k, int64_t *at)
+static enum store_result be_key_window(void *p, const struct lane_key *k, int64_t from,
+                                       struct limit_claims *rows, size_t cap, size_t *n)
 {
-    struct limit_usage u = {k->running, k->paused_until ? k->paused_until : JOB_NONE, NULL, 0};
-    const struct limit *l = k->has_limit ? &k->limit : NULL;
-    if (!l || l->rate_jobs <= 0 || (l->max_running > 0 && k->running >= l->max_running)) {
-        *at = limit_open_at(l, &u, b->now);
-        return STORE_OK;
-    }
-    size_t cap = (size_t)(l->rate_per_seconds < l->rate_jobs ? l->rate_per_seconds : l->rate_jobs);
-    struct limit_claims *rows = malloc((cap + 1) * sizeof *rows);
-    if (!rows) {
-        log_error("out of memory for the window of a concurrency key");
-        return STORE_ERROR;
-    }
-    size_t n = 0;
+    struct lanes_be *b = p;
+    *n = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_WINDOW_ROWS);
-    int rc = bind(st, "ti", k->key, limit_window_start(l, b->now));
-    while (more(rc) && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW && n <= cap) {
-        rows[n].at = sqlite3_column_int64(st, 0);
-        rows[n++].n = sqlite3_column_int64(st, 1);
+    int rc = bind(st, "ti", k->key, from);
+    while (more(rc) && *n < cap && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW) {
+        rows[*n].at = sqlite3_column_int64(st, 0);
+        rows[(*n)++].n = sqlite3_column_int64(st, 1);
     }
     enum store_result r = rc == SQLITE_DONE || rc == SQLITE_ROW
                               ? STORE_OK
                               : sqlite_conn_fail(b->c, rc, "window rows of a key");
     sqlite3_reset(st);
-    u.claims = rows;
-    u.nclaims = n;
-    if (r == STORE_OK)
-        *at = limit_open_at(l, &u, b->now);
-    free(rows);
     return r;
 }
 
-static enum store_result be_key_close(void *p, struct lane_key *k)
+static enum store_result be_key_close(void *p, const struct lane_key *k, int64_t at)
 {
     struct lanes_be *b = p;
-    int64_t at = LIMIT_NEVER;
-    enum store_result r = open_at(b, k, &at);
-    if (r != STORE_OK)
-        return r;
-    if (at <= b->now)
-        return STORE_OK; /* room after all (a window that slid): nothing to close */
+    enum store_result r;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_CLOSE);
     int rc = bind(st, "ti", k->key, at);
     while (more(rc) && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW) {
@@ -282,8 +261,8 @@ static enum store_result be_key_close(void *p, struct lane_key *k)
     return r;
 }
 
-static const struct lane_claim_ops sqlite_lane_ops = {be_take, be_head, be_key_load, be_key_claimed,
-                                                      be_key_close};
+static const struct lane_claim_ops sqlite_lane_ops = {be_take,        be_head,       be_key_load,
+                                                      be_key_claimed, be_key_window, be_key_close};
 
 /* Look again at the heads of at most SQLITE_LANES_CHECK lanes of queue marked for it. */
 static enum store_result refresh(struct lanes_be *b, const char *queue)

@@ -64,14 +64,27 @@ static enum store_result key_claimed(void *p, struct lane_key *k)
     return STORE_OK;
 }
 
-static enum store_result key_close(void *p, struct lane_key *k)
+static enum store_result key_window(void *p, const struct lane_key *k, int64_t from,
+                                    struct limit_claims *rows, size_t cap, size_t *n)
+{
+    (void)p;
+    (void)from;
+    /* The window holds this claim's claims, all made at now (struct lane_key's window). */
+    *n = 0;
+    if (k->window > 0 && cap > 0)
+        rows[(*n)++] = (struct limit_claims){k->now, k->window};
+    return STORE_OK;
+}
+
+static enum store_result key_close(void *p, const struct lane_key *k, int64_t at)
 {
     (void)k;
+    (void)at;
     ((struct fake *)p)->closed++;
     return STORE_OK;
 }
 
-static const struct lane_claim_ops ops = {take, head, key_load, key_claimed, key_close};
+static const struct lane_claim_ops ops = {take, head, key_load, key_claimed, key_window, key_close};
 
 /* Run a claim of max_jobs over cands: how many were taken (-1: the claim failed), their ids
  * into got[]. */
