@@ -8,6 +8,7 @@
 static const char *const status_names[JOB_STATUS_COUNT] = {
     [JOB_STATUS_NONE] = "unknown", [JOB_QUEUED] = "queued", [JOB_RUNNING] = "running",
     [JOB_SUCCEEDED] = "succeeded", [JOB_FAILED] = "failed", [JOB_CANCELLED] = "cancelled",
+    [JOB_BLOCKED] = "blocked",
 };
 
 const char *job_status_name(enum job_status s)
@@ -44,6 +45,7 @@ void job_clear(struct job *j)
     free(j->lease_token);
     free(j->concurrency_key);
     free(j->dedup_key);
+    free(j->depends_on);
     memset(j, 0, sizeof *j);
 }
 
@@ -134,4 +136,23 @@ int64_t job_spec_dedup_seconds(const struct job_spec *sp)
 {
     int timed = sp->dedup_mode == DEDUP_WINDOW || sp->dedup_mode == DEDUP_DEBOUNCE;
     return sp->dedup_key && timed ? sp->dedup_seconds : JOB_NONE;
+}
+
+static const char *const dep_mode_names[DEP_MODE_COUNT] = {
+    [DEP_CANCEL] = "cancel", [DEP_RUN] = "run"};
+
+const char *job_dep_mode_name(enum dep_mode m)
+{
+    return (unsigned)m < DEP_MODE_COUNT ? dep_mode_names[m] : dep_mode_names[DEP_CANCEL];
+}
+
+int job_dep_mode_parse(const char *name, enum dep_mode *out)
+{
+    for (int m = 0; m < DEP_MODE_COUNT; m++) {
+        if (strcmp(name, dep_mode_names[m]) == 0) {
+            *out = (enum dep_mode)m;
+            return 0;
+        }
+    }
+    return -1;
 }

@@ -25,6 +25,8 @@
 #define JOB_DELAY_MAX 31536000      /* delay_seconds, retry_in_seconds */
 #define JOB_RUN_AT_MAX 4102444799LL /* run_at: before 2100-01-01 UTC, a bound that holds still */
 #define JOB_TOKEN_LEN 32            /* lease token: 32 URL-safe chars, 192 random bits */
+#define JOB_DEPS_MAX 1000           /* depends_on entries of one job */
+#define JOB_REF_MAX 200             /* bytes of a batch element's ref */
 
 /* The statuses of the API; the store returns these only. The numbers are stored: append
  * only. 0 is no API status: a backend may store a state of its own under it (the SQLite
@@ -36,6 +38,7 @@ enum job_status {
     JOB_SUCCEEDED,
     JOB_FAILED,
     JOB_CANCELLED,
+    JOB_BLOCKED, /* waits for its dependencies (../shared/API.md "Workflows"): never claimed */
     JOB_STATUS_COUNT
 };
 
@@ -48,6 +51,21 @@ enum dedup_mode {
     DEDUP_WINDOW = 2,   /* one enqueued in the last `seconds`: answer it */
     DEDUP_DEBOUNCE = 3, /* one queued, never claimed: replace its payload, push run_at */
     DEDUP_MODE_COUNT
+};
+
+/* What a dependent does when one of its dependencies ends failed or cancelled
+ * (on_dependency_failure). Stored as these numbers: append only. */
+enum dep_mode {
+    DEP_CANCEL = 0, /* the dependent is cancelled (error_code "dependency_failed") */
+    DEP_RUN = 1,    /* the dependency counts as settled: a clean-up or callback job */
+    DEP_MODE_COUNT
+};
+
+/* One entry of an enqueue's depends_on: an existing job's id, or (inside a batch) the index
+ * of another element of the same batch, resolved from its ref. */
+struct job_dep {
+    int64_t id;    /* > 0: an existing job; 0: the element `index` */
+    int32_t index; /* the element of the batch when id is 0 */
 };
 
 /* One job as stored. Strings are owned by the struct (malloc'd) and released by job_clear().
@@ -84,6 +102,10 @@ struct job {
     char *dedup_key;
     enum dedup_mode dedup_mode;
     int64_t dedup_seconds; /* JOB_NONE for active */
+    /* Workflows: the ids it depends on as a compact JSON array ("[1,2]"), NULL when none (the
+     * API shows []); what it does when one of them fails. */
+    char *depends_on;
+    enum dep_mode on_dependency_failure;
 };
 
 /* What a producer asks for. Borrowed strings: the store copies what it keeps. */
@@ -108,6 +130,11 @@ struct job_spec {
     const char *dedup_key; /* NULL when unset (then dedup_mode is DEDUP_NONE) */
     enum dedup_mode dedup_mode;
     int64_t dedup_seconds; /* window, debounce: 0..JOB_DELAY_MAX; unused otherwise */
+    /* Workflows: deps[0..ndeps) (0..JOB_DEPS_MAX, distinct; an index entry only in a batch,
+     * naming another element) and what the job does when one of them fails. */
+    const struct job_dep *deps;
+    size_t ndeps;
+    enum dep_mode on_dependency_failure;
 };
 
 /* What a worker asks for in a claim. Borrowed. */
@@ -182,6 +209,13 @@ void job_attempt_clear(struct job_attempt *a);
 /* The API name of a dedup mode ("active", "window", "debounce"; "none" for DEDUP_NONE
  * or any other number). Never NULL. */
 const char *job_dedup_mode_name(enum dedup_mode m);
+
+/* The API name of a dependency mode ("cancel", "run"; "cancel" for any other number). Never
+ * NULL. */
+const char *job_dep_mode_name(enum dep_mode m);
+
+/* Parse an API dependency mode name. Returns 0 and sets *out, or -1 for an unknown name. */
+int job_dep_mode_parse(const char *name, enum dep_mode *out);
 
 /* Parse an API dedup mode name. Returns 0 and sets *out, or -1 for an unknown name. */
 int job_dedup_mode_parse(const char *name, enum dedup_mode *out);

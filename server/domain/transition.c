@@ -67,6 +67,17 @@ static const struct job_transition table[JOB_STATUS_COUNT][JOB_ACTION_COUNT] = {
             [JOB_ACT_EXPIRE] = UNSEEN,
             [JOB_ACT_SNOOZE] = LEASE,
         },
+    [JOB_BLOCKED] =
+        {
+            [JOB_ACT_CLAIM] = UNSEEN, /* out of every claim until its dependencies are done */
+            [JOB_ACT_HEARTBEAT] = LEASE,
+            [JOB_ACT_COMPLETE] = LEASE,
+            [JOB_ACT_FAIL] = LEASE,
+            [JOB_ACT_CANCEL] = OK(JOB_CANCELLED),
+            [JOB_ACT_RETRY] = CONFLICT,
+            [JOB_ACT_EXPIRE] = UNSEEN,
+            [JOB_ACT_SNOOZE] = LEASE,
+        },
 };
 
 struct job_transition job_transition(enum job_status from, enum job_action action)

@@ -1,0 +1,128 @@
+/* Workflows (depend.h). */
+#include "depend.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum depend_effect depend_effect(enum job_status dep, enum dep_mode m)
+{
+    switch (dep) {
+    case JOB_SUCCEEDED:
+        return DEPEND_SETTLE;
+    case JOB_FAILED:
+    case JOB_CANCELLED:
+        return m == DEP_RUN ? DEPEND_SETTLE : DEPEND_CANCEL;
+    default:
+        return DEPEND_WAIT;
+    }
+}
+
+struct depend_plan depend_plan(int64_t waiting, int64_t cancel_dep)
+{
+    if (cancel_dep != 0)
+        return (struct depend_plan){JOB_CANCELLED, cancel_dep, 0};
+    if (waiting > 0)
+        return (struct depend_plan){JOB_BLOCKED, 0, waiting};
+    return (struct depend_plan){JOB_QUEUED, 0, 0};
+}
+
+int64_t depend_release_run_at(int64_t run_at, int64_t now)
+{
+    return run_at > now ? run_at : now;
+}
+
+char *depend_detail(int64_t dep, char buf[DEPEND_DETAIL_MAX])
+{
+    snprintf(buf, DEPEND_DETAIL_MAX, "{\"dependency\":%" PRId64 "}", dep);
+    return buf;
+}
+
+int depend_cancelled_by(const char *code, const char *detail, int64_t dep)
+{
+    char want[DEPEND_DETAIL_MAX];
+    return code && detail && strcmp(code, DEPEND_FAILED_CODE) == 0 &&
+           strcmp(detail, depend_detail(dep, want)) == 0;
+}
+
+/* The element an index entry of specs[i] names, or n for an id entry. */
+static size_t entry_index(const struct job_spec *sp, size_t d, size_t n)
+{
+    return sp->deps[d].id == 0 && (size_t)sp->deps[d].index < n ? (size_t)sp->deps[d].index : n;
+}
+
+/* An element on a cycle among the elements not placed (each of which waits for another one not
+ * placed): walk from the first one along its unplaced dependencies n times. */
+static long on_cycle(const struct job_spec *specs, size_t n, const unsigned char *done)
+{
+    size_t at = 0;
+    while (at < n && done[at])
+        at++;
+    for (size_t step = 0; step < n && at < n; step++) {
+        size_t next = n;
+        for (size_t d = 0; d < specs[at].ndeps && next == n; d++) {
+            size_t e = entry_index(&specs[at], d, n);
+            if (e < n && !done[e])
+                next = e;
+        }
+        at = next;
+    }
+    return at < n ? (long)at : 0;
+}
+
+long depend_order(const struct job_spec *specs, size_t n, size_t *order)
+{
+    /* Kahn's algorithm, always taking the lowest ready element, so a batch that lists parents
+     * first keeps its order. Reverse edges in one array (first[i]..first[i+1] are the
+     * dependents of i). */
+    size_t edges = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t d = 0; d < specs[i].ndeps; d++)
+            edges += entry_index(&specs[i], d, n) < n;
+    }
+    size_t *indegree = calloc(n + 1, sizeof *indegree);
+    size_t *first = calloc(n + 2, sizeof *first);
+    size_t *dependents = malloc((edges ? edges : 1) * sizeof *dependents);
+    unsigned char *done = calloc(n + 1, 1);
+    long bad = -2;
+    if (!indegree || !first || !dependents || !done)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t d = 0; d < specs[i].ndeps; d++) {
+            size_t e = entry_index(&specs[i], d, n);
+            if (e < n) {
+                indegree[i]++;
+                first[e + 2]++;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        first[i + 2] += first[i + 1];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t d = 0; d < specs[i].ndeps; d++) {
+            size_t e = entry_index(&specs[i], d, n);
+            if (e < n)
+                dependents[first[e + 1]++] = i;
+        }
+    }
+    size_t placed = 0;
+    while (placed < n) {
+        size_t pick = 0;
+        while (pick < n && (done[pick] || indegree[pick] != 0))
+            pick++;
+        if (pick == n)
+            break; /* the rest are on a cycle or wait for one */
+        done[pick] = 1;
+        order[placed++] = pick;
+        for (size_t k = first[pick]; k < first[pick + 1]; k++)
+            indegree[dependents[k]]--;
+    }
+    bad = placed < n ? on_cycle(specs, n, done) : -1;
+out:
+    free(indegree);
+    free(first);
+    free(dependents);
+    free(done);
+    return bad;
+}
