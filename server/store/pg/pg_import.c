@@ -223,6 +223,8 @@ static enum store_result import_commit(struct store_import *t)
     enum store_result r = run(&im->conn, PG_IMPORT_LANES, 0, NULL, "import: lanes", NULL);
     if (r == STORE_OK)
         r = run(&im->conn, PG_IMPORT_LANE_SET, 0, NULL, "import: lane of each job", NULL);
+    if (r == STORE_OK) /* the workflows' edges, from each job's depends_on */
+        r = run(&im->conn, PG_IMPORT_DEPS, 0, NULL, "import: dependencies", NULL);
     if (r != STORE_OK)
         return r;
     r = pg_command(&im->conn, "COMMIT", "import: commit");

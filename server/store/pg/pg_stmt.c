@@ -512,6 +512,16 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "l.requires = coalesce(array_to_json(j.requires)::text, '') AND "
      "l.ckey = coalesce(j.concurrency_key, '')",
      "import: each copied job with requires or a concurrency key in its lane"},
+    {PG_IMPORT_DEPS, "import_deps",
+     "WITH e AS (INSERT INTO jobq_deps (dep_id, job_id, settled) SELECT d.v::bigint, j.id, "
+     "coalesce(p.status IN " ENDED ", true) FROM jobq_jobs j CROSS JOIN LATERAL "
+     "json_array_elements_text(j.depends_on::json) AS d(v) LEFT JOIN jobq_jobs p ON p.id = "
+     "d.v::bigint WHERE j.depends_on IS NOT NULL ON CONFLICT DO NOTHING RETURNING job_id, "
+     "settled) UPDATE jobq_jobs j SET deps_pending = x.n FROM (SELECT job_id, count(*) FILTER "
+     "(WHERE NOT settled) AS n FROM e GROUP BY job_id) AS x WHERE j.id = x.job_id AND j.status "
+     "= " BLOCKED,
+     "import: the edges of the copied jobs from their depends_on (settled when the dependency "
+     "ended or is gone), and each blocked job's count of unsettled ones"},
     {PG_IMPORT_ANALYZE, "import_analyze", "ANALYZE jobq_jobs",
      "import: planner statistics for the claim and sweep right after the bulk load"},
     {PG_DEDUP_LOCK, "dedup_lock",

@@ -6,8 +6,8 @@
 #include "test_store_util.h"
 #include "transition.h"
 
-static const enum job_status statuses[] = {JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED,
-                                           JOB_CANCELLED};
+static const enum job_status statuses[] = {JOB_QUEUED,    JOB_RUNNING, JOB_SUCCEEDED,
+                                           JOB_FAILED,    JOB_CANCELLED, JOB_BLOCKED};
 #define NSTATUSES (sizeof statuses / sizeof statuses[0])
 #define LEASE 30
 #define NO_TOKEN "00000000000000000000000000000000" /* JOB_TOKEN_LEN, never given out */
@@ -27,6 +27,16 @@ static int make_subject(struct store *s, enum job_status status, int n, struct s
     out->status = status;
     snprintf(out->queue, sizeof out->queue, "t%d-%s", n, job_status_name(status));
     snprintf(out->token, sizeof out->token, "%s", NO_TOKEN);
+    if (status == JOB_BLOCKED) { /* waits for a job of another queue that never runs */
+        char parent_queue[40];
+        snprintf(parent_queue, sizeof parent_queue, "%s-parent", out->queue);
+        struct job_dep dep = {.id = enqueue(s, parent_queue, 0, T0, T0)};
+        struct job_spec sp = spec_of(out->queue, 0, T0);
+        sp.deps = &dep;
+        sp.ndeps = 1;
+        out->id = dep.id > 0 ? enqueue_spec(s, &sp, T0) : -1;
+        return out->id > 0 && status_of(s, out->id) == JOB_BLOCKED ? 0 : -1;
+    }
     out->id = enqueue(s, out->queue, 0, T0, T0);
     if (out->id < 0)
         return -1;
