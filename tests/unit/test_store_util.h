@@ -159,6 +159,9 @@ static inline int status_of(struct store *s, int64_t id)
 }
 
 /* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
+/* SQL that takes a SQLite database back from schema 8 to 7. */
+#define SQLITE_UNDO_MIGRATION_8 "DROP INDEX jobs_lane_any; "
+
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 
@@ -198,6 +201,19 @@ static inline int64_t jobs_int(const char *expr, const char *where)
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT %s FROM %s%s%s", expr, backend_pg() ? "jobq_jobs" : "jobs",
              where ? " WHERE " : "", where ? where : "");
+    if (!backend_pg())
+        return sql_int(sql);
+    int64_t v = -1;
+    return pg_sql_value(db_url, sql, &v) == 0 ? v : -1;
+}
+
+/* One integer from SELECT expr FROM table `name` (its SQLite name: "jobq_" goes before it on
+ * PostgreSQL) WHERE where, on the test's own connection to the database under test, or -1. */
+static inline int64_t table_int(const char *expr, const char *name, const char *where)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s%s WHERE %s", expr, backend_pg() ? "jobq_" : "",
+             name, where);
     if (!backend_pg())
         return sql_int(sql);
     int64_t v = -1;

@@ -425,6 +425,20 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_KEY_CLOSE, "key_close",
      "UPDATE jobq_lanes SET open_at = $2::bigint WHERE ckey = $1::text RETURNING queue",
      "claim (lanes): a key without room closes its lanes until $2 (limit_open_at)"},
+    {PG_LANES_PICK, "lanes_pick",
+     "WITH w AS MATERIALIZED (SELECT id FROM jobq_lanes WHERE id > $1::bigint ORDER BY id "
+     "LIMIT $2::integer), e AS (SELECT l.id FROM jobq_lanes l WHERE l.id IN (SELECT id FROM w) "
+     "AND NOT EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.lane = l.id) FOR UPDATE OF l SKIP "
+     "LOCKED) SELECT (SELECT max(id) FROM w), (SELECT count(*) FROM w), "
+     "(SELECT array_agg(id) FROM e)",
+     "sweep: of the next $2 lanes after lane $1 (the last id and how many), those no job "
+     "references, locked unless a transaction holds them (an enqueue's upsert: passed by)"},
+    {PG_LANES_DROP, "lanes_drop",
+     "DELETE FROM jobq_lanes l WHERE l.id = ANY ($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM "
+     "jobq_jobs j WHERE j.lane = l.id)",
+     "sweep: the picked lanes go unless a job references them now (a statement after the "
+     "lock: it sees the jobs of every enqueue that wrote the lane before; later ones wait for "
+     "the lock and make the lane again)"},
     {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     {PG_IMPORT_HELD, "import_held",

@@ -61,6 +61,8 @@ enum pg_stmt_id {
     PG_KEY_WINDOW_ROWS,
     PG_KEY_CLAIMED,
     PG_KEY_CLOSE,
+    PG_LANES_PICK,
+    PG_LANES_DROP,
     PG_IMPORT_LOCK,
     PG_IMPORT_HELD,
     PG_IMPORT_NEXT_ID,

@@ -180,6 +180,9 @@ static const char *const migrations[] = {
      * jobs without a dedup key never enter it. */
     "CREATE INDEX jobs_dedup_live ON jobs (queue, dedup_key, id)"
     " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
+    /* 8: the sweeper drops the lanes that no job references (any status: a requeued or
+     * retried job goes back to its lane by id), one probe per lane. */
+    "CREATE INDEX jobs_lane_any ON jobs (lane) WHERE lane IS NOT NULL;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

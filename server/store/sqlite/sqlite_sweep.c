@@ -17,6 +17,8 @@ struct sweep_arg {
     int64_t now;
     int64_t cutoff; /* retention: finished before this */
     int batch;
+    int64_t lanes_from; /* the lanes part: the last lane looked at before it */
+    int64_t lanes_next; /* and after it (committed: the next sweep's lanes_from) */
     int64_t backoff_base, backoff_max;
     struct sweep_result *res;
     struct sqlite_notes *notes;
@@ -269,6 +271,19 @@ static int retention_tx(struct sqlite_conn *c, void *p)
     return r;
 }
 
+/* The lanes that no job references go (sqlite_lanes_drop), `batch` lanes looked at from where
+ * the last sweep stopped; when some went, the writer learns whether any lane is left. */
+static int lanes_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->lanes = 0;
+    a->lanes_next = a->lanes_from; /* a transaction run again starts where it started */
+    enum store_result r = sqlite_lanes_drop(c, &a->lanes_next, a->batch, &a->res->lanes);
+    if (r == STORE_OK && a->res->lanes > 0)
+        r = sqlite_lanes_any(c, &a->notes->lanes);
+    return r;
+}
+
 /* Run one part in its own transaction; its counts stay 0 unless it committed. */
 static enum store_result part(struct sqlite_store *st, struct sweep_arg *a, const char *name,
                               int (*fn)(struct sqlite_conn *, void *), int *count, int *count2)
@@ -300,8 +315,13 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         batch = SWEEP_BATCH_MAX;
     if (retention < 0)
         retention = 0;
-    struct sweep_arg a = {now, now - retention, batch, st->backoff_base, st->backoff_max, res,
-                          NULL};
+    struct sweep_arg a = {.now = now,
+                          .cutoff = now - retention,
+                          .batch = batch,
+                          .lanes_from = st->lanes_swept,
+                          .backoff_base = st->backoff_base,
+                          .backoff_max = st->backoff_max,
+                          .res = res};
     enum store_result r = part(st, &a, "sweep promote", promote_tx, &res->promoted, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep leases", expire_tx, &res->requeued, &res->failed);
@@ -309,5 +329,10 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         r = part(st, &a, "sweep expiry", expiry_tx, &res->expired, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
+    if (r == STORE_OK) {
+        r = part(st, &a, "sweep lanes", lanes_tx, &res->lanes, NULL);
+        if (r == STORE_OK)
+            st->lanes_swept = a.lanes_next;
+    }
     return r;
 }

@@ -119,6 +119,19 @@ static int setup_finished(struct store *s, struct fixture *fx)
     return 0;
 }
 
+/* A lane that no job references: its one job (concurrency key "k") was purged. */
+static int setup_empty_lane(struct store *s, struct fixture *fx)
+{
+    struct job_spec sp = spec_of("q", 0, T0);
+    sp.concurrency_key = "k";
+    fx->id = enqueue_spec(s, &sp, T0);
+    size_t deleted = 0;
+    return fx->id > 0 && store_purge(s, "q", JOB_QUEUED, 10, T0, &deleted) == STORE_OK &&
+                   deleted == 1
+               ? 0
+               : -1;
+}
+
 static int setup_scheduled(struct store *s, struct fixture *fx)
 {
     fx->id = enqueue(s, "q", 0, T0 + 50, T0);
@@ -447,13 +460,15 @@ static const struct write_path paths[] = {
     {"fail, final", setup_claimed, op_fail_final, 0},
     {"cancel", setup_claimed, op_cancel, 0},
     {"retry", setup_failed, op_retry, 0},
-    /* A sweep is promotion, then leases, then retention, each its own transaction. */
-    {"sweep, requeue", setup_expiring, op_sweep_keep, 6},
-    {"sweep, fail", setup_expiring_last, op_sweep_keep, 6},
-    {"sweep, delete", setup_finished, op_sweep_delete, 0},
-    {"sweep, promotion", setup_scheduled, op_sweep_keep, 9},
-    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 3},
+    /* A sweep is promotion, then leases, then expiry, then retention, then lanes, each its
+     * own transaction (with nothing to do: BEGIN, one statement, COMMIT). */
+    {"sweep, requeue", setup_expiring, op_sweep_keep, 9},
+    {"sweep, fail", setup_expiring_last, op_sweep_keep, 9},
+    {"sweep, delete", setup_finished, op_sweep_delete, 3},
+    {"sweep, promotion", setup_scheduled, op_sweep_keep, 12},
+    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 6},
     {"snooze", setup_claimed, op_snooze, 0},
+    {"sweep, lanes", setup_empty_lane, op_sweep_keep, 0},
 };
 
 TEST(faults_enqueue_single)
@@ -531,6 +546,11 @@ TEST(faults_snooze)
     CHECK(fault_every_step(&paths[14]) == 0);
 }
 
+TEST(faults_sweep_lanes)
+{
+    CHECK(fault_every_step(&paths[15]) == 0);
+}
+
 TEST(fault_injector_counts_and_stops)
 {
     struct store *s = fresh_store();
@@ -555,4 +575,5 @@ TEST_MAIN(TEST_ENTRY(faults_enqueue_single), TEST_ENTRY(faults_enqueue_batch),
           TEST_ENTRY(faults_retry), TEST_ENTRY(faults_sweep_requeue), TEST_ENTRY(faults_sweep_fail),
           TEST_ENTRY(faults_sweep_delete), TEST_ENTRY(faults_sweep_promotion),
           TEST_ENTRY(faults_sweep_expired_jobs), TEST_ENTRY(faults_snooze),
+          TEST_ENTRY(faults_sweep_lanes),
           TEST_ENTRY(fault_injector_counts_and_stops))
