@@ -120,6 +120,15 @@ static inline int64_t enqueue_spec(struct store *s, const struct job_spec *sp, i
     return id;
 }
 
+/* Enqueue one due job of queue with concurrency key ckey at T0 (into its lane, made when new);
+ * its id, or -1. */
+static inline int64_t enqueue_keyed(struct store *s, const char *queue, const char *ckey)
+{
+    struct job_spec sp = spec_of(queue, 0, T0);
+    sp.concurrency_key = ckey;
+    return enqueue_spec(s, &sp, T0);
+}
+
 static inline int64_t enqueue(struct store *s, const char *queue, int32_t priority, int64_t run_at,
                               int64_t now)
 {
@@ -160,7 +169,7 @@ static inline int status_of(struct store *s, int64_t id)
 
 /* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
 /* SQL that takes a SQLite database back from schema 8 to 7. */
-#define SQLITE_UNDO_MIGRATION_8 "DROP INDEX jobs_lane_any; "
+#define SQLITE_UNDO_MIGRATION_8 "DROP INDEX jobs_lane_any; DROP INDEX key_claims_at; "
 
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "

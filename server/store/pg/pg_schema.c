@@ -245,9 +245,10 @@ static const char *const migrations[] = {
      * the SQLite store's migration 7). */
     "CREATE INDEX jobq_jobs_dedup_live ON jobq_jobs (queue, dedup_key, id)"
     " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
-    /* 7: the sweeper drops the lanes that no job references (as the SQLite store's
-     * migration 8). */
-    "CREATE INDEX jobq_jobs_lane_any ON jobq_jobs (lane) WHERE lane IS NOT NULL;",
+    /* 7: the sweeper drops the lanes that no job references and the claim rows older than
+     * every window (as the SQLite store's migration 8). */
+    "CREATE INDEX jobq_jobs_lane_any ON jobq_jobs (lane) WHERE lane IS NOT NULL;"
+    "CREATE INDEX jobq_key_claims_at ON jobq_key_claims (at);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

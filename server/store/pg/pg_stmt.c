@@ -439,6 +439,15 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sweep: the picked lanes go unless a job references them now (a statement after the "
      "lock: it sees the jobs of every enqueue that wrote the lane before; later ones wait for "
      "the lock and make the lane again)"},
+    {PG_KEY_CLAIMS_EXPIRE, "key_claims_expire",
+     "WITH o AS MATERIALIZED (SELECT key, at FROM jobq_key_claims WHERE at < $1::bigint "
+     "ORDER BY at LIMIT $2::integer), k AS MATERIALIZED (SELECT key FROM (SELECT DISTINCT key "
+     "FROM o) AS d WHERE pg_try_advisory_xact_lock(" PG_KEY_LOCK("d.key") ")) "
+     "DELETE FROM jobq_key_claims c USING o, k WHERE c.key = o.key AND c.at = o.at AND "
+     "o.key = k.key",
+     "sweep: at most $2 claim rows older than every window (limit_claims_oldest), of the keys "
+     "whose lock it gets (a claim that holds one prunes them itself; one that comes later "
+     "passes the key by until the sweep commits: neither waits)"},
     {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     {PG_IMPORT_HELD, "import_held",

@@ -63,6 +63,7 @@ enum pg_stmt_id {
     PG_KEY_CLOSE,
     PG_LANES_PICK,
     PG_LANES_DROP,
+    PG_KEY_CLAIMS_EXPIRE,
     PG_IMPORT_LOCK,
     PG_IMPORT_HELD,
     PG_IMPORT_NEXT_ID,

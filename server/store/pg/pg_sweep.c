@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "lease.h"
+#include "limit.h"
 #include "log.h"
 #include "pg_row.h"
 #include "pg_store.h"
@@ -148,7 +149,7 @@ static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_n
 
 /* The lanes that no job references (of any status: a job keeps its lane id, and a requeued
  * or retried job goes back to that lane) among the `batch` lanes after the last one looked
- * at, by id. Race-free against an enqueue into such a lane: its upsert writes the lane row
+ * at, by id, then at most `batch` claim rows older than every window (PG_KEY_CLAIMS_EXPIRE). Race-free against an enqueue into such a lane: its upsert writes the lane row
  * (ON CONFLICT DO UPDATE), so the lanes are first locked with SKIP LOCKED (an enqueue that
  * wrote one and has not committed holds it: passed by) and then deleted by a statement of
  * its own, whose snapshot sees the jobs of every enqueue that wrote a lane before the lock;
@@ -157,7 +158,7 @@ static enum store_result lanes_tx(struct pg_conn *c, void *p, struct store_news 
 {
     (void)notes;
     struct sweep_arg *a = p;
-    a->res->lanes = 0;
+    a->res->lanes = a->res->claims = 0;
     a->lanes_next = a->st->lanes_swept;
     int led = 0;
     enum store_result r = lead(c, &led);
@@ -178,6 +179,14 @@ static enum store_result lanes_tx(struct pg_conn *c, void *p, struct store_news 
             a->res->lanes = atoi(PQcmdTuples(del));
         PQclear(del);
     }
+    PQclear(res);
+    if (r != STORE_OK)
+        return r;
+    char oldest[24];
+    const char *cp[2] = {pg_int_param(oldest, limit_claims_oldest(a->now)), batch};
+    res = pg_exec(c, PG_KEY_CLAIMS_EXPIRE, 2, cp, "sweep key claims", &r);
+    if (res)
+        a->res->claims = atoi(PQcmdTuples(res));
     PQclear(res);
     return r;
 }
@@ -248,7 +257,7 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
         if (r == STORE_OK)
             st->lanes_swept = a.lanes_next;
         else
-            res->lanes = 0;
+            res->lanes = res->claims = 0;
     }
     refresh_stats(st);
     return r;

@@ -181,8 +181,11 @@ static const char *const migrations[] = {
     "CREATE INDEX jobs_dedup_live ON jobs (queue, dedup_key, id)"
     " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
     /* 8: the sweeper drops the lanes that no job references (any status: a requeued or
-     * retried job goes back to its lane by id), one probe per lane. */
-    "CREATE INDEX jobs_lane_any ON jobs (lane) WHERE lane IS NOT NULL;",
+     * retried job goes back to its lane by id), one probe per lane, and the claim rows of
+     * keys that are not claimed any more. */
+    "CREATE INDEX jobs_lane_any ON jobs (lane) WHERE lane IS NOT NULL;"
+    /* The sweeper deletes the claim rows older than every window, oldest first. */
+    "CREATE INDEX key_claims_at ON key_claims (at);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -383,6 +383,11 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "WHERE jobs.lane = lanes.id)",
      "sweep: the lanes in (?1, ?2] that no job of any status references go (jobs_lane_any); a "
      "job keeps its lane id, so a lane with a job is never dropped"},
+    {STMT_KEY_CLAIMS_EXPIRE, STMT_ON_WRITER,
+     "DELETE FROM key_claims WHERE (key, at) IN (SELECT key, at FROM key_claims WHERE at < ?1 "
+     "ORDER BY at LIMIT ?2)",
+     "sweep: at most ?2 claim rows of any key older than every window (limit_claims_oldest; "
+     "key_claims_at)"},
     {STMT_DEDUP_ACTIVE, STMT_ON_WRITER,
      "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 AND " DEDUP_LIVE
      " ORDER BY id DESC LIMIT 1",

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lease.h"
+#include "limit.h"
 #include "log.h"
 #include "rand.h"
 #include "sqlite_lanes.h"
@@ -252,35 +253,47 @@ static int expiry_tx(struct sqlite_conn *c, void *p)
     return r;
 }
 
-static int retention_tx(struct sqlite_conn *c, void *p)
+/* Run delete statement id with (cutoff, batch); *deleted is how many rows went. */
+static enum store_result delete_batch(struct sqlite_conn *c, enum stmt_id id, int64_t cutoff,
+                                      int batch, const char *what, int *deleted)
 {
-    struct sweep_arg *a = p;
-    a->res->deleted = 0;
-    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SWEEP_DELETE);
-    int rc = sqlite3_bind_int64(st, 1, a->cutoff);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
+    int rc = sqlite3_bind_int64(st, 1, cutoff);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 2, a->batch);
+        rc = sqlite3_bind_int(st, 2, batch);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(c, st);
     enum store_result r = STORE_OK;
     if (rc == SQLITE_DONE)
-        a->res->deleted = (int)sqlite3_changes(c->db);
+        *deleted = (int)sqlite3_changes(c->db);
     else
-        r = sqlite_conn_fail(c, rc, "sweep delete");
+        r = sqlite_conn_fail(c, rc, what);
     sqlite3_reset(st);
     return r;
 }
 
+static int retention_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->deleted = 0;
+    return delete_batch(c, STMT_SWEEP_DELETE, a->cutoff, a->batch, "sweep delete",
+                        &a->res->deleted);
+}
+
 /* The lanes that no job references go (sqlite_lanes_drop), `batch` lanes looked at from where
- * the last sweep stopped; when some went, the writer learns whether any lane is left. */
+ * the last sweep stopped; when some went, the writer learns whether any lane is left. Then at
+ * most `batch` claim rows older than every window (limit_claims_oldest). */
 static int lanes_tx(struct sqlite_conn *c, void *p)
 {
     struct sweep_arg *a = p;
-    a->res->lanes = 0;
+    a->res->lanes = a->res->claims = 0;
     a->lanes_next = a->lanes_from; /* a transaction run again starts where it started */
     enum store_result r = sqlite_lanes_drop(c, &a->lanes_next, a->batch, &a->res->lanes);
     if (r == STORE_OK && a->res->lanes > 0)
         r = sqlite_lanes_any(c, &a->notes->lanes);
+    if (r == STORE_OK)
+        r = delete_batch(c, STMT_KEY_CLAIMS_EXPIRE, limit_claims_oldest(a->now), a->batch,
+                         "sweep key claims", &a->res->claims);
     return r;
 }
 
@@ -330,7 +343,7 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
     if (r == STORE_OK)
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
     if (r == STORE_OK) {
-        r = part(st, &a, "sweep lanes", lanes_tx, &res->lanes, NULL);
+        r = part(st, &a, "sweep lanes", lanes_tx, &res->lanes, &res->claims);
         if (r == STORE_OK)
             st->lanes_swept = a.lanes_next;
     }

@@ -218,15 +218,6 @@ TEST(sweep_promotes_in_batches)
     store_close(s);
 }
 
-/* Enqueue one due job of queue q with concurrency key ckey at T0 (its lane made when new);
- * its id, or -1. */
-static int64_t enqueue_keyed(struct store *s, const char *q, const char *ckey)
-{
-    struct job_spec sp = spec_of(q, 0, T0);
-    sp.concurrency_key = ckey;
-    return enqueue_spec(s, &sp, T0);
-}
-
 /* The lanes of concurrency key ckey (any queue). */
 static int64_t lanes_of(const char *ckey)
 {
@@ -316,6 +307,44 @@ TEST(sweep_drops_lanes_in_batches)
     struct job j;
     CHECK_INT(claim_one(s, "q", T0 + 100, &j), 6);
     job_clear(&j);
+    store_close(s);
+}
+
+/* Claim the one job of key ckey (enqueued now) at `at`: one claim row of the key at `at`. */
+static int claimed_at(struct store *s, const char *ckey, int64_t at)
+{
+    struct job j;
+    int64_t id = enqueue_keyed(s, ckey, ckey);
+    int ok = id > 0 && claim_one(s, ckey, at, &j) == id;
+    if (ok)
+        job_clear(&j);
+    return ok;
+}
+
+TEST(sweep_deletes_claim_rows_older_than_every_window)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct limit out, l = {.rate_jobs = 5, .rate_per_seconds = 10};
+    snprintf(l.key, sizeof l.key, "r*");
+    CHECK_INT(store_limit_put(s, &l, T0, &out), STORE_OK);
+    CHECK(claimed_at(s, "r1", T0));
+    CHECK(claimed_at(s, "r2", T0 + 1));
+    CHECK(claimed_at(s, "r3", T0 + 2));
+    CHECK(claimed_at(s, "r4", T0 + 3));
+    CHECK_INT(table_int("count(*)", "key_claims", "1 = 1"), 4);
+    /* A longer window may apply to a key later (86400 s at most): its rows are kept that
+     * long, then go, oldest first, `batch` at a time. */
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 86399, 10 * 86400, 2, &r), STORE_OK);
+    CHECK_INT(r.claims, 0);
+    CHECK_INT(store_sweep(s, T0 + 86402, 10 * 86400, 2, &r), STORE_OK);
+    CHECK_INT(r.claims, 2);
+    CHECK_INT(table_int("count(*)", "key_claims", "key IN ('r1', 'r2')"), 0);
+    CHECK_INT(store_sweep(s, T0 + 86402, 10 * 86400, 2, &r), STORE_OK);
+    CHECK_INT(r.claims, 1);
+    CHECK_INT(table_int("count(*)", "key_claims", "1 = 1"), 1);
+    CHECK_INT(table_int("at", "key_claims", "key = 'r4'"), T0 + 3);
     store_close(s);
 }
 
@@ -497,4 +526,5 @@ TEST_MAIN(TEST_ENTRY(sweep_requeues_expired_leases), TEST_ENTRY(sweep_fails_exha
           TEST_ENTRY(sweep_retention_in_batches), TEST_ENTRY(sweep_promotes_in_batches),
           TEST_ENTRY(sweep_drops_lanes_no_job_references), TEST_ENTRY(sweep_drops_lanes_in_batches),
           TEST_ENTRY(sweep_passes_by_a_lane_an_enqueue_writes),
+          TEST_ENTRY(sweep_deletes_claim_rows_older_than_every_window),
           TEST_ENTRY(hooks_called_after_commit), TEST_ENTRY(hooks_not_called_after_rollback))
