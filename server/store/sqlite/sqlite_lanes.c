@@ -155,10 +155,10 @@ struct lanes_be {
     struct sqlite_notes *notes;
 };
 
-static enum store_result be_take(void *p, int64_t id, struct job *out)
+static enum store_result be_take(void *p, const struct lane_cand *c, struct job *out)
 {
     struct lanes_be *b = p;
-    return b->take->fn(b->c, b->take->arg, id, out);
+    return b->take->fn(b->c, b->take->arg, c->id, out);
 }
 
 static enum store_result be_head(void *p, struct lane_cand *cand)
