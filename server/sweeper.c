@@ -51,7 +51,8 @@ enum tick { TICK_DONE, TICK_MORE, TICK_ERROR };
 static int full_batch(const struct sweep_result *r)
 {
     return r->requeued + r->failed >= SWEEP_BATCH || r->deleted >= SWEEP_BATCH ||
-           r->promoted >= SWEEP_BATCH || r->expired >= SWEEP_BATCH || r->visited >= SWEEP_BATCH;
+           r->promoted >= SWEEP_BATCH || r->expired >= SWEEP_BATCH || r->lanes >= SWEEP_BATCH ||
+           r->claims >= SWEEP_BATCH || r->visited >= SWEEP_BATCH;
 }
 
 /* One tick: store_sweep() in bounded batches while a batch came back full. */
@@ -75,16 +76,20 @@ static enum tick sweep_tick(struct sweeper *sw, int64_t now)
         total.deleted += r.deleted;
         total.promoted += r.promoted;
         total.expired += r.expired;
+        total.lanes += r.lanes;
+        total.claims += r.claims;
         if (!full_batch(&r)) {
             result = TICK_DONE;
             break;
         }
     }
-    if (total.requeued || total.failed || total.deleted || total.promoted || total.expired)
-        log_debug("sweep: promoted %d, requeued %d, failed %d, expired %d, deleted %d in %d "
-                  "batch%s%s",
+    if (total.requeued || total.failed || total.deleted || total.promoted || total.expired ||
+        total.lanes || total.claims)
+        log_debug("sweep: promoted %d, requeued %d, failed %d, expired %d, deleted %d, lanes "
+                  "dropped %d, key claims deleted %d in %d batch%s%s",
                   total.promoted, total.requeued, total.failed, total.expired, total.deleted,
-                  batches, batches == 1 ? "" : "es", result == TICK_MORE ? ", more to do" : "");
+                  total.lanes, total.claims, batches, batches == 1 ? "" : "es",
+                  result == TICK_MORE ? ", more to do" : "");
     return result;
 }
 

@@ -133,6 +133,11 @@ int64_t limit_window_start(const struct limit *l, int64_t now)
     return has_rate(l) ? now - l->rate_per_seconds + 1 : now + 1;
 }
 
+int64_t limit_claims_oldest(int64_t now)
+{
+    return now - LIMIT_RATE_SECONDS_MAX + 1;
+}
+
 /* The claims of u that the rate of l counts at time t. */
 static int64_t counted_at(const struct limit *l, const struct limit_usage *u, int64_t t)
 {

@@ -131,6 +131,12 @@ void limit_tally(struct limit *limits, size_t n, const char *key, int64_t runnin
  * rate (or l NULL) returns now + 1 (no claim is counted). This function can't fail. */
 int64_t limit_window_start(const struct limit *l, int64_t now);
 
+/* The oldest second whose claims any rate may count at now or later, whatever limit applies
+ * to the key then: limit_window_start of the longest window (LIMIT_RATE_SECONDS_MAX). Claim
+ * rows of any key before it are never read again (the sweeper deletes them: a key that is
+ * never claimed again keeps none). This function can't fail. */
+int64_t limit_claims_oldest(int64_t now);
+
 /* How many more jobs of a key may be claimed at now, so that a claim of several jobs never
  * overshoots: 0 while the key is paused (paused_until > now); else the least of
  * max_running - running (when max_running is set) and rate_jobs - (claims counted at now)

@@ -141,7 +141,7 @@ enum store_result lane_claim_run(const struct lane_claim_ops *ops, void *be, int
                 continue;
             }
         }
-        r = ops->take(be, c->id, &out[*got]);
+        r = ops->take(be, c, &out[*got]);
         if (r == STORE_OK) {
             (*got)++;
             if (k) {

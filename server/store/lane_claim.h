@@ -42,11 +42,13 @@ int64_t lane_key_room(const struct lane_key *k);
 /* The backend's side of one claim transaction (be: its state). Each returns STORE_OK or the
  * error that ends the claim (rolled back). */
 struct lane_claim_ops {
-    /* Take job id for the claimer (compare-and-swap from queued, not expired) into out:
-     * STORE_NOT_FOUND when it is no longer queued (taken, cancelled: a stale head). */
-    enum store_result (*take)(void *be, int64_t id, struct job *out);
+    /* Take job c->id (a plain job, or the head of lane c->lane) for the claimer
+     * (compare-and-swap from queued, not expired) into out: STORE_NOT_FOUND when it is no
+     * longer queued (taken, cancelled: a stale head). head(c) follows for a lane. */
+    enum store_result (*take)(void *be, const struct lane_cand *c, struct job *out);
     /* Look at the lane of c again: its best queued job into c->id/priority/run_at (c->id 0
-     * when none) and into the lane's stored head. */
+     * when none) and into the lane's stored head. A backend may have learnt it already in
+     * the take just before. */
     enum store_result (*head)(void *be, struct lane_cand *c);
     /* Fill k for k->key: the limits that may apply (then k->has_limit and k->limit by
      * limit_resolve), running, paused_until and window (the claims counted at now by the

@@ -99,6 +99,8 @@ struct sweep_result {
     int promoted; /* scheduled jobs that became due (a backend that needs no promotion: 0) */
     int expired;  /* queued jobs past their expires_at, cancelled (error_code "expired") */
     int visited;  /* ended or retried jobs whose dependents a write left for the sweep */
+    int lanes;    /* lanes that no job references, dropped (a batch: of the lanes looked at) */
+    int claims;   /* claim rows of rate-limited keys older than every window, deleted */
     int led;      /* 1: this process did the sweep (one sweeper at a time across processes) */
     /* The leases ended and the jobs expired by queue, nqueues rows (each part of the batch
      * that notes adds at most one per job, so at most `batch` per part): filled by the

@@ -6,6 +6,7 @@ the claim's answer until just before they send its complete, so their count neve
 what the server counts: a count above max_running is the server's fault. On PostgreSQL the
 same holds for workers spread over three jobqd processes on one database. Both backends."""
 
+import re
 import threading
 import time
 import unittest
@@ -166,11 +167,11 @@ class KeyLimits(ServerTest):
         gpu = self.claim(capabilities=["gpu", "x"])
         self.assertEqual(gpu[0]["requires"], ["gpu"])
 
-    def long_poll(self, out):
+    def long_poll(self, out, queue=None):
         c = self.server.client(timeout=30)
         try:
-            r = c.post("/claim", {"worker_id": "parked", "queue": self.q, "wait_seconds": 20},
-                       timeout=30)
+            r = c.post("/claim", {"worker_id": "parked", "queue": queue or self.q,
+                                  "wait_seconds": 20}, timeout=30)
             out.append((time.monotonic(), r))
         finally:
             c.close()
@@ -197,6 +198,35 @@ class KeyLimits(ServerTest):
     def test_end_of_a_job_wakes_a_parked_claim(self):
         self.parked_claim_woken_by(lambda j, k: self.act(
             j["id"], "complete", {"lease_token": j["lease_token"]}))
+
+    def waiting_claims(self):
+        r = self.c.get("/metrics")
+        self.assertEqual(r.status, 200, r)
+        m = re.search(r"^jobq_waiting_claims (\d+)$", r.body.decode("utf-8"), re.M)
+        return int(m.group(1)) if m else -1
+
+    def test_end_of_a_job_wakes_a_claim_parked_on_another_queue(self):
+        """A job of queue A runs with the key's one slot; a long poll on queue B, where a job
+        of the same key waits, parks. The job's end in A wakes it at once: well before the
+        parked claim looks again by itself (PostgreSQL: 1 to 2 s after it parked)."""
+        k, other = self.queue("k"), self.queue("b")
+        put_limit(self.c, k, {"max_running": 1})
+        enqueue_many(self.c, self.q, 1, concurrency_key=k)
+        waiting = enqueue_many(self.c, other, 1, concurrency_key=k)
+        first = self.claim_one()
+        out = []
+        t = threading.Thread(target=self.long_poll, args=(out, other))
+        t.start()
+        wait_until(lambda: self.waiting_claims() == 1, 10, what="the claim on B parked")
+        self.assertEqual(out, [], "the claim should wait: the key is full")
+        at = time.monotonic()
+        self.act(first["id"], "complete", {"lease_token": first["lease_token"]})
+        t.join(30)
+        self.assertEqual(len(out), 1)
+        done_at, r = out[0]
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual([j["id"] for j in r.json["jobs"]], waiting, r)
+        self.assertLess(done_at - at, 0.6, "the parked claim was not woken by the job's end")
 
     def test_deleting_the_limit_releases_waiting_jobs(self):
         def delete(j, k):

@@ -95,7 +95,7 @@ static inline int dump_query(sqlite3 *db, const char *sql, char *buf, size_t siz
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Every job row and the id counter, as text, in a new string (NULL on failure). */
+/* Every job row, the id counter, the counts, attempts, lanes and key claims, as text, in a new string (NULL on failure). */
 static inline char *dump(void)
 {
     char *buf = malloc(DUMP_MAX);
@@ -110,7 +110,9 @@ static inline char *dump(void)
              dump_query(db, "SELECT * FROM counts ORDER BY queue, status", buf, DUMP_MAX, &used) ==
                  0 &&
              dump_query(db, "SELECT * FROM attempts ORDER BY job_id, fencing_token", buf, DUMP_MAX,
-                        &used) == 0;
+                        &used) == 0 &&
+             dump_query(db, "SELECT * FROM lanes ORDER BY id", buf, DUMP_MAX, &used) == 0 &&
+             dump_query(db, "SELECT * FROM key_claims ORDER BY key, at", buf, DUMP_MAX, &used) == 0;
     }
     sqlite3_close(db);
     if (!ok) {

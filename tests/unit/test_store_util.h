@@ -120,6 +120,15 @@ static inline int64_t enqueue_spec(struct store *s, const struct job_spec *sp, i
     return id;
 }
 
+/* Enqueue one due job of queue with concurrency key ckey at T0 (into its lane, made when new);
+ * its id, or -1. */
+static inline int64_t enqueue_keyed(struct store *s, const char *queue, const char *ckey)
+{
+    struct job_spec sp = spec_of(queue, 0, T0);
+    sp.concurrency_key = ckey;
+    return enqueue_spec(s, &sp, T0);
+}
+
 static inline int64_t enqueue(struct store *s, const char *queue, int32_t priority, int64_t run_at,
                               int64_t now)
 {
@@ -158,7 +167,9 @@ static inline int status_of(struct store *s, int64_t id)
     return st;
 }
 
-/* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
+/* SQL that takes a SQLite database back from schema 9 to 8 (lanes' and claims' sweep). */
+#define SQLITE_UNDO_MIGRATION_9 "DROP INDEX jobs_lane_any; DROP INDEX key_claims_at; "
+
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 
@@ -184,6 +195,7 @@ static inline int status_of(struct store *s, int64_t id)
     "CREATE INDEX jobs_claim_req ON jobs (queue, priority DESC, run_at, id)"                       \
     " WHERE status = 1 AND requires IS NOT NULL; "
 
+/* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
 static inline int64_t sql_int(const char *sql)
 {
     sqlite3 *db = NULL;
@@ -205,6 +217,19 @@ static inline int64_t jobs_int(const char *expr, const char *where)
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT %s FROM %s%s%s", expr, backend_pg() ? "jobq_jobs" : "jobs",
              where ? " WHERE " : "", where ? where : "");
+    if (!backend_pg())
+        return sql_int(sql);
+    int64_t v = -1;
+    return pg_sql_value(db_url, sql, &v) == 0 ? v : -1;
+}
+
+/* One integer from SELECT expr FROM table `name` (its SQLite name: "jobq_" goes before it on
+ * PostgreSQL) WHERE where, on the test's own connection to the database under test, or -1. */
+static inline int64_t table_int(const char *expr, const char *name, const char *where)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s%s WHERE %s", expr, backend_pg() ? "jobq_" : "",
+             name, where);
     if (!backend_pg())
         return sql_int(sql);
     int64_t v = -1;

@@ -1,14 +1,16 @@
 /* The claim by the lanes on PostgreSQL (pg_lanes.h, docs/flow-control.md): the candidates
  * (read without a transaction: a queue without open lanes costs this one statement), then in
  * one transaction lane_claim_run takes the jobs, each key tried-locked and read when the claim
- * first reaches one of its lanes
- * in claim order. */
+ * first reaches one of its lanes, in claim order. Round trips are few: the BEGIN goes with the
+ * first statements, a key's lock and the read of its state go together (pipelined: the read
+ * still runs after the lock), and the take of a lane's head brings its next head. */
 #include "pg_lanes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "lane_claim.h"
 #include "log.h"
 #include "pg_row.h"
@@ -22,6 +24,12 @@ struct lanes_be {
     int64_t now;
     const struct claim_req *req;
     struct store_news news;
+    int64_t statement_ms;
+    int begun; /* the claim's transaction has begun (its BEGIN goes with its first statements) */
+    /* The next head of lane next_lane, learnt by the take just before (PG_CLAIM_TAKE_NEXT);
+     * next_lane 0: none. */
+    int64_t next_lane;
+    struct lane_cand next;
 };
 
 static const char *int_param(char buf[24], int64_t v)
@@ -29,27 +37,144 @@ static const char *int_param(char buf[24], int64_t v)
     return pg_int_param(buf, v);
 }
 
-/* Run id with n params; the result (or NULL with *r set). */
+/* One statement of a round trip. */
+struct lanes_stmt {
+    enum pg_stmt_id id;
+    int n;
+    const char *const *params;
+};
+
+/* Read the result of one statement of a pipeline (the result, then the NULL that ends it)
+ * into *out, unless an earlier one failed (*r not STORE_OK). 0, or -1 when no answer came
+ * by deadline. */
+static int pipe_result(struct pg_conn *c, int64_t deadline, const char *what, enum store_result *r,
+                       PGresult **out)
+{
+    if (pg_await(c, deadline) != 0)
+        return -1;
+    PGresult *res = PQgetResult(c->db);
+    if (*r == STORE_OK && !pg_result_ok(res))
+        *r = pg_fail(c, res, what);
+    else if (*r == STORE_OK && out)
+        *out = res, res = NULL;
+    PQclear(res);
+    if (pg_await(c, deadline) != 0)
+        return -1;
+    PQclear(PQgetResult(c->db));
+    return 0;
+}
+
+/* Run st[0..n) on b's connection in one round trip, BEGIN before them when the claim's
+ * transaction has not begun (pipeline mode: each runs after the one before, with a snapshot
+ * of its own under READ COMMITTED, as if sent one by one). out[i] is st[i]'s result (the
+ * caller clears it). Returns STORE_OK, or the first failure (out[] all NULL; the
+ * transaction, once begun, is then rolled back by the caller). */
+static enum store_result lanes_run(struct lanes_be *b, const struct lanes_stmt *st, int n,
+                                   const char *what, PGresult **out)
+{
+    struct pg_conn *c = b->c;
+    enum store_result r = STORE_OK;
+    for (int i = 0; i < n; i++) {
+        out[i] = NULL;
+        if (r == STORE_OK)
+            r = pg_prepare(c, st[i].id, what); /* outside the pipeline (pg_pipe.c says why) */
+    }
+    if (r != STORE_OK)
+        return r;
+    if (b->begun && n == 1) {
+        out[0] = pg_exec(c, st[0].id, st[0].n, st[0].params, what, &r);
+        return r;
+    }
+    int sent = PQenterPipelineMode(c->db);
+    if (sent && !b->begun)
+        sent = PQsendQueryParams(c->db, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+    for (int i = 0; sent && i < n; i++)
+        sent = pg_send(c, st[i].id, st[i].n, st[i].params) == 0;
+    if (!sent || !PQpipelineSync(c->db)) {
+        c->bad = 1;
+        return pg_fail(c, NULL, what);
+    }
+    int64_t deadline = clock_mono_ms() + b->statement_ms;
+    int lost = 0;
+    if (!b->begun) {
+        lost = pipe_result(c, deadline, what, &r, NULL);
+        b->begun = r == STORE_OK && !lost;
+    }
+    for (int i = 0; i < n && !lost; i++)
+        lost = pipe_result(c, deadline, what, &r, &out[i]);
+    PGresult *sync = NULL;
+    if (!lost && pg_await(c, deadline) == 0)
+        sync = PQgetResult(c->db);
+    if (!sync || PQresultStatus(sync) != PGRES_PIPELINE_SYNC || !PQexitPipelineMode(c->db)) {
+        pg_cancel(c);
+        c->bad = 1; /* no answer in time, or out of step: the connection is dropped */
+        if (r == STORE_OK)
+            r = pg_fail(c, NULL, what);
+    }
+    PQclear(sync);
+    if (r != STORE_OK) {
+        for (int i = 0; i < n; i++) {
+            PQclear(out[i]);
+            out[i] = NULL;
+        }
+    }
+    return r;
+}
+
+/* lanes_run of one statement: its result, or NULL with *r set. */
 static PGresult *run(struct lanes_be *b, enum pg_stmt_id id, int n, const char *const *p,
                      const char *what, enum store_result *r)
 {
-    return pg_exec(b->c, id, n, p, what, r);
+    struct lanes_stmt st = {id, n, p};
+    PGresult *res = NULL;
+    *r = lanes_run(b, &st, 1, what, &res);
+    return res;
 }
 
-static enum store_result be_take(void *p, int64_t id, struct job *out)
+/* A plain job is taken by itself; the head of a lane with the lane's next head (kept for
+ * be_head, which follows). */
+static enum store_result be_take(void *p, const struct lane_cand *cand, struct job *out)
 {
     struct lanes_be *b = p;
-    char tok[JOB_TOKEN_LEN + 1], ids[24], now[24], lease[24];
+    char tok[JOB_TOKEN_LEN + 1], ids[24], now[24], lease[24], lane[24];
     if (rand_token(tok) != 0)
         return STORE_ERROR;
-    const char *params[5] = {int_param(ids, id), int_param(now, b->now), tok,
-                             int_param(lease, b->req->lease_seconds), b->req->worker_id};
-    return pg_one_row(b->c, PG_CLAIM_TAKE_ID, 5, params, 1, "claim (lanes): take", out);
+    const char *params[6] = {int_param(ids, cand->id),
+                             int_param(now, b->now),
+                             tok,
+                             int_param(lease, b->req->lease_seconds),
+                             b->req->worker_id,
+                             int_param(lane, cand->lane)};
+    enum pg_stmt_id id = cand->lane ? PG_CLAIM_TAKE_NEXT : PG_CLAIM_TAKE_ID;
+    enum store_result r;
+    PGresult *res = run(b, id, cand->lane ? 6 : 5, params, "claim (lanes): take", &r);
+    if (!res)
+        return r;
+    b->next_lane = 0;
+    int nf = PQnfields(res);
+    if (cand->lane && PQntuples(res) == 1) {
+        b->next_lane = cand->lane;
+        b->next.id = PQgetisnull(res, 0, nf - 3) ? 0 : pg_row_int(res, 0, nf - 3);
+        b->next.priority = pg_row_int(res, 0, nf - 2);
+        b->next.run_at = pg_row_int(res, 0, nf - 1);
+    }
+    r = PQntuples(res) == 0 || PQgetisnull(res, 0, 0) ? STORE_NOT_FOUND
+        : pg_row_job(res, 0, 1, out) == 0             ? STORE_OK
+                                                      : STORE_ERROR;
+    PQclear(res);
+    return r;
 }
 
 static enum store_result be_head(void *p, struct lane_cand *cand)
 {
     struct lanes_be *b = p;
+    if (b->next_lane == cand->lane) { /* the take just before found it */
+        b->next_lane = 0;
+        cand->id = b->next.id;
+        cand->priority = b->next.priority;
+        cand->run_at = b->next.run_at;
+        return STORE_OK;
+    }
     char lane[24], now[24];
     const char *params[2] = {int_param(lane, cand->lane), int_param(now, b->now)};
     enum store_result r;
@@ -66,27 +191,37 @@ static enum store_result be_head(void *p, struct lane_cand *cand)
     return STORE_OK;
 }
 
-static enum store_result key_read(struct lanes_be *b, struct lane_key *k);
+static enum store_result key_read(struct lanes_be *b, struct lane_key *k, PGresult *res);
 
-/* The key's lock, tried (another claimer holds it: STORE_BUSY, passed by), then its state
- * read after the lock, when the claim first reaches a lane of the key. */
+/* The key's lock, tried (another claimer holds it: STORE_BUSY, passed by), and its state read
+ * by the statement after it, in one round trip, when the claim first reaches a lane of the
+ * key. */
 static enum store_result be_key_load(void *p, struct lane_key *k)
 {
     struct lanes_be *b = p;
     struct pg_arr arr = {0};
     pg_arr_text(&arr, k->key);
-    char *lit = pg_arr_take(&arr);
-    if (!lit)
+    char *lit = pg_arr_take(&arr), *limits = lane_limit_keys_json(k->key), now[24];
+    if (!lit || !limits) {
+        log_error("out of memory for the limit keys of a concurrency key");
+        free(lit);
+        free(limits);
         return STORE_ERROR;
-    const char *params[1] = {lit};
-    enum store_result r;
-    PGresult *res = run(b, PG_KEYS_LOCK, 1, params, "claim (lanes): key lock", &r);
+    }
+    const char *lock[1] = {lit};
+    const char *state[3] = {k->key, limits, int_param(now, b->now)};
+    struct lanes_stmt st[2] = {{PG_KEYS_LOCK, 1, lock}, {PG_KEY_STATE, 3, state}};
+    PGresult *res[2];
+    enum store_result r = lanes_run(b, st, 2, "claim (lanes): key", res);
     free(lit);
-    if (!res)
+    free(limits);
+    if (r != STORE_OK)
         return r;
-    int locked = PQntuples(res) == 1;
-    PQclear(res);
-    return locked ? key_read(b, k) : STORE_BUSY;
+    int locked = PQntuples(res[0]) == 1;
+    r = locked ? key_read(b, k, res[1]) : STORE_BUSY;
+    PQclear(res[0]);
+    PQclear(res[1]);
+    return r;
 }
 
 static enum store_result be_key_claimed(void *p, struct lane_key *k)
@@ -94,10 +229,11 @@ static enum store_result be_key_claimed(void *p, struct lane_key *k)
     struct lanes_be *b = p;
     if (!k->has_limit || k->limit.rate_jobs <= 0)
         return STORE_OK;
-    char now[24];
-    const char *params[2] = {k->key, int_param(now, b->now)};
+    char now[24], from[24];
+    const char *params[3] = {k->key, int_param(now, b->now),
+                             int_param(from, limit_window_start(&k->limit, b->now))};
     enum store_result r;
-    PGresult *res = run(b, PG_KEY_CLAIMED, 2, params, "claim (lanes): key claimed", &r);
+    PGresult *res = run(b, PG_KEY_CLAIMED, 3, params, "claim (lanes): key claimed", &r);
     PQclear(res);
     return res ? STORE_OK : r;
 }
@@ -137,54 +273,41 @@ static enum store_result be_key_close(void *p, const struct lane_key *k, int64_t
 static const struct lane_claim_ops pg_lane_ops = {be_take,        be_head,       be_key_load,
                                                   be_key_claimed, be_key_window, be_key_close};
 
-/* Read the state of key k, locked by this transaction. */
-static enum store_result key_read(struct lanes_be *b, struct lane_key *k)
+/* The state of key k from PG_KEY_STATE's rows (read after its lock). */
+static enum store_result key_read(struct lanes_be *b, struct lane_key *k, PGresult *res)
 {
-    char *lit = lane_limit_keys_json(k->key);
-    if (!lit) {
-        log_error("out of memory for the limit keys of a concurrency key");
-        return STORE_ERROR;
-    }
-    const char *params[2] = {k->key, lit};
-    enum store_result r;
-    PGresult *res = run(b, PG_KEY_STATE, 2, params, "claim (lanes): key state", &r);
-    free(lit);
-    if (!res)
-        return r;
     int n = PQntuples(res);
     struct limit *found = calloc((size_t)n + 1, sizeof *found);
+    int64_t *windows = calloc((size_t)n + 1, sizeof *windows);
     size_t nf = 0;
-    for (int i = 0; found && i < n; i++) {
+    for (int i = 0; found && windows && i < n; i++) {
         k->running = pg_row_int(res, i, 0);
         k->paused_until = pg_row_int(res, i, 1);
         if (PQgetisnull(res, i, 2))
             continue;
-        struct limit *l = &found[nf++];
+        struct limit *l = &found[nf];
         snprintf(l->key, sizeof l->key, "%s", PQgetvalue(res, i, 2));
         l->max_running = PQgetisnull(res, i, 3) ? 0 : pg_row_int(res, i, 3);
         l->rate_jobs = PQgetisnull(res, i, 4) ? 0 : pg_row_int(res, i, 4);
         l->rate_per_seconds = PQgetisnull(res, i, 5) ? 0 : pg_row_int(res, i, 5);
+        windows[nf++] = PQgetisnull(res, i, 6) ? 0 : pg_row_int(res, i, 6);
     }
-    PQclear(res);
-    if (!found) {
+    if (!found || !windows) {
+        free(found);
+        free(windows);
         log_error("out of memory for the limits of a concurrency key");
         return STORE_ERROR;
     }
     const struct limit *l = limit_resolve(k->key, found, nf);
     k->has_limit = l != NULL;
-    if (l)
-        k->limit = *l;
-    free(found);
     k->window = 0;
-    if (k->has_limit && k->limit.rate_jobs > 0) {
-        char from[24];
-        const char *wp[2] = {k->key, int_param(from, limit_window_start(&k->limit, b->now))};
-        res = run(b, PG_KEY_WINDOW, 2, wp, "claim (lanes): key window", &r);
-        if (!res)
-            return r;
-        k->window = pg_row_int(res, 0, 0);
-        PQclear(res);
+    if (l) {
+        k->limit = *l;
+        if (l->rate_jobs > 0)
+            k->window = windows[l - found];
     }
+    free(found);
+    free(windows);
     k->now = b->now;
     k->room = lane_key_room(k);
     return STORE_OK;
@@ -205,7 +328,7 @@ static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands,
     const char *params[4] = {lit, int_param(now, b->now), b->req->capabilities,
                              int_param(lim, max_jobs)};
     enum store_result r;
-    PGresult *res = run(b, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
+    PGresult *res = pg_exec(b->c, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
     *n = 0;
     *refresh = 0;
     if (!res) {
@@ -232,7 +355,7 @@ static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands,
     PQclear(res);
     if (r == STORE_OK && *refresh) {
         const char *rp[2] = {lit, now};
-        res = run(b, PG_LANES_REFRESH, 2, rp, "claim (lanes): refresh", &r);
+        res = pg_exec(b->c, PG_LANES_REFRESH, 2, rp, "claim (lanes): refresh", &r);
         r = res ? STORE_OK : r;
         PQclear(res);
     }
@@ -270,7 +393,7 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
     size_t nq = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
     size_t max = nq * (2 * (size_t)max_jobs + LANES_EXTRA) + 1;
     struct lane_cand *cands = calloc(max, sizeof *cands);
-    struct lanes_be b = {.c = c, .now = pc->now, .req = req};
+    struct lanes_be b = {.c = c, .now = pc->now, .req = req, .statement_ms = pc->st->statement_ms};
     call->claim.n = 0;
     if (!cands) {
         log_error("out of memory for a claim's lanes");
@@ -284,13 +407,12 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
         r = candidates(&b, cands, max, &n, &refresh);
     }
     int outer = PQtransactionStatus(c->db) != PQTRANS_IDLE; /* in pg_one_tx's transaction */
-    if (r == STORE_OK && n > 0 && !outer)
-        r = pg_command(c, "BEGIN", "claim (lanes)");
+    b.begun = outer; /* else the first statements of the claim send BEGIN before them */
     if (r == STORE_OK && n > 0) {
         r = claim_tx(&b, call, cands, n, max_jobs);
-        if (!outer && r == STORE_OK)
+        if (!outer && b.begun && r == STORE_OK)
             r = pg_commit(c, pc->st->statement_ms, "claim (lanes)");
-        else if (!outer)
+        else if (!outer && b.begun)
             pg_command(c, "ROLLBACK", "claim (lanes)");
         if (r == STORE_OK && !outer)
             pg_news_publish(pc->st, &b.news);

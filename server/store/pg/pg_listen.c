@@ -85,7 +85,9 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
     return rc;
 }
 
-/* One notification: "PROC QUEUE". Ours were announced by the committing thread already. */
+/* One notification: "PROC QUEUE". Ours were announced by the committing thread already. PROC
+ * "lanes" is the lanes trigger's (pg_schema.c, migration 7: the end of a keyed job reopened
+ * lanes of other queues), heard by every process, this one included. */
 static void deliver(struct pg_store *st, const char *payload)
 {
     const char *space = strchr(payload, ' ');

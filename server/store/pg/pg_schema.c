@@ -262,6 +262,35 @@ static const char *const migrations[] = {
     " AND d.job_id = g.id; RETURN NULL; END $$;"
     "CREATE TRIGGER jobq_jobs_deps_gone AFTER DELETE ON jobq_jobs"
     " REFERENCING OLD TABLE AS jobq_gone FOR EACH STATEMENT EXECUTE FUNCTION jobq_deps_gone();",
+    /* 8: the sweeper drops the lanes that no job references and the claim rows older than
+     * every window (as the SQLite store's migration 9). */
+    "CREATE INDEX jobq_jobs_lane_any ON jobq_jobs (lane) WHERE lane IS NOT NULL;"
+    "CREATE INDEX jobq_key_claims_at ON jobq_key_claims (at);"
+    /* The end of a keyed job also tells the queues of the lanes it reopened, other than the
+     * queues of the jobs that ended (whose writes tell those themselves): a parked claim on
+     * another queue sharing the key looks again at once. NOTIFY in a transaction serializes
+     * the notifying commits of the cluster, so only these rare ends send one; "lanes" is no
+     * process's tag (pg_listen.c), so every process hears it. */
+    "CREATE OR REPLACE FUNCTION jobq_lanes_move() RETURNS trigger LANGUAGE plpgsql"
+    " SET enable_seqscan = off AS $$ DECLARE keys text[]; k text; woken text[]; BEGIN"
+    " UPDATE jobq_lanes l SET check_at = m.at FROM (SELECT n.lane, min(n.run_at) AS at"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE n.status = 1 AND o.status <> 1"
+    "  AND n.lane IS NOT NULL GROUP BY n.lane) AS m WHERE l.id = m.lane AND l.check_at > m.at;"
+    " SELECT array_agg(DISTINCT o.concurrency_key ORDER BY o.concurrency_key) INTO keys"
+    "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE o.status = 2 AND n.status <> 2"
+    "  AND o.concurrency_key IS NOT NULL;"
+    " IF keys IS NOT NULL THEN"
+    "  FOREACH k IN ARRAY keys LOOP PERFORM pg_advisory_xact_lock(" KEY_LOCK_K "); END LOOP;"
+    "  WITH r AS (UPDATE jobq_lanes SET open_at = 0 WHERE ckey = ANY (keys)"
+    "   AND open_at = " PG_LANE_NEVER " RETURNING queue)"
+    "  SELECT array_agg(DISTINCT r.queue) INTO woken FROM r WHERE r.queue NOT IN"
+    "   (SELECT o.queue FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE o.status = 2"
+    "   AND n.status <> 2 AND o.concurrency_key IS NOT NULL);"
+    "  IF woken IS NOT NULL THEN"
+    "   PERFORM pg_notify('" PG_NOTIFY_CHANNEL "', 'lanes ' || q) FROM unnest(woken) AS q;"
+    "  END IF;"
+    " END IF;"
+    " RETURN NULL; END $$;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -409,6 +409,26 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "worker_id = $5::text FROM t WHERE j.id = t.id RETURNING " COLS,
      "claim (lanes): take one chosen job, unless another claimer holds it or it is not "
      "queued and due any more"},
+    {PG_CLAIM_TAKE_NEXT, "claim_take_next",
+     "WITH t AS (SELECT id FROM jobq_jobs WHERE id = $1::bigint AND status = " QUEUED " AND "
+     "run_at <= $2::bigint AND (expires_at IS NULL OR expires_at > $2::bigint) "
+     "FOR UPDATE SKIP LOCKED), "
+     "u AS (UPDATE jobq_jobs j SET status = " RUNNING ", lease_token = $3::text, "
+     "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "
+     "heartbeat_at = $2::bigint, lease_expires_at = $2::bigint + $4::bigint, "
+     "lease_seconds = $4::bigint, deadline_at = $2::bigint + j.max_runtime_seconds, "
+     "worker_id = $5::text FROM t WHERE j.id = t.id RETURNING " COLS "), "
+     "b AS (SELECT id, priority, run_at FROM jobq_jobs WHERE lane = $6::bigint AND status = "
+     QUEUED " AND run_at <= $2::bigint AND (expires_at IS NULL OR expires_at > $2::bigint) AND "
+     "id <> $1::bigint ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED), "
+     "s AS (UPDATE jobq_lanes l SET head_id = b.id, head_priority = b.priority, head_run_at = "
+     "b.run_at FROM (SELECT id FROM jobq_lanes WHERE id = $6::bigint FOR UPDATE SKIP LOCKED) "
+     "AS me LEFT JOIN b ON true WHERE l.id = me.id) "
+     "SELECT u.*, b.id, b.priority, b.run_at FROM (SELECT 1) AS one LEFT JOIN u ON true "
+     "LEFT JOIN b ON true",
+     "claim (lanes): take the head $1 of lane $6 as PG_CLAIM_TAKE_ID does and, in the same "
+     "round trip, the lane's next head as PG_LANE_HEAD finds it (the taken job left out: one "
+     "row, the job's columns NULL when it was not taken, the head's when there is none)"},
     {PG_LANE_HEAD, "lane_head",
      "WITH b AS (SELECT id, priority, run_at FROM jobq_jobs WHERE lane = $1::bigint AND status "
      "= " QUEUED " AND run_at <= $2::bigint AND (expires_at IS NULL OR expires_at > $2::bigint) "
@@ -427,25 +447,49 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_KEY_STATE, "key_state",
      "SELECT (SELECT count(*) FROM jobq_jobs WHERE concurrency_key = $1::text AND status = "
      RUNNING "), coalesce((SELECT paused_until FROM jobq_keys WHERE key = $1::text), 0), "
-     "l.key, l.max_running, l.rate_jobs, l.rate_per_seconds FROM (SELECT 1) AS one LEFT JOIN "
+     "l.key, l.max_running, l.rate_jobs, l.rate_per_seconds, CASE WHEN l.rate_jobs > 0 THEN "
+     "(SELECT coalesce(sum(c.n), 0) FROM jobq_key_claims c WHERE c.key = $1::text AND c.at > "
+     "$3::bigint - l.rate_per_seconds) ELSE 0 END FROM (SELECT 1) AS one LEFT JOIN "
      "jobq_limits l ON l.key = ANY (ARRAY(SELECT json_array_elements_text($2::json)))",
-     "claim (lanes), after the key's lock: its running jobs, its pause and the limits that may "
-     "apply to it ($2: lane_limit_keys_json, its own and the patterns of its prefixes; "
-     "limit_resolve chooses)"},
-    {PG_KEY_WINDOW, "key_window",
-     "WITH p AS (DELETE FROM jobq_key_claims WHERE key = $1::text AND at < $2::bigint) "
-     "SELECT coalesce(sum(n), 0) FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",
-     "claim (lanes): the claims a key's rate counts from $2 on (older rows go)"},
+     "claim (lanes), the statement after the key's lock (one round trip: pipelined): its "
+     "running jobs, its pause and the limits that may apply to it ($2: lane_limit_keys_json, "
+     "its own and the patterns of its prefixes; limit_resolve chooses), each with the claims "
+     "its rate counts at $3 (limit_window_start)"},
     {PG_KEY_WINDOW_ROWS, "key_window_rows",
      "SELECT at, n FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",
      "claim (lanes): the window's rows of a key that closes (limit_open_at)"},
     {PG_KEY_CLAIMED, "key_claimed",
+     "WITH p AS (DELETE FROM jobq_key_claims WHERE key = $1::text AND at < $3::bigint) "
      "INSERT INTO jobq_key_claims AS c (key, at, n) VALUES ($1::text, $2::bigint, 1) "
      "ON CONFLICT (key, at) DO UPDATE SET n = c.n + 1",
-     "claim (lanes): one more claim of a rate-limited key in second $2"},
+     "claim (lanes): one more claim of a rate-limited key in second $2 (its rows before its "
+     "window's start $3 go)"},
     {PG_KEY_CLOSE, "key_close",
      "UPDATE jobq_lanes SET open_at = $2::bigint WHERE ckey = $1::text RETURNING queue",
      "claim (lanes): a key without room closes its lanes until $2 (limit_open_at)"},
+    {PG_LANES_PICK, "lanes_pick",
+     "WITH w AS MATERIALIZED (SELECT id FROM jobq_lanes WHERE id > $1::bigint ORDER BY id "
+     "LIMIT $2::integer), e AS (SELECT l.id FROM jobq_lanes l WHERE l.id IN (SELECT id FROM w) "
+     "AND NOT EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.lane = l.id) FOR UPDATE OF l SKIP "
+     "LOCKED) SELECT (SELECT max(id) FROM w), (SELECT count(*) FROM w), "
+     "(SELECT array_agg(id) FROM e)",
+     "sweep: of the next $2 lanes after lane $1 (the last id and how many), those no job "
+     "references, locked unless a transaction holds them (an enqueue's upsert: passed by)"},
+    {PG_LANES_DROP, "lanes_drop",
+     "DELETE FROM jobq_lanes l WHERE l.id = ANY ($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM "
+     "jobq_jobs j WHERE j.lane = l.id)",
+     "sweep: the picked lanes go unless a job references them now (a statement after the "
+     "lock: it sees the jobs of every enqueue that wrote the lane before; later ones wait for "
+     "the lock and make the lane again)"},
+    {PG_KEY_CLAIMS_EXPIRE, "key_claims_expire",
+     "WITH o AS MATERIALIZED (SELECT key, at FROM jobq_key_claims WHERE at < $1::bigint "
+     "ORDER BY at LIMIT $2::integer), k AS MATERIALIZED (SELECT key FROM (SELECT DISTINCT key "
+     "FROM o) AS d WHERE pg_try_advisory_xact_lock(" PG_KEY_LOCK("d.key") ")) "
+     "DELETE FROM jobq_key_claims c USING o, k WHERE c.key = o.key AND c.at = o.at AND "
+     "o.key = k.key",
+     "sweep: at most $2 claim rows older than every window (limit_claims_oldest), of the keys "
+     "whose lock it gets (a claim that holds one prunes them itself; one that comes later "
+     "passes the key by until the sweep commits: neither waits)"},
     {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     {PG_IMPORT_HELD, "import_held",

@@ -90,6 +90,7 @@ struct pg_store {
     size_t ndue;
     atomic_int abandoned;     /* store_abandon(): calls end STORE_UNAVAILABLE */
     int64_t analyze_after_ms; /* the sweeper's thread only (pg_sweep.c) */
+    int64_t lanes_swept;      /* the sweeper's thread only: the last lane it looked at */
     atomic_uint_fast64_t commits, retries, errors;
     atomic_uint_fast64_t ops;         /* calls committed (several per commit when grouped) */
     atomic_uint_fast64_t connects;    /* connections opened (pg_conn_open) */

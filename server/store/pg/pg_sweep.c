@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "lease.h"
+#include "limit.h"
 #include "log.h"
 #include "pg_deps.h"
 #include "pg_row.h"
@@ -23,6 +24,7 @@ struct sweep_arg {
     int64_t now, cutoff;
     int batch;
     struct sweep_result *res;
+    int64_t lanes_next; /* the lanes part: the last lane it looked at (0: start over) */
 };
 
 /* Take the sweeper role for this transaction: 1 taken, 0 another process holds it. */
@@ -163,6 +165,49 @@ static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_n
     return r;
 }
 
+/* The lanes that no job references (of any status: a job keeps its lane id, and a requeued
+ * or retried job goes back to that lane) among the `batch` lanes after the last one looked
+ * at, by id, then at most `batch` claim rows older than every window (PG_KEY_CLAIMS_EXPIRE). Race-free against an enqueue into such a lane: its upsert writes the lane row
+ * (ON CONFLICT DO UPDATE), so the lanes are first locked with SKIP LOCKED (an enqueue that
+ * wrote one and has not committed holds it: passed by) and then deleted by a statement of
+ * its own, whose snapshot sees the jobs of every enqueue that wrote a lane before the lock;
+ * an enqueue after the lock waits for it, finds the lane gone and makes it again. */
+static enum store_result lanes_tx(struct pg_conn *c, void *p, struct store_news *notes)
+{
+    (void)notes;
+    struct sweep_arg *a = p;
+    a->res->lanes = a->res->claims = 0;
+    a->lanes_next = a->st->lanes_swept;
+    int led = 0;
+    enum store_result r = lead(c, &led);
+    if (r != STORE_OK || !led)
+        return r;
+    char from[24], batch[24];
+    const char *params[2] = {pg_int_param(from, a->st->lanes_swept), pg_int_param(batch, a->batch)};
+    PGresult *res = pg_exec(c, PG_LANES_PICK, 2, params, "sweep lanes", &r);
+    if (!res)
+        return r;
+    int64_t seen = pg_row_int(res, 0, 1);
+    a->lanes_next = seen < a->batch ? 0 : pg_row_int(res, 0, 0);
+    if (!PQgetisnull(res, 0, 2)) {
+        const char *ids[1] = {PQgetvalue(res, 0, 2)};
+        PGresult *del = pg_exec(c, PG_LANES_DROP, 1, ids, "sweep lanes drop", &r);
+        if (del)
+            a->res->lanes = atoi(PQcmdTuples(del));
+        PQclear(del);
+    }
+    PQclear(res);
+    if (r != STORE_OK)
+        return r;
+    char oldest[24];
+    const char *cp[2] = {pg_int_param(oldest, limit_claims_oldest(a->now)), batch};
+    res = pg_exec(c, PG_KEY_CLAIMS_EXPIRE, 2, cp, "sweep key claims", &r);
+    if (res)
+        a->res->claims = atoi(PQcmdTuples(res));
+    PQclear(res);
+    return r;
+}
+
 /* The sweeper keeps the planner's statistics of the jobs table fresh: a queue's table swings
  * from empty to a million rows and back faster than autovacuum looks (once a minute), and a
  * claim planned without statistics can sort every queued job (60,000 jobs loaded at once:
@@ -229,6 +274,14 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
     r = pg_tx_run(st, &tx);
     if (r != STORE_OK)
         res->deleted = 0;
+    if (r == STORE_OK) {
+        tx = (struct pg_tx){.name = "sweep lanes", .fn = lanes_tx, .arg = &a};
+        r = pg_tx_run(st, &tx);
+        if (r == STORE_OK)
+            st->lanes_swept = a.lanes_next;
+        else
+            res->lanes = res->claims = 0;
+    }
     refresh_stats(st);
     return r;
 }

@@ -77,6 +77,34 @@ enum store_result sqlite_lane_of(struct sqlite_conn *c, const struct job_spec *s
     return one_int(c, st, rc, "lane of a job", lane);
 }
 
+enum store_result sqlite_lanes_drop(struct sqlite_conn *c, int64_t *from, int batch, int *dropped)
+{
+    *dropped = 0;
+    int64_t last = 0, seen = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANES_WINDOW);
+    int rc = bind(st, "ii", *from, (int64_t)batch);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    if (rc == SQLITE_ROW) {
+        last = sqlite3_column_int64(st, 0); /* NULL (no lane after *from): 0 */
+        seen = sqlite3_column_int64(st, 1);
+        rc = SQLITE_DONE;
+    }
+    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "lanes window");
+    sqlite3_reset(st);
+    if (r != STORE_OK || seen == 0) {
+        *from = 0;
+        return r;
+    }
+    st = sqlite_conn_stmt(c, STMT_LANES_DROP);
+    r = run(c, st, bind(st, "ii", *from, last), "lanes drop");
+    if (r != STORE_OK)
+        return r;
+    *dropped = sqlite3_changes(c->db);
+    *from = seen < batch ? 0 : last;
+    return STORE_OK;
+}
+
 enum store_result sqlite_lanes_any(struct sqlite_conn *c, int *known)
 {
     int64_t any = 0;
@@ -126,10 +154,10 @@ struct lanes_be {
     struct sqlite_notes *notes;
 };
 
-static enum store_result be_take(void *p, int64_t id, struct job *out)
+static enum store_result be_take(void *p, const struct lane_cand *c, struct job *out)
 {
     struct lanes_be *b = p;
-    return b->take->fn(b->c, b->take->arg, id, out);
+    return b->take->fn(b->c, b->take->arg, c->id, out);
 }
 
 static enum store_result be_head(void *p, struct lane_cand *cand)

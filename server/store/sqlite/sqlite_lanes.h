@@ -30,6 +30,13 @@ enum store_result sqlite_lane_promoted(struct sqlite_conn *c, int64_t lane);
 enum store_result sqlite_key_released(struct sqlite_conn *c, const struct job *j,
                                       struct sqlite_notes *notes);
 
+/* Drop the lanes that no job references (of any status: a job keeps its lane id, and a
+ * requeued or retried job goes back to that lane) among the `batch` lanes after lane *from
+ * by id. *from becomes the last lane looked at, or 0 when none was left after it (the next
+ * call starts over); *dropped is how many lanes went. One writer: an enqueue runs before or
+ * after, and then makes the lane again. */
+enum store_result sqlite_lanes_drop(struct sqlite_conn *c, int64_t *from, int batch, int *dropped);
+
 /* *known = SQLITE_LANES_SOME when the database holds a lane, else SQLITE_LANES_NONE. */
 enum store_result sqlite_lanes_any(struct sqlite_conn *c, int *known);
 

@@ -198,6 +198,12 @@ static const char *const migrations[] = {
      * as settled). */
     "CREATE TRIGGER jobs_deps_gone AFTER DELETE ON jobs WHEN OLD.depends_on IS NOT NULL"
     " BEGIN DELETE FROM deps WHERE job_id = OLD.id; END;",
+    /* 9: the sweeper drops the lanes that no job references (any status: a requeued or
+     * retried job goes back to its lane by id), one probe per lane, and the claim rows of
+     * keys that are not claimed any more. */
+    "CREATE INDEX jobs_lane_any ON jobs (lane) WHERE lane IS NOT NULL;"
+    /* The sweeper deletes the claim rows older than every window, oldest first. */
+    "CREATE INDEX key_claims_at ON key_claims (at);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -377,6 +377,20 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE lanes SET open_at = 0 WHERE ckey = ?1 AND open_at = " LANE_NEVER_SQL
      " RETURNING queue, requires = ''",
      "the end of a running job of a key: the lanes it closed for max_running open again"},
+    {STMT_LANES_WINDOW, STMT_ON_WRITER,
+     "SELECT max(id), count(*) FROM (SELECT id FROM lanes WHERE id > ?1 ORDER BY id LIMIT ?2)",
+     "sweep: the last id and the number of the next ?2 lanes after lane ?1 (the lanes it looks "
+     "at)"},
+    {STMT_LANES_DROP, STMT_ON_WRITER,
+     "DELETE FROM lanes WHERE id > ?1 AND id <= ?2 AND NOT EXISTS (SELECT 1 FROM jobs "
+     "WHERE jobs.lane = lanes.id)",
+     "sweep: the lanes in (?1, ?2] that no job of any status references go (jobs_lane_any); a "
+     "job keeps its lane id, so a lane with a job is never dropped"},
+    {STMT_KEY_CLAIMS_EXPIRE, STMT_ON_WRITER,
+     "DELETE FROM key_claims WHERE (key, at) IN (SELECT key, at FROM key_claims WHERE at < ?1 "
+     "ORDER BY at LIMIT ?2)",
+     "sweep: at most ?2 claim rows of any key older than every window (limit_claims_oldest; "
+     "key_claims_at)"},
     {STMT_DEDUP_ACTIVE, STMT_ON_WRITER,
      "SELECT " COLS ", status FROM jobs WHERE queue = ?1 AND dedup_key = ?2 AND " DEDUP_LIVE
      " ORDER BY id DESC LIMIT 1",

@@ -19,7 +19,8 @@ struct sqlite_store {
     struct sqlite_pool readers;
     int64_t backoff_base;
     int64_t backoff_max;
-    int lock_fd; /* the open PATH.lock this process holds an exclusive lock on */
+    int lock_fd;         /* the open PATH.lock this process holds an exclusive lock on */
+    int64_t lanes_swept; /* the sweeper's: the last lane its lanes part looked at (0: none) */
 };
 
 static inline struct sqlite_store *sqlite_store_of(struct store *s)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lease.h"
+#include "limit.h"
 #include "log.h"
 #include "rand.h"
 #include "sqlite_deps.h"
@@ -18,6 +19,8 @@ struct sweep_arg {
     int64_t now;
     int64_t cutoff; /* retention: finished before this */
     int batch;
+    int64_t lanes_from; /* the lanes part: the last lane looked at before it */
+    int64_t lanes_next; /* and after it (committed: the next sweep's lanes_from) */
     int64_t backoff_base, backoff_max;
     struct sweep_result *res;
     struct sqlite_notes *notes;
@@ -264,22 +267,47 @@ static int deps_tx(struct sqlite_conn *c, void *p)
     return sqlite_deps_sweep(c, a->now, a->batch, &a->res->visited, a->notes);
 }
 
-static int retention_tx(struct sqlite_conn *c, void *p)
+/* Run delete statement id with (cutoff, batch); *deleted is how many rows went. */
+static enum store_result delete_batch(struct sqlite_conn *c, enum stmt_id id, int64_t cutoff,
+                                      int batch, const char *what, int *deleted)
 {
-    struct sweep_arg *a = p;
-    a->res->deleted = 0;
-    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SWEEP_DELETE);
-    int rc = sqlite3_bind_int64(st, 1, a->cutoff);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
+    int rc = sqlite3_bind_int64(st, 1, cutoff);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 2, a->batch);
+        rc = sqlite3_bind_int(st, 2, batch);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(c, st);
     enum store_result r = STORE_OK;
     if (rc == SQLITE_DONE)
-        a->res->deleted = (int)sqlite3_changes(c->db);
+        *deleted = (int)sqlite3_changes(c->db);
     else
-        r = sqlite_conn_fail(c, rc, "sweep delete");
+        r = sqlite_conn_fail(c, rc, what);
     sqlite3_reset(st);
+    return r;
+}
+
+static int retention_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->deleted = 0;
+    return delete_batch(c, STMT_SWEEP_DELETE, a->cutoff, a->batch, "sweep delete",
+                        &a->res->deleted);
+}
+
+/* The lanes that no job references go (sqlite_lanes_drop), `batch` lanes looked at from where
+ * the last sweep stopped; when some went, the writer learns whether any lane is left. Then at
+ * most `batch` claim rows older than every window (limit_claims_oldest). */
+static int lanes_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->lanes = a->res->claims = 0;
+    a->lanes_next = a->lanes_from; /* a transaction run again starts where it started */
+    enum store_result r = sqlite_lanes_drop(c, &a->lanes_next, a->batch, &a->res->lanes);
+    if (r == STORE_OK && a->res->lanes > 0)
+        r = sqlite_lanes_any(c, &a->notes->lanes);
+    if (r == STORE_OK)
+        r = delete_batch(c, STMT_KEY_CLAIMS_EXPIRE, limit_claims_oldest(a->now), a->batch,
+                         "sweep key claims", &a->res->claims);
     return r;
 }
 
@@ -314,8 +342,13 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         batch = SWEEP_BATCH_MAX;
     if (retention < 0)
         retention = 0;
-    struct sweep_arg a = {now, now - retention, batch, st->backoff_base, st->backoff_max, res,
-                          NULL};
+    struct sweep_arg a = {.now = now,
+                          .cutoff = now - retention,
+                          .batch = batch,
+                          .lanes_from = st->lanes_swept,
+                          .backoff_base = st->backoff_base,
+                          .backoff_max = st->backoff_max,
+                          .res = res};
     enum store_result r = part(st, &a, "sweep promote", promote_tx, &res->promoted, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep leases", expire_tx, &res->requeued, &res->failed);
@@ -325,5 +358,10 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         r = part(st, &a, "sweep dependents", deps_tx, &res->visited, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
+    if (r == STORE_OK) {
+        r = part(st, &a, "sweep lanes", lanes_tx, &res->lanes, &res->claims);
+        if (r == STORE_OK)
+            st->lanes_swept = a.lanes_next;
+    }
     return r;
 }

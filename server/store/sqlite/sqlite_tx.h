@@ -36,7 +36,8 @@ struct sqlite_notes {
 
 /* Whether the database holds a lane: a claim skips the lanes' statements when it holds
  * none (a store whose jobs never had requires or a concurrency key pays nothing for them).
- * Only the writer makes lanes, and it never deletes one. */
+ * Only the writer makes and drops lanes (the sweep drops the lanes no job references, and
+ * then says whether any is left). */
 enum sqlite_lanes_known { SQLITE_LANES_UNKNOWN = -1, SQLITE_LANES_NONE = 0, SQLITE_LANES_SOME = 1 };
 
 #define SQLITE_TX_TRIES 5  /* BEGIN..COMMIT attempts while the database is busy */

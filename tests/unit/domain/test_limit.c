@@ -193,6 +193,10 @@ TEST(window_is_per_seconds_whole_seconds)
     struct limit none = mk("k", 5, 0, 0);
     CHECK_INT(limit_window_start(&none, 1000), 1001);
     CHECK_INT(limit_window_start(NULL, 1000), 1001);
+    /* No window reaches before the longest one's start. */
+    l.rate_per_seconds = LIMIT_RATE_SECONDS_MAX;
+    CHECK_INT(limit_claims_oldest(100000), limit_window_start(&l, 100000));
+    CHECK_INT(limit_claims_oldest(100000), 100000 - 86400 + 1);
 }
 
 TEST(concurrency_room_and_open)

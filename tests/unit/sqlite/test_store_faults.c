@@ -119,6 +119,34 @@ static int setup_finished(struct store *s, struct fixture *fx)
     return 0;
 }
 
+/* A lane that no job references: its one job (concurrency key "k") was purged. */
+static int setup_empty_lane(struct store *s, struct fixture *fx)
+{
+    fx->id = enqueue_keyed(s, "q", "k");
+    size_t deleted = 0;
+    return fx->id > 0 && store_purge(s, "q", JOB_QUEUED, 10, T0, &deleted) == STORE_OK &&
+                   deleted == 1
+               ? 0
+               : -1;
+}
+
+/* A claim row of a rate-limited key "k" at T0 (its job succeeded at T0 + 1). */
+static int setup_key_claimed(struct store *s, struct fixture *fx)
+{
+    struct limit out, l = {.rate_jobs = 1, .rate_per_seconds = 10};
+    snprintf(l.key, sizeof l.key, "k");
+    struct job c, j;
+    fx->id = enqueue_keyed(s, "q", "k");
+    if (fx->id < 0 || store_limit_put(s, &l, T0, &out) != STORE_OK ||
+        claim_one(s, "q", T0, &c) != fx->id)
+        return -1;
+    enum store_result r = store_complete(s, fx->id, c.lease_token, NULL, T0 + 1, &j);
+    job_clear(&c);
+    if (r == STORE_OK)
+        job_clear(&j);
+    return r == STORE_OK ? 0 : -1;
+}
+
 static int setup_scheduled(struct store *s, struct fixture *fx)
 {
     fx->id = enqueue(s, "q", 0, T0 + 50, T0);
@@ -237,6 +265,14 @@ static enum store_result op_sweep_keep(struct store *s, const struct fixture *fx
 {
     (void)fx;
     return sweep_at(s, 86400);
+}
+
+/* A day past the claim row of setup_key_claimed, keeping its job. */
+static enum store_result op_sweep_claims(struct store *s, const struct fixture *fx)
+{
+    (void)fx;
+    struct sweep_result res;
+    return store_sweep(s, T0 + 86401, 10 * 86400, 500, &res);
 }
 
 static enum store_result op_sweep_delete(struct store *s, const struct fixture *fx)
@@ -447,13 +483,17 @@ static const struct write_path paths[] = {
     {"fail, final", setup_claimed, op_fail_final, 0},
     {"cancel", setup_claimed, op_cancel, 0},
     {"retry", setup_failed, op_retry, 0},
-    /* A sweep is promotion, then leases, then retention, each its own transaction. */
-    {"sweep, requeue", setup_expiring, op_sweep_keep, 9},
-    {"sweep, fail", setup_expiring_last, op_sweep_keep, 9},
-    {"sweep, delete", setup_finished, op_sweep_delete, 0},
-    {"sweep, promotion", setup_scheduled, op_sweep_keep, 12},
-    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 6},
+    /* A sweep is promotion, then leases, then expiry, then dependents, then retention, then
+     * lanes and key claims, each its own transaction (with nothing to do: BEGIN, one
+     * statement, COMMIT; the last one two statements). */
+    {"sweep, requeue", setup_expiring, op_sweep_keep, 13},
+    {"sweep, fail", setup_expiring_last, op_sweep_keep, 13},
+    {"sweep, delete", setup_finished, op_sweep_delete, 4},
+    {"sweep, promotion", setup_scheduled, op_sweep_keep, 16},
+    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 10},
     {"snooze", setup_claimed, op_snooze, 0},
+    {"sweep, lanes", setup_empty_lane, op_sweep_keep, 0},
+    {"sweep, key claims", setup_key_claimed, op_sweep_claims, 0},
 };
 
 TEST(faults_enqueue_single)
@@ -531,6 +571,16 @@ TEST(faults_snooze)
     CHECK(fault_every_step(&paths[14]) == 0);
 }
 
+TEST(faults_sweep_lanes)
+{
+    CHECK(fault_every_step(&paths[15]) == 0);
+}
+
+TEST(faults_sweep_key_claims)
+{
+    CHECK(fault_every_step(&paths[16]) == 0);
+}
+
 TEST(fault_injector_counts_and_stops)
 {
     struct store *s = fresh_store();
@@ -555,4 +605,5 @@ TEST_MAIN(TEST_ENTRY(faults_enqueue_single), TEST_ENTRY(faults_enqueue_batch),
           TEST_ENTRY(faults_retry), TEST_ENTRY(faults_sweep_requeue), TEST_ENTRY(faults_sweep_fail),
           TEST_ENTRY(faults_sweep_delete), TEST_ENTRY(faults_sweep_promotion),
           TEST_ENTRY(faults_sweep_expired_jobs), TEST_ENTRY(faults_snooze),
+          TEST_ENTRY(faults_sweep_lanes), TEST_ENTRY(faults_sweep_key_claims),
           TEST_ENTRY(fault_injector_counts_and_stops))

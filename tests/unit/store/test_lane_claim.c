@@ -23,13 +23,13 @@ struct fake {
     int closed, claims; /* key_close and key_claimed calls */
 };
 
-static enum store_result take(void *p, int64_t id, struct job *out)
+static enum store_result take(void *p, const struct lane_cand *c, struct job *out)
 {
     struct fake *f = p;
-    if (id == f->gone)
+    if (c->id == f->gone)
         return STORE_NOT_FOUND;
     memset(out, 0, sizeof *out);
-    out->id = id;
+    out->id = c->id;
     return STORE_OK;
 }
 

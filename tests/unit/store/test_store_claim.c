@@ -249,6 +249,7 @@ TEST(claim_plan_uses_partial_indexes)
     CHECK(plan_uses(sqlite_stmt_sql(STMT_PROMOTE), "jobs_scheduled"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_NEXT_DUE), "jobs_scheduled"));
     CHECK(plan_uses(sqlite_stmt_sql(STMT_SWEEP_DELETE), "jobs_finished"));
+    CHECK(plan_uses(sqlite_stmt_sql(STMT_LANES_DROP), "jobs_lane_any"));
     char plan[4096];
     CHECK(query_plan(sqlite_stmt_sql(STMT_SWEEP_EXPIRED), plan, sizeof plan) == 0);
     CHECK(strstr(plan, "INDEX jobs_lease (lease_expires_at<?)") != NULL);

@@ -42,13 +42,6 @@ static struct limit lim(const char *key, int64_t max_running, int64_t jobs, int6
     return l;
 }
 
-static int64_t enqueue_key(struct store *s, const char *queue, const char *key)
-{
-    struct job_spec sp = spec_of(queue, 0, T0);
-    sp.concurrency_key = key;
-    return enqueue_spec(s, &sp, T0);
-}
-
 TEST(put_get_list_delete)
 {
     struct store *s = open_store();
@@ -151,13 +144,13 @@ TEST(running_and_paused_by_governing_limit)
     CHECK_INT(store_limit_put(s, &l, T0, &out), STORE_OK);
     const char *keys[] = {"t:1", "t:1", "t:2", "t:x1", "u:1"};
     for (size_t i = 0; i < 5; i++)
-        CHECK(enqueue_key(s, "q", keys[i]) > 0);
+        CHECK(enqueue_keyed(s, "q", keys[i]) > 0);
     struct job j;
     for (int i = 0; i < 5; i++) {
         CHECK(claim_one(s, "q", T0, &j) > 0);
         job_clear(&j);
     }
-    CHECK(enqueue_key(s, "q", "t:3") > 0); /* queued: not counted */
+    CHECK(enqueue_keyed(s, "q", "t:3") > 0); /* queued: not counted */
     char sql[256];
     snprintf(sql, sizeof sql,
              "INSERT INTO %s (key, paused_until) VALUES ('t:2', %lld), ('t:3', %lld), "

@@ -28,17 +28,6 @@ static int side_sql(const char *sql)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
-/* One integer from SELECT expr FROM the flow-control table `name` WHERE where, or -1. */
-static int64_t flow_int(const char *expr, const char *name, const char *where)
-{
-    char t[32], sql[512];
-    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE %s", expr, table(name, t, sizeof t), where);
-    if (!backend_pg())
-        return sql_int(sql);
-    int64_t v = -1;
-    return pg_sql_value(db_url, sql, &v) == 0 ? v : -1;
-}
-
 /* Enqueue one job of queue "q" (with concurrency key ckey, or none) at T0 and claim it at T0
  * with a 30 s lease; its id with its token in token, or -1. */
 static int64_t running(struct store *s, const char *ckey, char token[JOB_TOKEN_LEN + 1])
@@ -152,23 +141,23 @@ TEST(snooze_pause_key_pauses_the_key_and_its_lanes)
     CHECK_INT(store_snooze(s, id, token, 100, 1, T0 + 1, &j), STORE_OK);
     CHECK_STR(j.concurrency_key, "k");
     job_clear(&j);
-    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 101);
-    CHECK_INT(flow_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 101);
-    CHECK_INT(flow_int("open_at", "lanes", "queue = 'r' AND ckey = 'k'"), T0 + 500); /* later */
-    CHECK_INT(flow_int("open_at", "lanes", "ckey = 'other'"), 0);
+    CHECK_INT(table_int("paused_until", "keys", "key = 'k'"), T0 + 101);
+    CHECK_INT(table_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 101);
+    CHECK_INT(table_int("open_at", "lanes", "queue = 'r' AND ckey = 'k'"), T0 + 500); /* later */
+    CHECK_INT(table_int("open_at", "lanes", "ckey = 'other'"), 0);
     /* A shorter pause of the key never shortens the one it holds. */
     CHECK_INT(store_snooze(s, id2, token2, 5, 1, T0 + 2, &j), STORE_OK);
     job_clear(&j);
-    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 101);
-    CHECK_INT(flow_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 101);
+    CHECK_INT(table_int("paused_until", "keys", "key = 'k'"), T0 + 101);
+    CHECK_INT(table_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 101);
     /* A longer one lengthens it. */
     CHECK_INT(claim_one(s, "q", T0 + 101, &j), id2);
     snprintf(token2, sizeof token2, "%s", j.lease_token);
     job_clear(&j);
     CHECK_INT(store_snooze(s, id2, token2, 1000, 1, T0 + 102, &j), STORE_OK);
     job_clear(&j);
-    CHECK_INT(flow_int("paused_until", "keys", "key = 'k'"), T0 + 1102);
-    CHECK_INT(flow_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 1102);
+    CHECK_INT(table_int("paused_until", "keys", "key = 'k'"), T0 + 1102);
+    CHECK_INT(table_int("open_at", "lanes", "queue = 'q' AND ckey = 'k'"), T0 + 1102);
     CHECK(counts_exact(s, "q", T0 + 102));
     store_close(s);
 }
@@ -187,7 +176,7 @@ TEST(snooze_without_pause_key_or_key_pauses_nothing)
     CHECK(plain > 0);
     CHECK_INT(store_snooze(s, plain, token, 100, 1, T0 + 1, &j), STORE_OK);
     job_clear(&j);
-    CHECK_INT(flow_int("count(*)", "keys", "1 = 1"), 0);
+    CHECK_INT(table_int("count(*)", "keys", "1 = 1"), 0);
     store_close(s);
 }
 

@@ -218,6 +218,182 @@ TEST(sweep_promotes_in_batches)
     store_close(s);
 }
 
+/* The lanes of concurrency key ckey (any queue). */
+static int64_t lanes_of(const char *ckey)
+{
+    char where[64];
+    snprintf(where, sizeof where, "ckey = '%s'", ckey);
+    return table_int("count(*)", "lanes", where);
+}
+
+TEST(sweep_drops_lanes_no_job_references)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    /* 1 (key a) succeeds at T0 + 1; 2 (key b) runs, its lease ends at T0 + 30; 3 (key c)
+     * fails (kept: a retry brings it back to its lane). */
+    CHECK_INT(enqueue_keyed(s, "q", "a"), 1);
+    CHECK_INT(enqueue_keyed(s, "q", "b"), 2);
+    CHECK_INT(enqueue_keyed(s, "q", "c"), 3);
+    struct job out[3], j;
+    size_t n = 0;
+    CHECK_INT(claim_caps(s, "q", NULL, 3, 30, T0, out, &n), STORE_OK);
+    CHECK_INT(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        if (out[i].id == 1)
+            CHECK_INT(store_complete(s, 1, out[i].lease_token, NULL, T0 + 1, &j), STORE_OK);
+        if (out[i].id == 3) {
+            struct fail_req f = {NULL, NULL, 0, 0};
+            CHECK_INT(store_fail(s, 3, out[i].lease_token, &f, T0 + 1, &j), STORE_OK);
+        }
+        if (out[i].id != 2)
+            job_clear(&j);
+        job_clear(&out[i]);
+    }
+    CHECK_INT(status_of(s, 3), JOB_FAILED);
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 10, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.lanes, 0); /* every lane holds a job */
+    CHECK_INT(table_int("count(*)", "lanes", "1 = 1"), 3);
+    /* Job 1 goes past retention and its lane with it; job 2's lease ends (requeued). */
+    CHECK_INT(store_sweep(s, T0 + 40, 5, 500, &r), STORE_OK);
+    CHECK_INT(r.deleted, 1);
+    CHECK_INT(r.requeued, 1);
+    CHECK_INT(r.lanes, 1);
+    CHECK_INT(lanes_of("a"), 0);
+    CHECK_INT(lanes_of("b"), 1);
+    CHECK_INT(lanes_of("c"), 1);
+    CHECK_INT(store_sweep(s, T0 + 41, 5, 500, &r), STORE_OK);
+    CHECK_INT(r.lanes, 0);
+    /* The requeued and the retried job are claimed from the lanes they kept; key a gets a
+     * lane again. */
+    CHECK_INT(store_retry(s, 3, T0 + 50, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(enqueue_keyed(s, "q", "a"), 4);
+    CHECK_INT(store_sweep(s, T0 + 100, 5, 500, &r), STORE_OK);
+    CHECK_INT(r.lanes, 0);
+    CHECK_INT(claim_caps(s, "q", NULL, 3, 30, T0 + 100, out, &n), STORE_OK);
+    CHECK_INT(n, 3);
+    for (size_t i = 0; i < n; i++)
+        job_clear(&out[i]);
+    CHECK_INT(lanes_of("a"), 1);
+    store_close(s);
+}
+
+TEST(sweep_drops_lanes_in_batches)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    const char *keys[5] = {"k1", "k2", "k3", "k4", "k5"};
+    for (int i = 0; i < 5; i++) {
+        int64_t id = enqueue_keyed(s, i % 2 ? "q" : "r", keys[i]);
+        CHECK(id > 0);
+        struct job j;
+        CHECK_INT(store_cancel(s, id, T0, &j), STORE_OK);
+        job_clear(&j);
+    }
+    /* Two lanes looked at per sweep, from where the last one stopped, round and round. */
+    int dropped = 0;
+    for (int i = 0; i < 10 && dropped < 5; i++) {
+        struct sweep_result r;
+        CHECK_INT(store_sweep(s, T0 + 100, 5, 2, &r), STORE_OK);
+        CHECK(r.lanes <= 2);
+        dropped += r.lanes;
+    }
+    CHECK_INT(dropped, 5);
+    CHECK_INT(table_int("count(*)", "lanes", "1 = 1"), 0);
+    /* No lane left (SQLite's claims then skip the lanes): a new one is claimable at once. */
+    CHECK_INT(enqueue_keyed(s, "q", "k1"), 6);
+    struct job j;
+    CHECK_INT(claim_one(s, "q", T0 + 100, &j), 6);
+    job_clear(&j);
+    store_close(s);
+}
+
+/* Claim the one job of key ckey (enqueued now) at `at`: one claim row of the key at `at`. */
+static int claimed_at(struct store *s, const char *ckey, int64_t at)
+{
+    struct job j;
+    int64_t id = enqueue_keyed(s, ckey, ckey);
+    int ok = id > 0 && claim_one(s, ckey, at, &j) == id;
+    if (ok)
+        job_clear(&j);
+    return ok;
+}
+
+TEST(sweep_deletes_claim_rows_older_than_every_window)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct limit out, l = {.rate_jobs = 5, .rate_per_seconds = 10};
+    snprintf(l.key, sizeof l.key, "r*");
+    CHECK_INT(store_limit_put(s, &l, T0, &out), STORE_OK);
+    CHECK(claimed_at(s, "r1", T0));
+    CHECK(claimed_at(s, "r2", T0 + 1));
+    CHECK(claimed_at(s, "r3", T0 + 2));
+    CHECK(claimed_at(s, "r4", T0 + 3));
+    CHECK_INT(table_int("count(*)", "key_claims", "1 = 1"), 4);
+    /* A longer window may apply to a key later (86400 s at most): its rows are kept that
+     * long, then go, oldest first, `batch` at a time. */
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 86399, 10 * 86400, 2, &r), STORE_OK);
+    CHECK_INT(r.claims, 0);
+    CHECK_INT(store_sweep(s, T0 + 86402, 10 * 86400, 2, &r), STORE_OK);
+    CHECK_INT(r.claims, 2);
+    CHECK_INT(table_int("count(*)", "key_claims", "key IN ('r1', 'r2')"), 0);
+    CHECK_INT(store_sweep(s, T0 + 86402, 10 * 86400, 2, &r), STORE_OK);
+    CHECK_INT(r.claims, 1);
+    CHECK_INT(table_int("count(*)", "key_claims", "1 = 1"), 1);
+    CHECK_INT(table_int("at", "key_claims", "key = 'r4'"), T0 + 3);
+    store_close(s);
+}
+
+/* PostgreSQL: an enqueue that wrote a lane (its upsert) and has not committed holds the lane;
+ * the sweep passes it by, and once the enqueue's job is in, the lane stays. */
+TEST(sweep_passes_by_a_lane_an_enqueue_writes)
+{
+    if (!backend_pg())
+        test_skip("PostgreSQL only: concurrent transactions (SQLite has one writer)");
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t id = enqueue_keyed(s, "q", "k");
+    size_t deleted = 0;
+    CHECK_INT(store_purge(s, "q", JOB_QUEUED, 10, T0, &deleted), STORE_OK);
+    CHECK_INT(deleted, 1);
+    /* The enqueue's two writes, as PG_JOB_INSERT makes them, in a transaction left open. */
+    PGconn *side = PQconnectdb(db_url);
+    CHECK(PQstatus(side) == CONNECTION_OK);
+    PGresult *res = PQexec(side, "BEGIN");
+    CHECK(PQresultStatus(res) == PGRES_COMMAND_OK);
+    PQclear(res);
+    res = PQexec(side, "INSERT INTO jobq_lanes AS l (queue, requires, ckey, check_at) "
+                       "VALUES ('q', '', 'k', 0) ON CONFLICT (queue, requires, ckey) DO UPDATE "
+                       "SET check_at = least(l.check_at, excluded.check_at) RETURNING l.id");
+    CHECK(PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO jobq_jobs (queue, status, payload, run_at, max_attempts, created_at, "
+             "concurrency_key, lane) VALUES ('q', %d, '{}', %lld, 5, %lld, 'k', %s)",
+             JOB_QUEUED, T0, T0, PQgetvalue(res, 0, 0));
+    PQclear(res);
+    res = PQexec(side, sql);
+    CHECK(PQresultStatus(res) == PGRES_COMMAND_OK);
+    PQclear(res);
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 10, 5, 500, &r), STORE_OK);
+    CHECK_INT(r.lanes, 0);
+    res = PQexec(side, "COMMIT");
+    CHECK(PQresultStatus(res) == PGRES_COMMAND_OK);
+    PQclear(res);
+    PQfinish(side);
+    CHECK_INT(store_sweep(s, T0 + 10, 5, 500, &r), STORE_OK);
+    CHECK_INT(r.lanes, 0);
+    struct job j;
+    CHECK(claim_one(s, "q", T0 + 10, &j) > id);
+    job_clear(&j);
+    store_close(s);
+}
+
 /* Hook recorder. The store is set after opening; the hooks read it to prove they run after
  * the commit (the change is visible to a read connection) and without the write mutex (a
  * ping, which takes it, works). */
@@ -348,4 +524,7 @@ TEST_MAIN(TEST_ENTRY(sweep_requeues_expired_leases), TEST_ENTRY(sweep_fails_exha
           TEST_ENTRY(sweep_times_out_max_runtime), TEST_ENTRY(sweep_expired_in_batches),
           TEST_ENTRY(sweep_retention_deletes_old_finished_jobs),
           TEST_ENTRY(sweep_retention_in_batches), TEST_ENTRY(sweep_promotes_in_batches),
+          TEST_ENTRY(sweep_drops_lanes_no_job_references), TEST_ENTRY(sweep_drops_lanes_in_batches),
+          TEST_ENTRY(sweep_passes_by_a_lane_an_enqueue_writes),
+          TEST_ENTRY(sweep_deletes_claim_rows_older_than_every_window),
           TEST_ENTRY(hooks_called_after_commit), TEST_ENTRY(hooks_not_called_after_rollback))

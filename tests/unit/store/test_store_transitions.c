@@ -6,8 +6,8 @@
 #include "test_store_util.h"
 #include "transition.h"
 
-static const enum job_status statuses[] = {JOB_QUEUED,    JOB_RUNNING, JOB_SUCCEEDED,
-                                           JOB_FAILED,    JOB_CANCELLED, JOB_BLOCKED};
+static const enum job_status statuses[] = {JOB_QUEUED, JOB_RUNNING,   JOB_SUCCEEDED,
+                                           JOB_FAILED, JOB_CANCELLED, JOB_BLOCKED};
 #define NSTATUSES (sizeof statuses / sizeof statuses[0])
 #define LEASE 30
 #define NO_TOKEN "00000000000000000000000000000000" /* JOB_TOKEN_LEN, never given out */
