@@ -329,6 +329,16 @@ static enum store_result dedup_tx(struct pg_conn *c, void *arg, struct store_new
     return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
 }
 
+enum store_result pg_enqueue_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                 struct job *out, int *created, struct store_news *notes)
+{
+    if (!sp->dedup_key)
+        return insert_alone(c, sp, now, out, created, notes);
+    const struct store_enqueue_call one = {.specs = sp, .n = 1};
+    enum store_result r = dedup_lock(c, &one);
+    return r == STORE_OK ? dedup_one(c, sp, now, out, created, notes) : r;
+}
+
 /* 1 when one of the call's specs has a dedup key. */
 static int has_dedup(const struct store_enqueue_call *e)
 {

@@ -286,6 +286,13 @@ static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec 
     return STORE_OK;
 }
 
+enum store_result sqlite_enqueue_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
+                                     struct job *out, int *created, struct sqlite_notes *notes)
+{
+    return sp->dedup_key ? dedup_one(c, sp, now, out, created, notes)
+                         : insert_one(c, sp, now, out, created, notes);
+}
+
 static int enqueue_tx(struct sqlite_conn *c, void *p)
 {
     struct enqueue_arg *a = p;
@@ -293,9 +300,8 @@ static int enqueue_tx(struct sqlite_conn *c, void *p)
     memset(a->created, 0, a->n * sizeof *a->created);
     for (size_t i = 0; i < a->n; i++) {
         const struct job_spec *sp = &a->specs[i];
-        enum store_result r = sp->dedup_key
-                                  ? dedup_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes)
-                                  : insert_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes);
+        enum store_result r =
+            sqlite_enqueue_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes);
         if (r != STORE_OK)
             return r;
     }
