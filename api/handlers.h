@@ -27,6 +27,15 @@ enum MHD_Result handle_limits(struct request *rq);        /* GET /limits */
 enum MHD_Result handle_limit_get(struct request *rq);     /* GET /limits/{key} */
 enum MHD_Result handle_limit_put(struct request *rq);     /* PUT /limits/{key} */
 enum MHD_Result handle_limit_delete(struct request *rq);  /* DELETE /limits/{key} */
+enum MHD_Result handle_schedules(struct request *rq);       /* GET /schedules */
+enum MHD_Result handle_schedule_get(struct request *rq);    /* GET /schedules/{name} */
+enum MHD_Result handle_schedule_put(struct request *rq);    /* PUT /schedules/{name} */
+enum MHD_Result handle_schedule_delete(struct request *rq); /* DELETE /schedules/{name} */
+
+/* How the ticker reads a schedule's job body: as POST /jobs reads a body (parse.c), with its
+ * idempotency_key then set by the ticker (h_schedules.c). */
+struct ticker_spec_fns;
+extern const struct ticker_spec_fns schedule_job_fns;
 enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
 enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
 enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
