@@ -183,7 +183,7 @@ int cron_parse(const char *expr, size_t len, struct cron *out, char *err, size_t
     }
     for (size_t i = b; i < e; i++) {
         unsigned char ch = (unsigned char)expr[i];
-        if (!isalnum(ch) && !is_space((char)ch) && !strchr("*,-/", ch)) {
+        if (!isalnum(ch) && !is_space((char)ch) && (ch == 0 || !strchr("*,-/", ch))) {
             snprintf(err, errlen, "cron: unexpected character at byte %zu", i + 1);
             return -1;
         }

@@ -171,17 +171,19 @@ struct event {
     int dst; /* 1: DST starts; 0: it ends */
 };
 
-/* The rule's events of years y-1 .. y+2, sorted by instant (ties: the later year last). */
-static void events(const struct tz_posix *p, int64_t y, struct event ev[8])
+#define NEVENTS 10
+
+/* The rule's events of years y-1 .. y+3, sorted by instant (ties: the later year last). */
+static void events(const struct tz_posix *p, int64_t y, struct event ev[NEVENTS])
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NEVENTS / 2; i++) {
         int64_t yy = y - 1 + i;
         ev[2 * i] =
             (struct event){rule_day(&p->start, yy) * 86400 + p->start.time - p->std_off, yy, 1};
         ev[2 * i + 1] =
             (struct event){rule_day(&p->end, yy) * 86400 + p->end.time - p->dst_off, yy, 0};
     }
-    for (int i = 1; i < 8; i++) {
+    for (int i = 1; i < NEVENTS; i++) {
         struct event e = ev[i];
         int j = i;
         while (j > 0 &&
@@ -199,10 +201,10 @@ static int64_t year_of(const struct tz_posix *p, int64_t t)
 }
 
 /* Whether DST is on at t, given the sorted events around it (the last event <= t decides). */
-static int dst_at(const struct event ev[8], int64_t t)
+static int dst_at(const struct event ev[NEVENTS], int64_t t)
 {
     int on = 0;
-    for (int i = 0; i < 8 && ev[i].at <= t; i++)
+    for (int i = 0; i < NEVENTS && ev[i].at <= t; i++)
         on = ev[i].dst;
     return on;
 }
@@ -211,7 +213,7 @@ int32_t tz_posix_offset(const struct tz_posix *p, int64_t t)
 {
     if (!p->has_dst)
         return p->std_off;
-    struct event ev[8];
+    struct event ev[NEVENTS];
     events(p, year_of(p, t), ev);
     return dst_at(ev, t) ? p->dst_off : p->std_off;
 }
@@ -220,17 +222,20 @@ int64_t tz_posix_next_change(const struct tz_posix *p, int64_t t)
 {
     if (!p->has_dst || p->dst_off == p->std_off)
         return INT64_MAX;
-    struct event ev[8];
-    events(p, year_of(p, t), ev);
+    int64_t y = year_of(p, t);
+    struct event ev[NEVENTS];
+    events(p, y, ev);
     int on = dst_at(ev, t);
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < NEVENTS; i++) {
         if (ev[i].at <= t)
             continue;
-        /* The state after every event at this instant. */
+        /* The state after every event at this instant (the last year's events are there to
+         * close ties, e.g. DST all year: one year's end is the next one's start). */
         int after = ev[i].dst;
-        while (i + 1 < 8 && ev[i + 1].at == ev[i].at)
+        int64_t year = ev[i].year;
+        while (i + 1 < NEVENTS && ev[i + 1].at == ev[i].at)
             after = ev[++i].dst;
-        if (after != on)
+        if (after != on && year <= y + 2)
             return ev[i].at;
     }
     return INT64_MAX; /* DST all year (or never): no change within years; none ever */
