@@ -16,14 +16,8 @@
 #include "ticker.h"
 
 #define SCHEDULES_PATH "/schedules/"
-#define TIMEZONE_MAX 255  /* bytes of an IANA zone name we read */
-#define CRON_MAX 255      /* bytes of a cron expression we read */
-#define EVERY_MAX 31536000 /* every_seconds */
-
-static const char *const catch_up_names[] = {
-    [STORE_CATCH_UP_NONE] = "none", [STORE_CATCH_UP_LATEST] = "latest", [STORE_CATCH_UP_ALL] = "all"};
-static const char *const overlap_names[] = {[STORE_OVERLAP_ALLOW] = "allow",
-                                            [STORE_OVERLAP_SKIP] = "skip"};
+#define TEXT_MAX 4096 /* bytes of cron, timezone, catch_up and overlap read (schedule.h then
+                         checks each against its own bound) */
 
 /* Add name: v, or null when v is none; 0 when out of memory. */
 static int add_time(cJSON *o, const char *name, int64_t v, int64_t none)
@@ -44,8 +38,8 @@ static cJSON *schedule_json(const struct store_schedule *s)
         ok = cJSON_AddNumberToObject(o, "every_seconds", (double)s->every_seconds) != NULL;
     ok = ok && cJSON_AddStringToObject(o, "timezone", s->timezone);
     ok = ok && cJSON_AddRawToObject(o, "job", s->job);
-    ok = ok && cJSON_AddStringToObject(o, "catch_up", catch_up_names[s->catch_up]);
-    ok = ok && cJSON_AddStringToObject(o, "overlap", overlap_names[s->overlap]);
+    ok = ok && cJSON_AddStringToObject(o, "catch_up", schedule_catch_up_name(s->catch_up));
+    ok = ok && cJSON_AddStringToObject(o, "overlap", schedule_overlap_name(s->overlap));
     ok = ok && cJSON_AddBoolToObject(o, "paused", s->paused);
     ok = ok && add_time(o, "next_run_at", s->next_run_at, JOB_NONE);
     ok = ok && add_time(o, "last_run_at", s->last_run_at, JOB_NONE);
@@ -66,7 +60,7 @@ struct schedule_state {
     char name[JOB_QUEUE_MAX + 1];
     int64_t now;
     struct store_schedule in, out; /* put: the body (in owns its texts); put, delete: answer */
-    struct sched_rule *rule;       /* put */
+    struct sched_rule rule;        /* put */
     struct store_schedule *all;    /* reads: n of them, owned */
     size_t n;
 };
@@ -78,7 +72,7 @@ static void schedule_state_free(void *arg)
         return;
     store_schedule_clear(&ss->in);
     store_schedule_clear(&ss->out);
-    sched_rule_free(ss->rule);
+    sched_rule_clear(&ss->rule);
     store_schedules_free(ss->all, ss->n);
     free(ss);
 }
@@ -108,31 +102,6 @@ static struct schedule_state *schedule_start(struct request *rq, int with_name,
     rq->state = ss;
     rq->state_free = schedule_state_free;
     return ss;
-}
-
-/* The index of name s in names[0..n), or -1. */
-static int name_index(const char *const *names, int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], s) == 0)
-            return i;
-    return -1;
-}
-
-/* An optional string field that must be one of names[0..n): its index into *out. */
-static int read_choice(struct fields *f, const char *field, const char *const *names, int n,
-                       int *out)
-{
-    const char *s = NULL;
-    int has = fields_string(f, field, 1, 32, &s);
-    if (has <= 0)
-        return has;
-    int i = name_index(names, n, s);
-    if (i < 0)
-        return fields_fail(f, ERR_INVALID_REQUEST, "%s: must be one of %s", field,
-                           n == 3 ? "\"none\", \"latest\", \"all\"" : "\"allow\", \"skip\"");
-    *out = i;
-    return 1;
 }
 
 /* The job fields a schedule's job may not hold: the schedule sets them, or they name other
@@ -181,39 +150,47 @@ static int read_job(struct fields *f, int64_t now, char **text)
     return fields_json(f, "job", 0, text) == 1 ? 0 : -1;
 }
 
-/* The body of PUT /schedules/{name} into ss->in and ss->rule, or -1 with f's error set. */
+/* A string field's text and length into *out and *len (NULL when absent). */
+static int read_text(struct fields *f, const char *name, const char **out, size_t *len)
+{
+    int has = fields_string(f, name, 0, TEXT_MAX, out);
+    *len = has == 1 ? strlen(*out) : 0;
+    return has;
+}
+
+/* The body of PUT /schedules/{name} into ss->in and ss->rule, or -1 with f's error set
+ * (internal when a zone file cannot be read). */
 static int read_schedule_body(struct fields *f, struct schedule_state *ss)
 {
     struct store_schedule *in = &ss->in;
-    const char *cron = NULL, *tz = "UTC";
-    int64_t every = 0;
-    int has_cron = fields_string(f, "cron", 1, CRON_MAX, &cron);
-    if (has_cron < 0)
-        return -1;
-    int has_every = fields_int(f, "every_seconds", 1, EVERY_MAX, &every);
-    if (has_every < 0)
-        return -1;
-    if (has_cron == has_every)
-        return fields_fail(f, ERR_INVALID_REQUEST,
-                           "cron or every_seconds: exactly one of them is required");
-    if (fields_string(f, "timezone", 1, TIMEZONE_MAX, &tz) < 0)
-        return -1;
-    int catch_up = STORE_CATCH_UP_LATEST, overlap = STORE_OVERLAP_ALLOW, paused = 0;
-    if (read_choice(f, "catch_up", catch_up_names, 3, &catch_up) < 0 ||
-        read_choice(f, "overlap", overlap_names, 2, &overlap) < 0 ||
-        fields_bool(f, "paused", &paused) < 0 || read_job(f, ss->now, &in->job) < 0)
+    struct schedule_body b = {0};
+    int paused = 0;
+    if (read_text(f, "cron", &b.cron, &b.cron_len) < 0 ||
+        (b.has_every = fields_int(f, "every_seconds", INT64_MIN, INT64_MAX, &b.every_seconds)) < 0 ||
+        read_text(f, "timezone", &b.timezone, &b.timezone_len) < 0 ||
+        read_text(f, "catch_up", &b.catch_up, &b.catch_up_len) < 0 ||
+        read_text(f, "overlap", &b.overlap, &b.overlap_len) < 0 ||
+        fields_bool(f, "paused", &paused) < 0)
         return -1;
     char why[256];
-    if (!(ss->rule = sched_rule_make(cron, every, tz, why, sizeof why)))
+    switch (sched_rule_make(&b, &ss->rule, why, sizeof why)) {
+    case SCHED_RULE_OK:
+        break;
+    case SCHED_RULE_INVALID:
         return fields_fail(f, ERR_INVALID_REQUEST, "%s", why);
+    default:
+        return fields_fail(f, ERR_INTERNAL, "%s", why);
+    }
+    if (read_job(f, ss->now, &in->job) < 0)
+        return -1;
     memcpy(in->name, ss->name, sizeof in->name);
-    in->cron = cron ? strdup(cron) : NULL;
-    in->every_seconds = cron ? 0 : every;
-    in->timezone = strdup(tz);
-    in->catch_up = (enum store_catch_up)catch_up;
-    in->overlap = (enum store_overlap)overlap;
+    in->cron = b.cron ? strdup(ss->rule.rule.cron_text) : NULL;
+    in->every_seconds = ss->rule.rule.every_seconds;
+    in->timezone = strndup(b.timezone ? b.timezone : "UTC", b.timezone ? b.timezone_len : 3);
+    in->catch_up = ss->rule.rule.catch_up;
+    in->overlap = ss->rule.rule.overlap;
     in->paused = paused;
-    if ((cron && !in->cron) || !in->timezone)
+    if ((b.cron && !in->cron) || !in->timezone)
         return fields_fail(f, ERR_INTERNAL, "out of memory");
     return 0;
 }
@@ -253,7 +230,7 @@ enum MHD_Result handle_schedule_put(struct request *rq)
                                      .now = ss->now,
                                      .schedule_put = {.in = &ss->in,
                                                       .next_after = sched_rule_next,
-                                                      .rule = ss->rule,
+                                                      .rule = &ss->rule,
                                                       .out = &ss->out}};
     return pending_submit(rq, &ss->p);
 }

@@ -1,47 +1,67 @@
 #include "sched_rule.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
+#include "store.h"
+#include "zoneinfo.h"
 
-struct sched_rule {
-    int64_t every; /* every_seconds */
-};
-
-struct sched_rule *sched_rule_make(const char *cron, int64_t every_seconds, const char *timezone,
-                                   char *why, size_t n)
+enum sched_rule_result sched_rule_make(const struct schedule_body *b, struct sched_rule *out,
+                                       char *msg, size_t n)
 {
-    if (cron) {
-        snprintf(why, n, "cron: cron expressions are not supported yet");
-        return NULL;
+    *out = (struct sched_rule){0};
+    char why[CRON_ERR_MAX + 64];
+    const char *field = schedule_body_check(b, &out->rule, why, sizeof why);
+    if (field) {
+        /* The cron messages name their field already ("cron: minute: ..."). */
+        if (strncmp(why, field, strlen(field)) == 0)
+            snprintf(msg, n, "%s", why);
+        else
+            snprintf(msg, n, "%s: %s", field, why);
+        return SCHED_RULE_INVALID;
     }
-    if (strcmp(timezone, "UTC") != 0) {
-        snprintf(why, n, "timezone: unknown time zone %s", timezone);
-        return NULL;
+    const char *zone = b->timezone ? b->timezone : "UTC";
+    size_t len = b->timezone ? b->timezone_len : 3;
+    switch (zoneinfo_get(zone, len, &out->tz)) {
+    case ZONEINFO_OK:
+        return SCHED_RULE_OK;
+    case ZONEINFO_UNKNOWN:
+        snprintf(msg, n, "timezone: no time zone named %.*s is known", (int)len, zone);
+        return SCHED_RULE_INVALID;
+    default:
+        snprintf(msg, n, "timezone: the zone %.*s cannot be read", (int)len, zone);
+        return SCHED_RULE_ERROR;
     }
-    if (every_seconds < 1) {
-        snprintf(why, n, "every_seconds: must be at least 1");
-        return NULL;
-    }
-    struct sched_rule *r = calloc(1, sizeof *r);
-    if (!r) {
-        snprintf(why, n, "out of memory");
-        return NULL;
-    }
-    r->every = every_seconds;
-    return r;
+}
+
+enum sched_rule_result sched_rule_of(const struct store_schedule *s, struct sched_rule *out,
+                                     char *msg, size_t n)
+{
+    const char *catch_up = schedule_catch_up_name(s->catch_up);
+    const char *overlap = schedule_overlap_name(s->overlap);
+    struct schedule_body b = {.cron = s->cron,
+                              .cron_len = s->cron ? strlen(s->cron) : 0,
+                              .has_every = !s->cron,
+                              .every_seconds = s->every_seconds,
+                              .catch_up = catch_up,
+                              .catch_up_len = strlen(catch_up),
+                              .overlap = overlap,
+                              .overlap_len = strlen(overlap),
+                              .timezone = s->timezone,
+                              .timezone_len = strlen(s->timezone)};
+    return sched_rule_make(&b, out, msg, n);
 }
 
 int64_t sched_rule_next(const void *rule, int64_t t)
 {
     const struct sched_rule *r = rule;
-    int64_t k = t >= 0 ? t / r->every : -((-t + r->every - 1) / r->every);
-    return (k + 1) * r->every;
+    int64_t next = schedule_next(&r->rule, r->tz, t);
+    return next == SCHEDULE_NEVER ? JOB_NONE : next;
 }
 
-void sched_rule_free(struct sched_rule *rule)
+void sched_rule_clear(struct sched_rule *r)
 {
-    free(rule);
+    zoneinfo_put(r->tz);
+    r->tz = NULL;
 }

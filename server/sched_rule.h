@@ -1,29 +1,46 @@
-/* A schedule's rule: when it ticks (its cron expression in its time zone, or every N
- * seconds), built once from what the store keeps and then asked for the next tick. The
- * rules themselves live in server/domain (cron, time zones, catch-up); this binds them to a
- * schedule and to the zone files of the system. */
+/* A schedule's rule bound to its time zone: what the API checks a PUT /schedules body into,
+ * what the ticker rebuilds from a stored schedule, and what a put asks for the first tick. The
+ * rules themselves are server/domain/schedule.h's; the zone comes from the zone files
+ * (zoneinfo.h). */
 #ifndef JOBQ_SCHED_RULE_H
 #define JOBQ_SCHED_RULE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct sched_rule;
+#include "schedule.h"
 
-/* Build the rule of a schedule: cron (5 fields or an @ name; NULL for every_seconds) or
- * every_seconds (1..31536000, ignored with cron), in the IANA zone `timezone`. Returns the
- * rule (release with sched_rule_free()), or NULL with why (n bytes) set to a message that
- * starts with the field it names ("cron: ...", "timezone: ...", "every_seconds: ...") or
- * says that memory ran out. Reads the zone's file (not for "UTC"): never inside a write. */
-struct sched_rule *sched_rule_make(const char *cron, int64_t every_seconds, const char *timezone,
-                                   char *why, size_t n);
+struct sched_rule {
+    struct schedule_rule rule;
+    const struct tz *tz; /* held from zoneinfo_get() until sched_rule_clear() */
+};
 
-/* The first tick strictly after t (epoch seconds), or JOB_NONE when there is none (a cron
- * expression that never matches again). rule is a struct sched_rule; the signature is the
- * one store_schedule_put() takes. Pure and fast: safe inside a write. */
+/* Why sched_rule_make() refused. */
+enum sched_rule_result {
+    SCHED_RULE_OK = 0,
+    SCHED_RULE_INVALID, /* the body is wrong: msg names the field (invalid_request) */
+    SCHED_RULE_ERROR    /* a zone file could not be read (logged; 500) */
+};
+
+/* Check b (schedule_body_check) and load its zone into *out. On SCHED_RULE_OK release *out
+ * with sched_rule_clear(); otherwise msg[0..n) says why, starting with the field it names
+ * ("cron: ...", "timezone: ...", ...), and *out holds nothing. Reads the zone's file the first
+ * time a zone is asked for (not for "UTC"): never inside a write. */
+enum sched_rule_result sched_rule_make(const struct schedule_body *b, struct sched_rule *out,
+                                       char *msg, size_t n);
+
+struct store_schedule;
+
+/* The same for a stored schedule (its cron or every_seconds, catch_up, overlap, timezone). */
+enum sched_rule_result sched_rule_of(const struct store_schedule *s, struct sched_rule *out,
+                                     char *msg, size_t n);
+
+/* The first tick strictly after t (epoch seconds), or JOB_NONE when there is none. rule is a
+ * struct sched_rule; the signature is the one store_schedule_put() takes. Pure and fast: safe
+ * inside a write. */
 int64_t sched_rule_next(const void *rule, int64_t t);
 
-/* Release rule. Accepts NULL. */
-void sched_rule_free(struct sched_rule *rule);
+/* Release what r holds. Accepts a zeroed or cleared rule. */
+void sched_rule_clear(struct sched_rule *r);
 
 #endif

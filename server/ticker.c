@@ -13,8 +13,6 @@
 #include "store.h"
 
 #define TICKER_READ 100   /* schedules read per look */
-#define CATCH_UP_ALL 1000 /* catch_up "all": jobs enqueued at most for the ticks missed */
-#define MISSED_SCAN 100000 /* missed ticks counted one by one at most (the rest are dropped) */
 
 static atomic_uint_fast64_t n_enqueued, n_skipped, n_missed;
 
@@ -26,113 +24,96 @@ struct ticker {
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     atomic_int stop;
     /* The missed window on the store's clock: ticks in (seen_before + TICKER_GRACE, first)
-     * came due while no ticker ran. first is JOB_NONE until this ticker's first pass. */
+     * came due while no ticker ran (seen_before JOB_NONE: no ticker ever passed). first is
+     * JOB_NONE until this ticker's first pass. */
     int64_t seen_before;
     int64_t first;
 };
 
-/* What one tick write does: the tick whose job is enqueued (JOB_NONE: none), the schedule's
- * next run after it, and how many ticks catch_up dropped. */
-struct tick_plan {
-    int64_t tick;
-    int64_t next;
-    uint64_t missed;
-};
+/* The ticks one schedule enqueues at most in one pass (schedule_plan's cap); the rest are
+ * left for the next pass, at once. */
+#define PLAN_CAP 16
 
-/* 1 when tick t came due while no ticker ran. */
-static int missed(const struct ticker *tk, int64_t t)
+/* The missed window of this ticker for schedule_plan: (down_from, down_to). */
+static void down(const struct ticker *tk, int64_t *from, int64_t *to)
 {
-    if (t >= tk->first)
-        return 0;
-    return tk->seen_before == JOB_NONE || t > tk->seen_before + TICKER_GRACE;
+    *from = tk->seen_before == JOB_NONE ? 0 : tk->seen_before + TICKER_GRACE;
+    *to = tk->first;
 }
 
-/* The plan of the write for schedule s, whose next_run_at is due. Missed ticks are counted
- * one by one, at most MISSED_SCAN in one plan: the plan of a longer run of them drops what it
- * counted and leaves the rest to the next write. */
-static struct tick_plan plan_of(const struct ticker *tk, const struct store_schedule *s,
-                                const struct sched_rule *rule)
+/* One tick write of schedule s: tick t (JOB_NONE: none) with next_run_at from expect to next.
+ * Returns the result; *created and *skipped say what it did. */
+static enum store_result write_tick(struct ticker *tk, const struct store_schedule *s,
+                                    const struct sched_rule *rule, int64_t rev, int64_t expect,
+                                    int64_t t, int64_t next, int *created, int *skipped)
 {
-    int64_t t = s->next_run_at;
-    struct tick_plan p = {.tick = t, .next = sched_rule_next(rule, t)};
-    if (!missed(tk, t))
-        return p;
-    /* The missed ticks from t on, the newest CATCH_UP_ALL + 1 of them in a ring. */
-    int64_t ring[CATCH_UP_ALL + 1];
-    uint64_t k = 0;
-    int64_t u = t, last = t;
-    for (; u != JOB_NONE && missed(tk, u) && k < MISSED_SCAN; u = sched_rule_next(rule, u)) {
-        ring[k % (CATCH_UP_ALL + 1)] = last = u;
-        k++;
-    }
-    int final = u == JOB_NONE || !missed(tk, u); /* the run of missed ticks ends at last */
-    switch (s->catch_up) {
-    case STORE_CATCH_UP_NONE:
-        return (struct tick_plan){.tick = JOB_NONE, .next = u, .missed = k};
-    case STORE_CATCH_UP_LATEST:
-        if (!final) /* keep the last one counted: it may be the latest */
-            return (struct tick_plan){.tick = JOB_NONE, .next = last, .missed = k - 1};
-        return (struct tick_plan){.tick = last, .next = u, .missed = k - 1};
-    default:
-        if (k <= CATCH_UP_ALL)
-            return p; /* one by one, oldest first */
-        /* Drop all but the newest CATCH_UP_ALL counted, which then go one by one. */
-        return (struct tick_plan){.tick = JOB_NONE,
-                                  .next = ring[(k - CATCH_UP_ALL) % (CATCH_UP_ALL + 1)],
-                                  .missed = k - CATCH_UP_ALL};
-    }
-}
-
-/* Run one tick write for schedule s (due at now, the store's clock). Returns 1 when the
- * schedule is due again at once (its next run is not after now), else 0. */
-static int tick_one(struct ticker *tk, const struct store_schedule *s, int64_t now)
-{
-    char why[256];
-    struct sched_rule *rule = sched_rule_make(s->cron, s->every_seconds, s->timezone, why,
-                                              sizeof why);
-    if (!rule) {
-        log_warn("schedule %s: %s; not ticking", s->name, why);
-        return 0;
-    }
-    struct tick_plan p = plan_of(tk, s, rule);
-    sched_rule_free(rule);
     struct job_spec spec;
     void *hold = NULL;
     char key[JOB_IDENT_MAX + 1];
-    if (p.tick != JOB_NONE) {
+    if (t != JOB_NONE) {
         if (tk->fns->make(s->job, &spec, &hold) != 0) {
             log_warn("schedule %s: its job body is not a job; not ticking", s->name);
-            return 0;
+            return STORE_ERROR;
         }
-        snprintf(key, sizeof key, "schedule:%s:%lld", s->name, (long long)p.tick);
+        snprintf(key, sizeof key, "schedule:%s:%lld", s->name, (long long)t);
         spec.idempotency_key = key;
     }
     struct job out = {0};
-    struct store_schedule_tick_call t = {.name = s->name,
-                                         .rev = s->rev,
-                                         .next_run_at = s->next_run_at,
-                                         .next = p.next,
-                                         .tick = p.tick,
-                                         .spec = p.tick != JOB_NONE ? &spec : NULL,
-                                         .overlap_skip = s->overlap == STORE_OVERLAP_SKIP,
+    struct store_schedule_tick_call c = {.name = s->name,
+                                         .rev = rev,
+                                         .next_run_at = expect,
+                                         .next = next,
+                                         .tick = t,
+                                         .spec = t != JOB_NONE ? &spec : NULL,
+                                         .rule = &rule->rule,
                                          .out = &out};
-    enum store_result r = store_schedule_tick(tk->store, &t, clock_now());
+    enum store_result r = store_schedule_tick(tk->store, &c, clock_now());
     tk->fns->release(hold);
-    if (r == STORE_OK) {
-        atomic_fetch_add(&n_missed, p.missed);
-        if (t.skipped)
-            atomic_fetch_add(&n_skipped, 1);
-        else if (t.created)
-            atomic_fetch_add(&n_enqueued, 1);
-        if (t.job_id)
-            log_debug("schedule %s: tick %lld is job %lld", s->name, (long long)p.tick,
-                      (long long)t.job_id);
-    } else if (r != STORE_CONFLICT) {
-        log_warn("schedule %s: tick %lld failed: %s", s->name, (long long)p.tick,
+    *created = c.created;
+    *skipped = c.skipped;
+    if (r == STORE_OK && c.job_id)
+        log_debug("schedule %s: tick %lld is job %lld", s->name, (long long)t,
+                  (long long)c.job_id);
+    else if (r != STORE_OK && r != STORE_CONFLICT)
+        log_warn("schedule %s: tick %lld failed: %s", s->name, (long long)t,
                  store_result_name(r));
-    }
     job_clear(&out);
-    return r == STORE_OK && p.next != JOB_NONE && p.next <= now;
+    return r;
+}
+
+/* The writes of schedule s (due at now, the store's clock): what schedule_plan() says, one
+ * write per planned tick, the row's next_run_at and rev compared and swapped from one to the
+ * next. Returns 1 when the schedule is due again at once (the plan's cap stopped it). */
+static int tick_one(struct ticker *tk, const struct store_schedule *s, int64_t now)
+{
+    char why[256];
+    struct sched_rule rule;
+    if (sched_rule_of(s, &rule, why, sizeof why) != SCHED_RULE_OK) {
+        log_warn("schedule %s: %s; not ticking", s->name, why);
+        return 0;
+    }
+    int64_t ticks[PLAN_CAP], from, to;
+    struct schedule_plan plan;
+    down(tk, &from, &to);
+    schedule_plan(&rule.rule, rule.tz, s->next_run_at, now, from, to, ticks, PLAN_CAP, &plan);
+    int64_t last = plan.next_run_at == SCHEDULE_NEVER ? JOB_NONE : plan.next_run_at;
+    int64_t rev = s->rev, expect = s->next_run_at;
+    enum store_result r = STORE_OK;
+    for (size_t i = 0; r == STORE_OK && (i < plan.nticks || i == 0); i++) {
+        int64_t t = i < plan.nticks ? ticks[i] : JOB_NONE;
+        int64_t next = i + 1 < plan.nticks ? ticks[i + 1] : last;
+        int created = 0, skipped = 0;
+        r = write_tick(tk, s, &rule, rev, expect, t, next, &created, &skipped);
+        if (r != STORE_OK)
+            break;
+        if (i == 0)
+            atomic_fetch_add(&n_missed, (uint64_t)plan.skipped);
+        atomic_fetch_add(skipped ? &n_skipped : &n_enqueued, (uint64_t)(skipped || created));
+        rev++;
+        expect = next;
+    }
+    sched_rule_clear(&rule);
+    return r == STORE_OK && plan.more;
 }
 
 /* One pass. Returns 1 when more ticks are due at once. */

@@ -25,6 +25,7 @@
 
 #include "job.h"
 #include "limit.h"
+#include "schedule.h"
 
 enum store_result {
     STORE_OK = 0,
@@ -156,12 +157,6 @@ struct store_metric {
 
 #define STORE_METRICS_MAX 16
 
-/* How a schedule treats the ticks missed while no jobqd ran (catch_up). */
-enum store_catch_up { STORE_CATCH_UP_NONE, STORE_CATCH_UP_LATEST, STORE_CATCH_UP_ALL };
-
-/* What a tick does while the previous tick's job is queued, blocked or running (overlap). */
-enum store_overlap { STORE_OVERLAP_ALLOW, STORE_OVERLAP_SKIP };
-
 /* A schedule (PUT /schedules/{name}) as the store keeps it. Owns job, cron and timezone
  * (store_schedule_clear()). */
 struct store_schedule {
@@ -170,8 +165,8 @@ struct store_schedule {
     char *cron;              /* the cron expression as given; NULL for every_seconds */
     int64_t every_seconds;   /* 0 for a cron schedule */
     char *timezone;          /* an IANA zone name */
-    enum store_catch_up catch_up;
-    enum store_overlap overlap;
+    enum schedule_catch_up catch_up; /* stored as these numbers */
+    enum schedule_overlap overlap;
     int paused;              /* 1: no tick is enqueued (nor missed) */
     int64_t next_run_at;     /* the next tick; JOB_NONE while paused or when it never ticks */
     int64_t last_run_at;     /* the tick of the last job enqueued; JOB_NONE: none yet */
@@ -327,7 +322,7 @@ struct store_schedule_tick_call {
     int64_t next;                /* in: its next_run_at after this tick (JOB_NONE: never) */
     int64_t tick;                /* in: the tick whose job spec is (JOB_NONE with spec NULL) */
     const struct job_spec *spec; /* in: the tick's job (its idempotency key set), NULL: none */
-    int overlap_skip;            /* in: 1: no job while the previous tick's job is active */
+    const struct schedule_rule *rule; /* in: its overlap (schedule_overlap_skip) */
     struct job *out;             /* out: the tick's job when job_id is set */
     int64_t job_id;              /* out: the tick's job (new or an idempotency hit), 0: none */
     int created;                 /* out: 1 when that job is new */
@@ -643,8 +638,8 @@ enum store_result store_schedule_delete(struct store *s, const char *name, int64
 /* One tick of schedule t->name, in one transaction, applied only while the schedule is
  * unpaused and still holds t->rev and t->next_run_at (else STORE_CONFLICT, nothing written:
  * another ticker took it, or a put or delete came between; STORE_NOT_FOUND when it is gone):
- * with t->spec, unless t->overlap_skip and the job of its last_job_id is queued, blocked or
- * running (then t->skipped = 1 and no job), the job is enqueued as store_enqueue does (an
+ * with t->spec, unless schedule_overlap_skip(t->rule, the API status of the job of its
+ * last_job_id, NULL when there is none) says to skip (then t->skipped = 1 and no job), the job is enqueued as store_enqueue does (an
  * idempotency_key hit returns the job that holds it: a tick is enqueued once however many
  * tickers race for it) and becomes last_job_id, with last_run_at = t->tick; next_run_at becomes
  * t->next and rev grows. t->job_id, t->created and t->out tell the job. */

@@ -20,8 +20,8 @@ static int schedule_row(const PGresult *res, int row, struct store_schedule *out
               pg_row_text(res, row, 4, &out->timezone);
     int64_t every = pg_row_int(res, row, 3);
     out->every_seconds = every == JOB_NONE ? 0 : every;
-    out->catch_up = (enum store_catch_up)pg_row_int(res, row, 5);
-    out->overlap = (enum store_overlap)pg_row_int(res, row, 6);
+    out->catch_up = (enum schedule_catch_up)pg_row_int(res, row, 5);
+    out->overlap = (enum schedule_overlap)pg_row_int(res, row, 6);
     out->paused = pg_row_int(res, row, 7) != 0;
     out->next_run_at = pg_row_int(res, row, 8);
     out->last_run_at = pg_row_int(res, row, 9);
@@ -153,16 +153,9 @@ static enum store_result delete_tx(struct pg_conn *c, void *p, struct store_news
     return one_row(c, PG_SCHEDULE_DELETE, 1, params, "schedule delete", a->out);
 }
 
-/* 1 while a job in `status` is queued, blocked or running: anything but a finished job (or
- * none, -1). */
-static int job_active(int64_t status)
-{
-    return status >= 0 && status != JOB_SUCCEEDED && status != JOB_FAILED &&
-           status != JOB_CANCELLED;
-}
-
-/* The status of job id into *status (-1 when there is no such job: it was deleted). */
-static enum store_result job_status_of(struct pg_conn *c, int64_t id, int64_t *status)
+/* The API status name of job id into *name (NULL when there is no such job: it was deleted):
+ * what the overlap decision looks at. */
+static enum store_result job_status_of(struct pg_conn *c, int64_t id, const char **name)
 {
     char b[24];
     const char *params[1] = {pg_int_param(b, id)};
@@ -170,7 +163,7 @@ static enum store_result job_status_of(struct pg_conn *c, int64_t id, int64_t *s
     PGresult *res = pg_exec(c, PG_JOB_STATUS, 1, params, "schedule tick: last job", &r);
     if (!res)
         return r;
-    *status = PQntuples(res) ? pg_row_int(res, 0, 0) : -1;
+    *name = PQntuples(res) ? job_status_name((enum job_status)pg_row_int(res, 0, 0)) : NULL;
     PQclear(res);
     return STORE_OK;
 }
@@ -196,11 +189,11 @@ static enum store_result tick_tx(struct pg_conn *c, void *p, struct store_news *
         return STORE_CONFLICT; /* another tick, a put or a delete came first: nothing written */
     if (!t->spec)
         return STORE_OK;
-    if (t->overlap_skip && last_job != JOB_NONE && last_job > 0) {
-        int64_t status = -1;
+    if (t->rule->overlap == SCHEDULE_OVERLAP_SKIP && last_job != JOB_NONE && last_job > 0) {
+        const char *status = NULL;
         if ((r = job_status_of(c, last_job, &status)) != STORE_OK)
             return r;
-        if (job_active(status)) {
+        if (schedule_overlap_skip(t->rule, status)) {
             t->skipped = 1;
             return STORE_OK;
         }

@@ -34,8 +34,8 @@ static int schedule_row(sqlite3_stmt *st, struct store_schedule *out)
     int bad = copy_text(st, 1, &out->job) | copy_text(st, 2, &out->cron) |
               copy_text(st, 4, &out->timezone);
     out->every_seconds = col_int(st, 3, 0);
-    out->catch_up = (enum store_catch_up)sqlite3_column_int(st, 5);
-    out->overlap = (enum store_overlap)sqlite3_column_int(st, 6);
+    out->catch_up = (enum schedule_catch_up)sqlite3_column_int(st, 5);
+    out->overlap = (enum schedule_overlap)sqlite3_column_int(st, 6);
     out->paused = sqlite3_column_int(st, 7);
     out->next_run_at = col_int(st, 8, JOB_NONE);
     out->last_run_at = col_int(st, 9, JOB_NONE);
@@ -204,27 +204,20 @@ static int delete_tx(struct sqlite_conn *c, void *p)
     return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "schedule delete");
 }
 
-/* The stored status of job id into *status (JOB_STATUS_NONE when there is no such job: it was
- * deleted). */
-static enum store_result job_status_of(struct sqlite_conn *c, int64_t id, int *status)
+/* The API status name of job id into *name (NULL when there is no such job: it was deleted):
+ * what the overlap decision looks at. */
+static enum store_result job_status_of(struct sqlite_conn *c, int64_t id, const char **name)
 {
-    *status = -1;
+    *name = NULL;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_JOB_STATUS);
     int rc = sqlite3_bind_int64(st, 1, id);
     if (rc == SQLITE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
-        *status = sqlite3_column_int(st, 0);
+        int stored = sqlite3_column_int(st, 0);
+        *name = job_status_name(stored == SQLITE_SCHEDULED ? JOB_QUEUED : (enum job_status)stored);
         rc = SQLITE_DONE;
     }
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "schedule tick: last job");
-}
-
-/* 1 while a job stored as `status` is queued (due or not), blocked or running: anything but a
- * finished job (or none, -1). */
-static int job_active(int status)
-{
-    return status >= 0 && status != JOB_SUCCEEDED && status != JOB_FAILED &&
-           status != JOB_CANCELLED;
 }
 
 struct tick_arg {
@@ -263,12 +256,12 @@ static int tick_tx(struct sqlite_conn *c, void *p)
         return sqlite_conn_fail(c, rc, "schedule tick");
     if (!t->spec)
         return STORE_OK;
-    if (t->overlap_skip && last_job > 0) {
-        int status;
+    if (t->rule->overlap == SCHEDULE_OVERLAP_SKIP && last_job > 0) {
+        const char *status;
         enum store_result r = job_status_of(c, last_job, &status);
         if (r != STORE_OK)
             return r;
-        if (job_active(status)) {
+        if (schedule_overlap_skip(t->rule, status)) {
             t->skipped = 1;
             return STORE_OK;
         }

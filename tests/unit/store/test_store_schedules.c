@@ -35,14 +35,16 @@ static int64_t every(const void *rule, int64_t t)
 }
 
 static const int64_t MINUTE = 60;
+static const struct schedule_rule SKIP = {.overlap = SCHEDULE_OVERLAP_SKIP};
+static const struct schedule_rule ALLOW = {.overlap = SCHEDULE_OVERLAP_ALLOW};
 
 static struct store_schedule sched(const char *name, int paused, int overlap)
 {
     struct store_schedule s = {.job = "{\"queue\":\"q\",\"payload\":1}",
                                .every_seconds = 60,
                                .timezone = "UTC",
-                               .catch_up = STORE_CATCH_UP_LATEST,
-                               .overlap = overlap ? STORE_OVERLAP_SKIP : STORE_OVERLAP_ALLOW,
+                               .catch_up = SCHEDULE_CATCH_UP_LATEST,
+                               .overlap = overlap ? SCHEDULE_OVERLAP_SKIP : SCHEDULE_OVERLAP_ALLOW,
                                .paused = paused};
     snprintf(s.name, sizeof s.name, "%s", name);
     return s;
@@ -85,7 +87,8 @@ static enum store_result tick(struct store *st, const struct store_schedule *s, 
                                             .next = next,
                                             .tick = t,
                                             .spec = &sp,
-                                            .overlap_skip = s->overlap == STORE_OVERLAP_SKIP,
+                                            .rule = s->overlap == SCHEDULE_OVERLAP_SKIP ? &SKIP
+                                                                                     : &ALLOW,
                                             .out = out};
     return store_schedule_tick(st, tc, now);
 }
@@ -103,7 +106,7 @@ TEST(put_get_list_delete)
     CHECK(out.cron == NULL);
     CHECK_INT(out.every_seconds, 60);
     CHECK_STR(out.timezone, "UTC");
-    CHECK_INT(out.catch_up, STORE_CATCH_UP_LATEST);
+    CHECK_INT(out.catch_up, SCHEDULE_CATCH_UP_LATEST);
     CHECK_INT(out.paused, 0);
     /* The first tick strictly after now, on the store's clock (PostgreSQL: within a second or
      * two of the test's, which T0 stands for). */
@@ -137,10 +140,10 @@ TEST(put_get_list_delete)
     int64_t job_id = tc.job_id;
     job_clear(&j);
     store_schedule_clear(&out);
-    in.overlap = STORE_OVERLAP_SKIP;
+    in.overlap = SCHEDULE_OVERLAP_SKIP;
     CHECK_INT(put(s, &in, T0 + 61, &out, &created), STORE_OK);
     CHECK_INT(created, 0);
-    CHECK_INT(out.overlap, STORE_OVERLAP_SKIP);
+    CHECK_INT(out.overlap, SCHEDULE_OVERLAP_SKIP);
     CHECK_INT(out.last_job_id, job_id);
     CHECK(out.last_run_at != JOB_NONE);
     CHECK(out.rev > rev + 1);
@@ -224,6 +227,7 @@ TEST(tick_is_a_compare_and_swap)
                                            .next_run_at = out.next_run_at,
                                            .next = out.next_run_at + 600,
                                            .tick = JOB_NONE,
+                                           .rule = &ALLOW,
                                            .out = &j};
     CHECK_INT(store_schedule_tick(s, &tc, T0), STORE_OK);
     CHECK_INT(tc.job_id, 0);
@@ -296,7 +300,7 @@ TEST(overlap_skip_while_the_last_job_is_active)
     CHECK_INT(out.last_job_id, id);
     store_schedule_clear(&out);
     /* overlap allow: a tick while the job is queued enqueues */
-    in.overlap = STORE_OVERLAP_ALLOW;
+    in.overlap = SCHEDULE_OVERLAP_ALLOW;
     CHECK_INT(put(s, &in, T0 + 3600, &out, &created), STORE_OK); /* later ticks: new keys */
     store_schedule_clear(&out);
     CHECK_INT(tick_again(s, "o", &skipped, &id), STORE_OK);
