@@ -165,7 +165,7 @@ static int read_schedule_body(struct fields *f, struct schedule_state *ss)
     struct store_schedule *in = &ss->in;
     struct schedule_body b = {0};
     int paused = 0;
-    if (read_text(f, "cron", &b.cron, &b.cron_len) < 0 ||
+    if (read_job(f, ss->now, &in->job) < 0 || read_text(f, "cron", &b.cron, &b.cron_len) < 0 ||
         (b.has_every = fields_int(f, "every_seconds", INT64_MIN, INT64_MAX, &b.every_seconds)) < 0 ||
         read_text(f, "timezone", &b.timezone, &b.timezone_len) < 0 ||
         read_text(f, "catch_up", &b.catch_up, &b.catch_up_len) < 0 ||
@@ -181,8 +181,6 @@ static int read_schedule_body(struct fields *f, struct schedule_state *ss)
     default:
         return fields_fail(f, ERR_INTERNAL, "%s", why);
     }
-    if (read_job(f, ss->now, &in->job) < 0)
-        return -1;
     memcpy(in->name, ss->name, sizeof in->name);
     in->cron = b.cron ? strdup(ss->rule.rule.cron_text) : NULL;
     in->every_seconds = ss->rule.rule.every_seconds;

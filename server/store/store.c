@@ -361,20 +361,3 @@ enum store_result store_schedule_pass(struct store *s, int64_t now, int64_t *see
     *store_now = call.schedule_pass.now;
     return r;
 }
-
-void store_schedule_clear(struct store_schedule *s)
-{
-    if (!s)
-        return;
-    free(s->job);
-    free(s->cron);
-    free(s->timezone);
-    s->job = s->cron = s->timezone = NULL;
-}
-
-void store_schedules_free(struct store_schedule *a, size_t n)
-{
-    for (size_t i = 0; a && i < n; i++)
-        store_schedule_clear(&a[i]);
-    free(a);
-}
