@@ -9,14 +9,15 @@
 #include "clock.h"
 #include "fields.h"
 #include "handlers.h"
-#include "pending.h"
 #include "parse.h"
+#include "pending.h"
 #include "reply.h"
 #include "sched_rule.h"
 #include "ticker.h"
 
 #define SCHEDULES_PATH "/schedules/"
-#define TEXT_MAX 4096 /* bytes of cron, timezone, catch_up and overlap read (schedule.h then
+#define TEXT_MAX                                                                                   \
+    4096 /* bytes of cron, timezone, catch_up and overlap read (schedule.h then
                          checks each against its own bound) */
 
 /* Add name: v, or null when v is none; 0 when out of memory. */
@@ -83,8 +84,7 @@ static struct schedule_state *schedule_start(struct request *rq, int with_name,
 {
     const char *s = rq->url + strlen(SCHEDULES_PATH);
     size_t n = with_name ? strlen(s) : 0;
-    if (with_name && (n == 0 || n > JOB_QUEUE_MAX || memchr(s, '/', n) ||
-                      !job_queue_name_ok(s))) {
+    if (with_name && (n == 0 || n > JOB_QUEUE_MAX || memchr(s, '/', n) || !job_queue_name_ok(s))) {
         char why[64];
         fields_queue_why(s, n, why, sizeof why);
         *res = reply_error(rq, ERR_INVALID_REQUEST,
@@ -131,7 +131,8 @@ static int read_job(struct fields *f, int64_t now, char **text)
     struct fields job;
     int has = fields_object(f, "job", &job);
     if (has == 0)
-        return fields_fail(f, ERR_INVALID_REQUEST, "job: required (a job body as POST /jobs takes)");
+        return fields_fail(f, ERR_INVALID_REQUEST,
+                           "job: required (a job body as POST /jobs takes)");
     if (has < 0)
         return -1;
     struct job_spec spec;
@@ -166,7 +167,8 @@ static int read_schedule_body(struct fields *f, struct schedule_state *ss)
     struct schedule_body b = {0};
     int paused = 0;
     if (read_job(f, ss->now, &in->job) < 0 || read_text(f, "cron", &b.cron, &b.cron_len) < 0 ||
-        (b.has_every = fields_int(f, "every_seconds", INT64_MIN, INT64_MAX, &b.every_seconds)) < 0 ||
+        (b.has_every = fields_int(f, "every_seconds", INT64_MIN, INT64_MAX, &b.every_seconds)) <
+            0 ||
         read_text(f, "timezone", &b.timezone, &b.timezone_len) < 0 ||
         read_text(f, "catch_up", &b.catch_up, &b.catch_up_len) < 0 ||
         read_text(f, "overlap", &b.overlap, &b.overlap_len) < 0 ||
@@ -224,12 +226,11 @@ enum MHD_Result handle_schedule_put(struct request *rq)
         return fields_reply(rq, &f);
     }
     cJSON_Delete(root);
-    ss->p.call = (struct store_call){.kind = STORE_CALL_SCHEDULE_PUT,
-                                     .now = ss->now,
-                                     .schedule_put = {.in = &ss->in,
-                                                      .next_after = sched_rule_next,
-                                                      .rule = &ss->rule,
-                                                      .out = &ss->out}};
+    ss->p.call = (struct store_call){
+        .kind = STORE_CALL_SCHEDULE_PUT,
+        .now = ss->now,
+        .schedule_put = {
+            .in = &ss->in, .next_after = sched_rule_next, .rule = &ss->rule, .out = &ss->out}};
     return pending_submit(rq, &ss->p);
 }
 

@@ -27,15 +27,6 @@ enum MHD_Result handle_limits(struct request *rq);        /* GET /limits */
 enum MHD_Result handle_limit_get(struct request *rq);     /* GET /limits/{key} */
 enum MHD_Result handle_limit_put(struct request *rq);     /* PUT /limits/{key} */
 enum MHD_Result handle_limit_delete(struct request *rq);  /* DELETE /limits/{key} */
-enum MHD_Result handle_schedules(struct request *rq);       /* GET /schedules */
-enum MHD_Result handle_schedule_get(struct request *rq);    /* GET /schedules/{name} */
-enum MHD_Result handle_schedule_put(struct request *rq);    /* PUT /schedules/{name} */
-enum MHD_Result handle_schedule_delete(struct request *rq); /* DELETE /schedules/{name} */
-
-/* How the ticker reads a schedule's job body: as POST /jobs reads a body (parse.c), with its
- * idempotency_key then set by the ticker (h_schedules.c). */
-struct ticker_spec_fns;
-extern const struct ticker_spec_fns schedule_job_fns;
 enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
 enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
 enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
@@ -43,5 +34,16 @@ enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
  * nosniff, its ETag and Cache-Control: no-cache; 304 when If-None-Match matches. */
 enum MHD_Result handle_ui_asset(struct request *rq);
 enum MHD_Result handle_ui_redirect(struct request *rq); /* GET /ui: 308 to /ui/ */
+
+/* The schedules (h_schedules.c): GET /schedules, GET, PUT and DELETE /schedules/{name}. */
+enum MHD_Result handle_schedules(struct request *rq);
+enum MHD_Result handle_schedule_get(struct request *rq);
+enum MHD_Result handle_schedule_put(struct request *rq);
+enum MHD_Result handle_schedule_delete(struct request *rq);
+
+/* How the ticker reads a schedule's job body: as POST /jobs reads a body (parse.c), with its
+ * idempotency_key then set by the ticker (h_schedules.c). */
+struct ticker_spec_fns;
+extern const struct ticker_spec_fns schedule_job_fns;
 
 #endif

@@ -14,8 +14,8 @@
 #include "jobjson.h"
 #include "pending.h"
 #include "reply.h"
-#include "ticker.h"
 #include "router.h"
+#include "ticker.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

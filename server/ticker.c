@@ -12,7 +12,7 @@
 #include "sched_rule.h"
 #include "store.h"
 
-#define TICKER_READ 100   /* schedules read per look */
+#define TICKER_READ 100 /* schedules read per look */
 
 static atomic_uint_fast64_t n_enqueued, n_skipped, n_missed;
 
@@ -72,11 +72,9 @@ static enum store_result write_tick(struct ticker *tk, const struct store_schedu
     *created = c.created;
     *skipped = c.skipped;
     if (r == STORE_OK && c.job_id)
-        log_debug("schedule %s: tick %lld is job %lld", s->name, (long long)t,
-                  (long long)c.job_id);
+        log_debug("schedule %s: tick %lld is job %lld", s->name, (long long)t, (long long)c.job_id);
     else if (r != STORE_OK && r != STORE_CONFLICT)
-        log_warn("schedule %s: tick %lld failed: %s", s->name, (long long)t,
-                 store_result_name(r));
+        log_warn("schedule %s: tick %lld failed: %s", s->name, (long long)t, store_result_name(r));
     job_clear(&out);
     return r;
 }

@@ -128,9 +128,9 @@ static void count_tick(const struct store_call *call)
 }
 
 static void (*const count_kind[STORE_CALL_KIND_COUNT])(const struct store_call *) = {
-    [STORE_CALL_ENQUEUE] = count_enqueue,   [STORE_CALL_CLAIM] = count_claim,
-    [STORE_CALL_COMPLETE] = count_complete, [STORE_CALL_FAIL] = count_fail,
-    [STORE_CALL_CANCEL] = count_cancel,     [STORE_CALL_SNOOZE] = count_snooze,
+    [STORE_CALL_ENQUEUE] = count_enqueue,    [STORE_CALL_CLAIM] = count_claim,
+    [STORE_CALL_COMPLETE] = count_complete,  [STORE_CALL_FAIL] = count_fail,
+    [STORE_CALL_CANCEL] = count_cancel,      [STORE_CALL_SNOOZE] = count_snooze,
     [STORE_CALL_SCHEDULE_TICK] = count_tick,
 };
 

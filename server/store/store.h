@@ -161,19 +161,19 @@ struct store_metric {
  * (store_schedule_clear()). */
 struct store_schedule {
     char name[JOB_QUEUE_MAX + 1];
-    char *job;               /* the job body as given: compact JSON text */
-    char *cron;              /* the cron expression as given; NULL for every_seconds */
-    int64_t every_seconds;   /* 0 for a cron schedule */
-    char *timezone;          /* an IANA zone name */
+    char *job;                       /* the job body as given: compact JSON text */
+    char *cron;                      /* the cron expression as given; NULL for every_seconds */
+    int64_t every_seconds;           /* 0 for a cron schedule */
+    char *timezone;                  /* an IANA zone name */
     enum schedule_catch_up catch_up; /* stored as these numbers */
     enum schedule_overlap overlap;
-    int paused;              /* 1: no tick is enqueued (nor missed) */
-    int64_t next_run_at;     /* the next tick; JOB_NONE while paused or when it never ticks */
-    int64_t last_run_at;     /* the tick of the last job enqueued; JOB_NONE: none yet */
-    int64_t last_job_id;     /* that job; 0: none yet */
+    int paused;          /* 1: no tick is enqueued (nor missed) */
+    int64_t next_run_at; /* the next tick; JOB_NONE while paused or when it never ticks */
+    int64_t last_run_at; /* the tick of the last job enqueued; JOB_NONE: none yet */
+    int64_t last_job_id; /* that job; 0: none yet */
     int64_t created_at;
     int64_t updated_at;
-    int64_t rev;             /* grows with every write of the row (what a tick compares) */
+    int64_t rev; /* grows with every write of the row (what a tick compares) */
 };
 
 /* Release what s owns and zero it (its name stays). Accepts NULL. */
@@ -197,6 +197,7 @@ enum store_call_kind {
     STORE_CALL_LIMIT_PUT,    /* create or replace a limit */
     STORE_CALL_LIMIT_DELETE, /* delete a limit */
     STORE_CALL_SNOOZE,       /* back to queued without spending an attempt */
+    /* schedules */
     STORE_CALL_SCHEDULE_PUT,    /* create or replace a schedule */
     STORE_CALL_SCHEDULE_DELETE, /* delete a schedule */
     STORE_CALL_SCHEDULE_TICK,   /* one tick of a schedule: its job and its next run */
@@ -316,17 +317,17 @@ struct store_schedule_delete_call {
 
 /* STORE_CALL_SCHEDULE_TICK: store_schedule_tick. */
 struct store_schedule_tick_call {
-    const char *name;            /* in: the schedule */
-    int64_t rev;                 /* in: its rev as read (compared and swapped) */
-    int64_t next_run_at;         /* in: its next_run_at as read (compared) */
-    int64_t next;                /* in: its next_run_at after this tick (JOB_NONE: never) */
-    int64_t tick;                /* in: the tick whose job spec is (JOB_NONE with spec NULL) */
-    const struct job_spec *spec; /* in: the tick's job (its idempotency key set), NULL: none */
+    const char *name;                 /* in: the schedule */
+    int64_t rev;                      /* in: its rev as read (compared and swapped) */
+    int64_t next_run_at;              /* in: its next_run_at as read (compared) */
+    int64_t next;                     /* in: its next_run_at after this tick (JOB_NONE: never) */
+    int64_t tick;                     /* in: the tick whose job spec is (JOB_NONE with spec NULL) */
+    const struct job_spec *spec;      /* in: the tick's job (its idempotency key set), NULL: none */
     const struct schedule_rule *rule; /* in: its overlap (schedule_overlap_skip) */
-    struct job *out;             /* out: the tick's job when job_id is set */
-    int64_t job_id;              /* out: the tick's job (new or an idempotency hit), 0: none */
-    int created;                 /* out: 1 when that job is new */
-    int skipped;                 /* out: 1 when the previous tick's job was active */
+    struct job *out;                  /* out: the tick's job when job_id is set */
+    int64_t job_id;                   /* out: the tick's job (new or an idempotency hit), 0: none */
+    int created;                      /* out: 1 when that job is new */
+    int skipped;                      /* out: 1 when the previous tick's job was active */
 };
 
 /* STORE_CALL_SCHEDULE_PASS: store_schedule_pass. */

@@ -109,7 +109,7 @@ static enum store_result one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
 
 /* A new row's rev: far from any rev an earlier row of the same name reached, so that a tick
  * read before a delete never applies to the row created after it. */
-#define REV_OF_NEW(now) ((now) * 1000000)
+#define REV_OF_NEW(now) ((now)*1000000)
 
 static enum store_result put_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
@@ -176,8 +176,8 @@ static enum store_result tick_tx(struct pg_conn *c, void *p, struct store_news *
     t->created = t->skipped = 0;
     *t->out = (struct job){0};
     char b[4][24];
-    const char *params[4] = {t->name, pg_int_param(b[0], t->rev), pg_int_param(b[1], t->next_run_at),
-                             pg_int_param(b[2], t->next)};
+    const char *params[4] = {t->name, pg_int_param(b[0], t->rev),
+                             pg_int_param(b[1], t->next_run_at), pg_int_param(b[2], t->next)};
     enum store_result r;
     PGresult *res = pg_exec(c, PG_SCHEDULE_CAS, 4, params, "schedule tick", &r);
     if (!res)

@@ -345,10 +345,12 @@ int pg_purge_prepare(struct pg_call *pc);        /* pg_queue.c */
 int pg_limit_put_prepare(struct pg_call *pc);    /* pg_limits.c */
 int pg_limit_delete_prepare(struct pg_call *pc); /* pg_limits.c */
 int pg_snooze_prepare(struct pg_call *pc);       /* pg_lease.c */
-int pg_schedule_put_prepare(struct pg_call *pc);    /* pg_schedules.c */
-int pg_schedule_delete_prepare(struct pg_call *pc); /* pg_schedules.c */
-int pg_schedule_tick_prepare(struct pg_call *pc);   /* pg_schedules.c */
-int pg_schedule_pass_prepare(struct pg_call *pc);   /* pg_schedules.c */
+
+/* The schedule writes (pg_schedules.c). */
+int pg_schedule_put_prepare(struct pg_call *pc);
+int pg_schedule_delete_prepare(struct pg_call *pc);
+int pg_schedule_tick_prepare(struct pg_call *pc);
+int pg_schedule_pass_prepare(struct pg_call *pc);
 
 /* Enqueue one job of sp at now inside the caller's transaction, as store_enqueue does for one
  * spec (an idempotency_key hit: *out is the job that holds it, *created stays 0; a dedup key:

@@ -97,8 +97,9 @@ static enum store_result read_rows(struct store *s, enum stmt_id id, const char 
     if (!c)
         return STORE_BUSY;
     sqlite3_stmt *st = sqlite_conn_stmt(c, id);
-    int rc = name ? sqlite_conn_bind_text(st, 1, name)
-                  : limit ? sqlite3_bind_int(st, 1, limit) : SQLITE_OK;
+    int rc = name    ? sqlite_conn_bind_text(st, 1, name)
+             : limit ? sqlite3_bind_int(st, 1, limit)
+                     : SQLITE_OK;
     enum store_result r = rc == SQLITE_OK ? rows_on(c, st, "schedules", out, n)
                                           : sqlite_conn_fail(c, rc, "bind schedules");
     if (rc != SQLITE_OK)
@@ -140,7 +141,7 @@ static enum store_result one_row(struct sqlite_conn *c, sqlite3_stmt *st, const 
 
 /* A new row's rev: far from any rev an earlier row of the same name reached, so that a tick
  * read before a delete never applies to the row created after it. */
-#define REV_OF_NEW(now) ((now) * 1000000)
+#define REV_OF_NEW(now) ((now)*1000000)
 
 static int put_tx(struct sqlite_conn *c, void *p)
 {

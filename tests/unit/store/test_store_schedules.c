@@ -88,7 +88,7 @@ static enum store_result tick(struct store *st, const struct store_schedule *s, 
                                             .tick = t,
                                             .spec = &sp,
                                             .rule = s->overlap == SCHEDULE_OVERLAP_SKIP ? &SKIP
-                                                                                     : &ALLOW,
+                                                                                        : &ALLOW,
                                             .out = out};
     return store_schedule_tick(st, tc, now);
 }
