@@ -159,6 +159,9 @@ static inline int status_of(struct store *s, int64_t id)
 }
 
 /* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
+/* SQL that takes a SQLite database back from schema 8 to 7. */
+#define SQLITE_UNDO_MIGRATION_8 "DROP TABLE schedules; DROP TABLE ticker; "
+
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 
