@@ -76,6 +76,10 @@ const char *schedule_body_check(const struct schedule_body *b, struct schedule_r
         snprintf(msg, msglen, "timezone must be an IANA time zone name");
         return "timezone";
     }
+    if (b->timezone)
+        memcpy(r.timezone, b->timezone, b->timezone_len); /* tz_name_check bounds it */
+    else
+        memcpy(r.timezone, "UTC", 4);
     *out = r;
     return NULL;
 }

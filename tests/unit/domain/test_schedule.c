@@ -40,6 +40,7 @@ TEST(body_checks)
     CHECK_INT(r.overlap, SCHEDULE_OVERLAP_ALLOW);
     CHECK_STR(schedule_catch_up_name(r.catch_up), "latest");
     CHECK_STR(schedule_overlap_name(r.overlap), "allow");
+    CHECK_STR(r.timezone, "UTC");
     b = body(NULL, 1);
     set(&b.catch_up, &b.catch_up_len, "all");
     set(&b.overlap, &b.overlap_len, "skip");
@@ -49,6 +50,7 @@ TEST(body_checks)
     CHECK_STR(r.cron_text, "");
     CHECK_INT(r.catch_up, SCHEDULE_CATCH_UP_ALL);
     CHECK_INT(r.overlap, SCHEDULE_OVERLAP_SKIP);
+    CHECK_STR(r.timezone, "Europe/Berlin");
     set(&b.catch_up, &b.catch_up_len, "none");
     CHECK(schedule_body_check(&b, &r, msg, sizeof msg) == NULL);
     CHECK_INT(r.catch_up, SCHEDULE_CATCH_UP_NONE);
@@ -311,6 +313,20 @@ TEST(plan_cron_in_a_zone)
     CHECK_INT(out[0], utc(2026, 3, 31, 0, 30));
     CHECK_INT(p.skipped, 3);
     CHECK(passes_match_one(&r, z, next, now, utc(2026, 3, 27, 12, 0), now + 1, 1));
+    /* Every minute, "all", down over the fall back of 2026-10-25: the 1000 most recent ticks
+     * (walked back with cron_prev) are the last 1000 of the forward walk. */
+    r = rule("* * * * *", 0, SCHEDULE_CATCH_UP_ALL);
+    next = utc(2026, 10, 24, 12, 0);
+    now = utc(2026, 10, 25, 12, 0);
+    schedule_plan(&r, z, next, now, next - 1, now + 1, out, CAP, &p);
+    CHECK_INT(p.nticks, SCHEDULE_CATCH_UP_ALL_MAX);
+    static int64_t fwd[2000];
+    int n = 0;
+    for (int64_t t = next; t <= now && n < 2000; t = cron_next(&r.cron, z, t))
+        fwd[n++] = t;
+    CHECK_INT(n, 24 * 60 + 1 - 60); /* the minutes of 24 h, now included, less the repeat */
+    CHECK(memcmp(out, fwd + n - 1000, 1000 * sizeof *out) == 0);
+    CHECK_INT(p.skipped, n - 1000);
     tz_free(z);
 }
 

@@ -236,6 +236,16 @@ TEST(posix_rules)
             CHECK_INT(tz_offset(z, utc(y, m, 1, 0, 0)), -14400);
     CHECK_INT(tz_next_change(z, utc(2026, 1, 1, 0, 0)), TZ_NEVER);
     tz_free(z);
+    /* DST periods that overlap (each ends on January 2 of the next year, after the next one
+     * began): one answer per instant, whichever year it is looked at from (found by fuzzing). */
+    CHECK_INT(tz_from_posix("EST5UDT,0/5,J365/53", 19, &z, NULL), TZ_OK);
+    for (int64_t t = utc(1899, 12, 25, 0, 0); t < utc(1900, 1, 10, 0, 0); t += 1800) {
+        int64_t c = tz_next_change(z, t);
+        CHECK(c > t);
+        CHECK(c == TZ_NEVER ||
+              (tz_offset(z, c - 1) == tz_offset(z, t) && tz_offset(z, c) != tz_offset(z, t)));
+    }
+    tz_free(z);
     /* Southern hemisphere: DST from October to April. */
     CHECK_INT(rule_offset("AEST-10AEDT,M10.1.0,M4.1.0/3", utc(2040, 1, 15, 0, 0)), 39600);
     CHECK_INT(rule_offset("AEST-10AEDT,M10.1.0,M4.1.0/3", utc(2040, 7, 15, 0, 0)), 36000);
