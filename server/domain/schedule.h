@@ -7,7 +7,9 @@
  * when the schedule is made or replaced). On each pass it calls schedule_plan() with now and
  * the interval in which no jobqd ran (if any), enqueues the planned ticks (each with
  * idempotency_key "schedule:{name}:{tick}", so that doing a pass twice enqueues nothing twice),
- * asking schedule_overlap_skip() before each when overlap is "skip", and stores the plan's
+ * asking schedule_overlap_skip() before each when overlap is "skip" (within a pass, the job
+ * just enqueued for the previous planned tick is "queued": so a "skip" schedule enqueues at
+ * most one tick of a pass while its jobs do not finish at once), and stores the plan's
  * next_run_at in the same transaction. */
 #ifndef JOBQ_SCHEDULE_H
 #define JOBQ_SCHEDULE_H

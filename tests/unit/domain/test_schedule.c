@@ -181,6 +181,12 @@ TEST(plan_on_time)
     CHECK_INT(p.nticks, 2);
     CHECK_INT(out[0], T + 60);
     CHECK_INT(pass(&r, SCHEDULE_NEVER, T, 0, 0, CAP).next_run_at, SCHEDULE_NEVER);
+    /* Any next_run_at is taken (here the smallest): the cap bounds the pass. */
+    p = pass(&r, INT64_MIN, T, 0, 0, 3);
+    CHECK_INT(p.nticks, 3);
+    CHECK_INT(out[0], CIVIL_TIME_MIN + 60); /* ticks lie after CIVIL_TIME_MIN */
+    CHECK_INT(p.more, 1);
+    CHECK_INT(p.next_run_at, CIVIL_TIME_MIN + 240);
 }
 
 TEST(plan_catch_up_policies)
