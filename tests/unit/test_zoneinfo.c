@@ -111,12 +111,12 @@ TEST(bounded_cache)
     DIR *d = opendir(TEST_ZONEINFO "/America");
     CHECK(d != NULL);
     for (struct dirent *e; n < N && (e = readdir(d));) {
-        if (e->d_type != DT_REG || !tz_name_check(e->d_name, strlen(e->d_name)))
+        if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
+            !tz_name_check(e->d_name, strlen(e->d_name)))
             continue;
         snprintf(name, sizeof name, "America/%s", e->d_name);
-        if (get(name, &held[n]) != ZONEINFO_OK)
-            break;
-        n++;
+        if (get(name, &held[n]) == ZONEINFO_OK) /* not a directory such as America/Indiana */
+            n++;
     }
     closedir(d);
     CHECK_INT(n, N);

@@ -376,6 +376,12 @@ TEST(tzif_versions)
     CHECK_INT(tz_parse(buf, n, &z, &why), TZ_INVALID);
     n = tzif(buf, '2', 1000000, 3600, 7200, "CET-1CEST");
     CHECK_INT(tz_parse(buf, n, &z, &why), TZ_INVALID);
+    n = tzif(buf, 0, 1000000, 3600, 7200, ""); /* one leap-second record (8 bytes in v1) */
+    buf[31] = 1;
+    memset(buf + n, 0, 8);
+    why = NULL;
+    CHECK_INT(tz_parse(buf, n + 8, &z, &why), TZ_INVALID);
+    CHECK(why && strstr(why, "leap"));
     n = tzif(buf, '9', 1000000, 3600, 7200, "");
     CHECK_INT(tz_parse(buf, n, &z, &why), TZ_INVALID);
     n = tzif(buf, '2', 1000000, 3600, 7200, "");
