@@ -41,12 +41,19 @@ struct cron {
  * The day rule (Vixie cron): when both day fields are restricted (neither starts with '*') a day
  * matches if either matches; otherwise both must (a '*' field matches every day).
  * Rejected: more than CRON_EXPR_MAX bytes, a NUL byte, not exactly 5 fields, a bad item, a
- * value out of range, a step of 0 or past the range, and an expression that can never fire
- * (e.g. "0 0 30 2 *"). Returns 0 and fills *out, or -1 and writes into err[0..errlen) (errlen
- * >= CRON_ERR_MAX is always enough) the message the API returns verbatim, naming the field:
- * "cron: day-of-week: 8 is out of range 0-7", "cron: minute: bad step \"*\/0\"",
- * "cron: expected 5 fields, got 4", "cron: can never fire (no day matches)". On error *out is
- * left alone. This function can't fail otherwise. */
+ * value out of range, a step outside 1..the field's maximum (59, 23, 31, 12, 7), a reversed
+ * range (no wrap-around: FRI-MON is refused), a character other than letters, digits, blanks
+ * and "*,-/" outside a macro, and an expression that can never fire (e.g. "0 0 30 2 *": whether
+ * some day matches is decided over 28 years of calendar, where every month-day-weekday
+ * combination occurs). Returns 0 and fills *out, or -1 and writes into err[0..errlen) (errlen
+ * >= CRON_ERR_MAX is always enough; a bad token is quoted at most 40 bytes long) the message
+ * the API returns verbatim, starting "cron: " and naming the field when one is at fault:
+ * "cron: day-of-week: 8 is out of range 0-7", "cron: hour: bad step \"0-23/24\" (1-23)",
+ * "cron: month: bad value \"JANUARY\"", "cron: minute: range 5-3 is reversed",
+ * "cron: expected 5 fields, got 4", "cron: unknown macro \"@every\"",
+ * "cron: unexpected character at byte 10", "cron: longer than 200 bytes",
+ * "cron: can never fire (no day matches day-of-month and month)". On error *out is left
+ * alone. This function can't fail otherwise. */
 int cron_parse(const char *expr, size_t len, struct cron *out, char *err, size_t errlen);
 
 /* 1 when the local date y-m-d (its weekday derived) matches c's month and day rule.

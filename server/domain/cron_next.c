@@ -60,15 +60,31 @@ int64_t cron_next(const struct cron *c, const struct tz *z, int64_t after)
     return walk(c, z, lt - (lt - civil_day_of(lt) * DAY) % 60, 1, after);
 }
 
+/* The largest offset of z at the instants of [from, to): the changes in it are few. */
+static int32_t max_offset(const struct tz *z, int64_t from, int64_t to)
+{
+    int32_t max = tz_offset(z, from);
+    for (int k = 0; k < 16; k++) {
+        from = tz_next_change(z, from);
+        if (from >= to)
+            return max;
+        int32_t off = tz_offset(z, from);
+        max = off > max ? off : max;
+    }
+    return TZ_OFFSET_MAX; /* many changes: the bound of every offset */
+}
+
 int64_t cron_prev(const struct cron *c, const struct tz *z, int64_t before)
 {
     if (before <= CIVIL_TIME_MIN)
         return CRON_NEVER;
     if (before > CIVIL_TIME_MAX)
         before = CIVIL_TIME_MAX;
-    /* A local time whose instant is < before lies before before's local time plus the largest
-     * offset: start there. */
-    int64_t lt = civil_clamp(before + TZ_OFFSET_MAX);
+    /* A tick < before is the instant of a local time below (before - 1) plus the largest offset
+     * of the instants that can name it (those within two offsets' span of before): start
+     * there, so that a dense expression is answered in a few steps. */
+    int64_t lt = before - 1 + max_offset(z, before - 2 * TZ_OFFSET_MAX - 2, before);
+    lt = civil_clamp(lt);
     return walk(c, z, lt - (lt - civil_day_of(lt) * DAY) % 60, -1, before);
 }
 

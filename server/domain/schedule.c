@@ -76,6 +76,10 @@ const char *schedule_body_check(const struct schedule_body *b, struct schedule_r
         snprintf(msg, msglen, "timezone must be an IANA time zone name");
         return "timezone";
     }
+    if (b->timezone)
+        memcpy(r.timezone, b->timezone, b->timezone_len); /* tz_name_check bounds it */
+    else
+        memcpy(r.timezone, "UTC", 4);
     *out = r;
     return NULL;
 }
@@ -146,7 +150,9 @@ void schedule_plan(const struct schedule_rule *r, const struct tz *z, int64_t ne
         return;
     struct pass p = {out, cap, plan};
     /* The first tick >= next_run_at (it is one, unless the rule changed under it). */
-    int64_t t = schedule_next(r, z, next_run_at - 1);
+    int64_t t = schedule_next(r, z, civil_clamp(next_run_at) - 1);
+    /* Missed ticks are < down_to and <= now: before `end`. */
+    int64_t end = down_to <= now ? down_to : now + 1;
     /* On-time ticks, then the run of missed ones (at most one: they lie in one interval), then
      * on-time ticks again. */
     for (int phase = 0; phase < 3 && t <= now; phase++) {
@@ -158,7 +164,7 @@ void schedule_plan(const struct schedule_rule *r, const struct tz *z, int64_t ne
         if (t > now)
             break;
         /* t is missed; last is the most recent missed tick (>= t). */
-        int64_t last = schedule_prev(r, z, down_to < now + 1 ? down_to : now + 1);
+        int64_t last = schedule_prev(r, z, end);
         int64_t first = last; /* the oldest missed tick planned */
         if (r->catch_up == SCHEDULE_CATCH_UP_NONE)
             first = schedule_next(r, z, last);

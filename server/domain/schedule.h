@@ -7,7 +7,9 @@
  * when the schedule is made or replaced). On each pass it calls schedule_plan() with now and
  * the interval in which no jobqd ran (if any), enqueues the planned ticks (each with
  * idempotency_key "schedule:{name}:{tick}", so that doing a pass twice enqueues nothing twice),
- * asking schedule_overlap_skip() before each when overlap is "skip", and stores the plan's
+ * asking schedule_overlap_skip() before each when overlap is "skip" (within a pass, the job
+ * just enqueued for the previous planned tick is "queued": so a "skip" schedule enqueues at
+ * most one tick of a pass while its jobs do not finish at once), and stores the plan's
  * next_run_at in the same transaction. */
 #ifndef JOBQ_SCHEDULE_H
 #define JOBQ_SCHEDULE_H
@@ -40,6 +42,7 @@ struct schedule_rule {
     struct cron cron;                  /* parsed cron_text, when every_seconds is 0 */
     enum schedule_catch_up catch_up;
     enum schedule_overlap overlap;
+    char timezone[TZ_NAME_MAX + 1]; /* the zone's name as given; "UTC" when absent */
 };
 
 /* The values of a PUT /schedules/{name} body as the API layer read them (it checks the JSON
@@ -61,7 +64,8 @@ struct schedule_body {
 /* Check a body: exactly one of cron and every_seconds; every_seconds in 1..SCHEDULE_EVERY_MAX;
  * cron an expression cron_parse() accepts; catch_up and overlap one of their names (default
  * latest and allow); timezone a name tz_name_check() accepts (whether the zone exists is the
- * loader's question, zoneinfo_get(); default "UTC"). Returns NULL and fills *out when valid;
+ * loader's question, zoneinfo_get(); default "UTC"). Returns NULL and fills *out (every field,
+ * the defaults included) when valid;
  * else the name of the first bad field, for the error: "cron or every_seconds" (neither or
  * both given), "cron", "every_seconds", "catch_up", "overlap" or "timezone", with a message in
  * msg[0..msglen) (for cron the cron_parse() message, verbatim; e.g. "every_seconds must be

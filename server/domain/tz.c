@@ -106,6 +106,8 @@ static const char *read_block(struct buf *b, const struct header *h, unsigned ts
 {
     if (!need(b, block_size(h, tsize)))
         return "TZif: truncated data block";
+    if (h->leapcnt != 0) /* its times would count leap seconds ("right/" zones) */
+        return "TZif: leap-second zones are not supported";
     const unsigned char *p = b->p + b->pos;
     z->ntrans = h->timecnt;
     z->ntypes = h->typecnt;

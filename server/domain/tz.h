@@ -6,7 +6,8 @@
  * the last one, the POSIX TZ rule of the file's footer (e.g. "CET-1CEST,M3.5.0,M10.5.0/3",
  * "<+0330>-3:30", with Jn, n and Mm.w.d dates, /time with negative and >24h hours, as RFC 8536
  * section 3.3.1 extends POSIX). A v1 file has no footer: its last type holds for ever after.
- * Leap-second records are read past and ignored (instants are POSIX seconds).
+ * A file with leap-second records (the "right/" zones, whose times count leap seconds) is
+ * refused: instants here are POSIX seconds.
  *
  * A struct tz is immutable once made: any number of threads may read one at once. Offsets
  * follow the TZif sign (east of Greenwich is positive): local = utc + offset. Instants are
@@ -40,7 +41,8 @@ enum tz_result {
  * checked against len before it is read: a truncated, corrupt or oversized buffer returns
  * TZ_INVALID with *why set to a static message (why may be NULL), never reads past buf+len.
  * Checked too: transitions strictly ascending, type indexes and abbreviation indexes in range,
- * offsets within TZ_OFFSET_MAX, isdst 0 or 1, a footer that parses (tz_from_posix's rules).
+ * offsets within TZ_OFFSET_MAX, isdst 0 or 1, no leap-second records, a footer that parses
+ * (tz_from_posix's rules).
  * On TZ_OK *out is a new zone the caller owns (tz_free); on error *out is left alone.
  * Borrows buf. Thread-safe. */
 enum tz_result tz_parse(const void *buf, size_t len, struct tz **out, const char **why);

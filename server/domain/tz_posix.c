@@ -171,13 +171,17 @@ struct event {
     int dst; /* 1: DST starts; 0: it ends */
 };
 
-#define NEVENTS 10
+#define NEVENTS 12
 
-/* The rule's events of years y-1 .. y+3, sorted by instant (ties: the later year last). */
+/* The rule's events of years y-2 .. y+3, sorted by instant (ties: the later year last). A rule
+ * date lies within its year give or take 7 days (times up to 167 hours), so for an instant of
+ * year y the last event at or before it is among these, whatever the rule (even one whose DST
+ * periods overlap, e.g. "EST5EDT,0/5,J365/53"): every instant gets one answer, whichever year
+ * its window is built from. */
 static void events(const struct tz_posix *p, int64_t y, struct event ev[NEVENTS])
 {
     for (int i = 0; i < NEVENTS / 2; i++) {
-        int64_t yy = y - 1 + i;
+        int64_t yy = y - 2 + i;
         ev[2 * i] =
             (struct event){rule_day(&p->start, yy) * 86400 + p->start.time - p->std_off, yy, 1};
         ev[2 * i + 1] =

@@ -236,6 +236,16 @@ TEST(posix_rules)
             CHECK_INT(tz_offset(z, utc(y, m, 1, 0, 0)), -14400);
     CHECK_INT(tz_next_change(z, utc(2026, 1, 1, 0, 0)), TZ_NEVER);
     tz_free(z);
+    /* DST periods that overlap (each ends on January 2 of the next year, after the next one
+     * began): one answer per instant, whichever year it is looked at from (found by fuzzing). */
+    CHECK_INT(tz_from_posix("EST5UDT,0/5,J365/53", 19, &z, NULL), TZ_OK);
+    for (int64_t t = utc(1899, 12, 25, 0, 0); t < utc(1900, 1, 10, 0, 0); t += 1800) {
+        int64_t c = tz_next_change(z, t);
+        CHECK(c > t);
+        CHECK(c == TZ_NEVER ||
+              (tz_offset(z, c - 1) == tz_offset(z, t) && tz_offset(z, c) != tz_offset(z, t)));
+    }
+    tz_free(z);
     /* Southern hemisphere: DST from October to April. */
     CHECK_INT(rule_offset("AEST-10AEDT,M10.1.0,M4.1.0/3", utc(2040, 1, 15, 0, 0)), 39600);
     CHECK_INT(rule_offset("AEST-10AEDT,M10.1.0,M4.1.0/3", utc(2040, 7, 15, 0, 0)), 36000);
@@ -366,6 +376,12 @@ TEST(tzif_versions)
     CHECK_INT(tz_parse(buf, n, &z, &why), TZ_INVALID);
     n = tzif(buf, '2', 1000000, 3600, 7200, "CET-1CEST");
     CHECK_INT(tz_parse(buf, n, &z, &why), TZ_INVALID);
+    n = tzif(buf, 0, 1000000, 3600, 7200, ""); /* one leap-second record (8 bytes in v1) */
+    buf[31] = 1;
+    memset(buf + n, 0, 8);
+    why = NULL;
+    CHECK_INT(tz_parse(buf, n + 8, &z, &why), TZ_INVALID);
+    CHECK(why && strstr(why, "leap"));
     n = tzif(buf, '9', 1000000, 3600, 7200, "");
     CHECK_INT(tz_parse(buf, n, &z, &why), TZ_INVALID);
     n = tzif(buf, '2', 1000000, 3600, 7200, "");
