@@ -186,7 +186,7 @@ static int read_schedule_body(struct fields *f, struct schedule_state *ss)
     memcpy(in->name, ss->name, sizeof in->name);
     in->cron = b.cron ? strdup(ss->rule.rule.cron_text) : NULL;
     in->every_seconds = ss->rule.rule.every_seconds;
-    in->timezone = strndup(b.timezone ? b.timezone : "UTC", b.timezone ? b.timezone_len : 3);
+    in->timezone = strdup(ss->rule.rule.timezone);
     in->catch_up = ss->rule.rule.catch_up;
     in->overlap = ss->rule.rule.overlap;
     in->paused = paused;

@@ -21,8 +21,8 @@ enum sched_rule_result sched_rule_make(const struct schedule_body *b, struct sch
             snprintf(msg, n, "%s: %s", field, why);
         return SCHED_RULE_INVALID;
     }
-    const char *zone = b->timezone ? b->timezone : "UTC";
-    size_t len = b->timezone ? b->timezone_len : 3;
+    const char *zone = out->rule.timezone;
+    size_t len = strlen(zone);
     switch (zoneinfo_get(zone, len, &out->tz)) {
     case ZONEINFO_OK:
         return SCHED_RULE_OK;
