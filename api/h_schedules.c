@@ -104,8 +104,8 @@ static struct schedule_state *schedule_start(struct request *rq, int with_name,
     return ss;
 }
 
-/* The job fields a schedule's job may not hold: the schedule sets them, or they name other
- * jobs. */
+/* The job fields a schedule's job may not hold: the schedule sets its idempotency_key, and
+ * a tick's job depends on no other job. */
 static int job_refusals(struct fields *job)
 {
     static const struct {
@@ -113,7 +113,6 @@ static int job_refusals(struct fields *job)
     } refused[] = {
         {"idempotency_key", "set by the schedule for each tick (schedule:{name}:{tick})"},
         {"depends_on", "a schedule's job cannot depend on other jobs"},
-        {"ref", "a schedule's job is no batch element"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(job->obj, refused[i].field);
