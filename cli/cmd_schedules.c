@@ -130,8 +130,14 @@ static int run_schedules(struct cli *c, const struct args *a)
 {
     static const char *const verbs[] = {"set", "delete", "pause", "resume"};
     const char *verb = a->npos > 0 ? a->pos[0] : NULL;
-    if (!verb)
+    if (!verb) {
+        for (const struct opt *o = schedules_opts; o->name; o++)
+            if (args_has(a, o->name)) {
+                fprintf(stderr, WHO ": --%s goes with 'set NAME'\n", o->name);
+                return CLI_USAGE;
+            }
         return cmd_send_show(c, "GET", "/schedules", NULL, show_schedules);
+    }
     int v = 0;
     while (v < 4 && strcmp(verb, verbs[v]) != 0)
         v++;

@@ -400,7 +400,8 @@ class TestSchedules(CliTest):
                      ["schedules", "set", n, "--every", "5", "--cron", "* * * * *", "--job", job],
                      ["schedules", "set", n, "--every", "5"],
                      ["schedules", "set", n, "--every", "5", "--job", "{nope"],
-                     ["schedules", "frob", n], ["schedules", "delete"]):
+                     ["schedules", "frob", n], ["schedules", "delete"],
+                     ["schedules", "--every", "5"]):
             _, err = self.jobq(*args, expect=2)
             self.assertIn("jobq schedules", err)
 
