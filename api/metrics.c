@@ -411,9 +411,7 @@ static enum store_result metrics_read_run(struct pending_read *r, struct store *
     struct metrics_read *m = (struct metrics_read *)r;
     int64_t now = clock_now();
     m->limits_result = store_limits(s, NULL, now, &m->limits, &m->nlimits);
-    struct store_schedule *schedules = NULL;
-    m->schedules_result = store_schedules(s, NULL, &schedules, &m->nschedules);
-    store_schedules_free(schedules, m->nschedules);
+    m->schedules_result = store_schedules_count(s, &m->nschedules);
     return store_queues(s, now, &m->q.rows, &m->q.n);
 }
 

@@ -429,6 +429,7 @@ struct store_ops {
                                    size_t *n);
     enum store_result (*schedules_next)(struct store *s, int limit, struct store_schedule **out,
                                         size_t *n);
+    enum store_result (*schedules_count)(struct store *s, size_t *n);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     /* May be NULL: the backend's claims see due jobs by themselves. */
@@ -668,6 +669,12 @@ static inline enum store_result store_schedules_next(struct store *s, int limit,
                                                      struct store_schedule **out, size_t *n)
 {
     return s->ops->schedules_next(s, limit, out, n);
+}
+
+/* How many schedules exist, in *n (one count, no row read). Never waits for a writer. */
+static inline enum store_result store_schedules_count(struct store *s, size_t *n)
+{
+    return s->ops->schedules_count(s, n);
 }
 
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:

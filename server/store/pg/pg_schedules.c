@@ -92,6 +92,18 @@ enum store_result pg_read_schedules_next(struct store *s, int limit, struct stor
     return read_rows(s, PG_SCHEDULES_NEXT, pg_int_param(b, limit > 0 ? limit : 1), out, n);
 }
 
+enum store_result pg_read_schedules_count(struct store *s, size_t *n)
+{
+    enum store_result r;
+    *n = 0;
+    PGresult *res = pg_read_one(pg_store_of(s), PG_SCHEDULES_COUNT, 0, NULL, "schedules count", &r);
+    if (!res)
+        return r;
+    *n = (size_t)pg_row_int(res, 0, 0);
+    PQclear(res);
+    return STORE_OK;
+}
+
 /* Run statement id; the one schedule it returns into *out (STORE_NOT_FOUND: none). */
 static enum store_result one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
                                  const char *const *params, const char *what,

@@ -532,6 +532,8 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "SELECT " SCHEDULE_COLS " FROM jobq_schedules WHERE next_run_at IS NOT NULL "
      "ORDER BY next_run_at, name LIMIT $1::integer",
      "schedules next (the ticker): the unpaused schedules that tick soonest"},
+    {PG_SCHEDULES_COUNT, "schedules_count", "SELECT count(*) FROM jobq_schedules",
+     "schedules count (/metrics)"},
     {PG_SCHEDULE_LOCK, "schedule_lock", "SELECT pg_advisory_xact_lock(" PG_SCHEDULES_KEY ")",
      "schedule put: one at a time across processes (the count of schedules holds)"},
     {PG_SCHEDULE_PUT, "schedule_put",

@@ -380,11 +380,12 @@ enum store_result pg_read_ping(struct store *s);
 /* store_limits (pg_limits.c). */
 enum store_result pg_read_limits(struct store *s, const char *key, int64_t now, struct limit **out,
                                  size_t *n);
-/* store_schedules and store_schedules_next (pg_schedules.c). */
+/* store_schedules, _next and _count (pg_schedules.c). */
 enum store_result pg_read_schedules(struct store *s, const char *name, struct store_schedule **out,
                                     size_t *n);
 enum store_result pg_read_schedules_next(struct store *s, int limit, struct store_schedule **out,
                                          size_t *n);
+enum store_result pg_read_schedules_count(struct store *s, size_t *n);
 /* Shared throughput buckets (pg_throughput.c): store_throughput_publish/_others. */
 enum store_result pg_throughput_publish(struct store *s, int64_t now,
                                         const struct counters_point *pts, size_t n);

@@ -122,6 +122,23 @@ enum store_result sqlite_read_schedules_next(struct store *s, int limit,
     return read_rows(s, STMT_SCHEDULES_NEXT, NULL, limit > 0 ? limit : 1, out, n);
 }
 
+enum store_result sqlite_read_schedules_count(struct store *s, size_t *n)
+{
+    struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
+    *n = 0;
+    struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SCHEDULES_COUNT);
+    int rc = sqlite_conn_step(c, st);
+    if (rc == SQLITE_ROW)
+        *n = (size_t)sqlite3_column_int64(st, 0);
+    enum store_result r = rc == SQLITE_ROW ? STORE_OK : sqlite_conn_fail(c, rc, "schedules count");
+    sqlite3_reset(st);
+    sqlite_pool_give(pool, c);
+    return r;
+}
+
 /* The one schedule statement id (bound by the caller) returns, into *out. */
 static enum store_result one_row(struct sqlite_conn *c, sqlite3_stmt *st, const char *what,
                                  struct store_schedule *out)

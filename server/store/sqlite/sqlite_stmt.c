@@ -404,6 +404,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT " SQL_SCHEDULE_COLUMNS " FROM schedules WHERE next_run_at IS NOT NULL "
      "ORDER BY next_run_at, name LIMIT ?1",
      "schedules next (the ticker): the unpaused schedules that tick soonest"},
+    {STMT_SCHEDULES_COUNT, STMT_ON_READER, "SELECT count(*) FROM schedules",
+     "schedules count (/metrics)"},
     {STMT_SCHEDULE_PUT, STMT_ON_WRITER,
      "INSERT INTO schedules (name, job, cron, every_seconds, timezone, catch_up, overlap, "
      "paused, next_run_at, created_at, updated_at, rev) "

@@ -27,6 +27,7 @@ static const struct store_ops sqlite_ops = {
     .limits = sqlite_read_limits,
     .schedules = sqlite_read_schedules,
     .schedules_next = sqlite_read_schedules_next,
+    .schedules_count = sqlite_read_schedules_count,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,

@@ -70,6 +70,7 @@ enum store_result sqlite_read_schedules(struct store *s, const char *name,
                                         struct store_schedule **out, size_t *n);
 enum store_result sqlite_read_schedules_next(struct store *s, int limit,
                                              struct store_schedule **out, size_t *n);
+enum store_result sqlite_read_schedules_count(struct store *s, size_t *n);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
 enum store_result sqlite_read_ping(struct store *s);
 enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,

@@ -402,6 +402,8 @@ TEST(at_most_store_schedules_max)
     CHECK_INT(store_schedules(s, NULL, &all, &n), STORE_OK);
     CHECK_INT(n, STORE_SCHEDULES_MAX);
     store_schedules_free(all, n);
+    CHECK_INT(store_schedules_count(s, &n), STORE_OK);
+    CHECK_INT(n, STORE_SCHEDULES_MAX);
     store_close(s);
 }
 
