@@ -9,10 +9,12 @@
 
 #include "app.h"
 #include "auth.h"
+#include "handlers.h"
 #include "http.h"
 #include "log.h"
 #include "store.h"
 #include "sweeper.h"
+#include "ticker.h"
 #include "waitq.h"
 
 #ifndef JOBQ_VERSION
@@ -36,6 +38,7 @@ struct daemon {
      * store, whose threads call the hooks, is closed. */
     _Atomic(struct waitq *) waitq;
     _Atomic(struct sweeper *) sweeper;
+    struct ticker *ticker; /* the schedules' ticks: stopped first */
     struct http_server *http;
     struct app app;
 };
@@ -106,6 +109,8 @@ static void log_access(const struct config *cfg, const struct auth *auth, const 
  * queue and the sweeper pointer the hooks read. */
 static void daemon_free(struct daemon *d)
 {
+    ticker_stop(d->ticker);
+    d->ticker = NULL;
     struct sweeper *sw = atomic_exchange(&d->sweeper, NULL);
     sweeper_stop(sw);
     store_close(d->store);
@@ -162,6 +167,9 @@ struct daemon *daemon_start(const struct config *cfg)
     if (!sweeper)
         goto fail;
     atomic_store(&d->sweeper, sweeper);
+    d->ticker = ticker_start(d->store, &schedule_job_fns);
+    if (!d->ticker)
+        goto fail;
     d->app.store = d->store;
     d->app.waitq = waitq;
     d->app.cfg = cfg;
@@ -187,6 +195,8 @@ int daemon_stop(struct daemon *d, int timeout_ms)
     if (!d)
         return 0;
     http_quiesce(d->http);
+    ticker_stop(d->ticker); /* no tick starts from now on; the one in progress ends */
+    d->ticker = NULL;
     waitq_shutdown(atomic_load(&d->waitq)); /* parked long polls answer {"jobs": []} */
     if (http_drain(d->http, timeout_ms) > 0)
         store_abandon(d->store); /* store calls that outlive the timeout end now, as 503s */

@@ -35,4 +35,15 @@ enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
 enum MHD_Result handle_ui_asset(struct request *rq);
 enum MHD_Result handle_ui_redirect(struct request *rq); /* GET /ui: 308 to /ui/ */
 
+/* The schedules (h_schedules.c): GET /schedules, GET, PUT and DELETE /schedules/{name}. */
+enum MHD_Result handle_schedules(struct request *rq);
+enum MHD_Result handle_schedule_get(struct request *rq);
+enum MHD_Result handle_schedule_put(struct request *rq);
+enum MHD_Result handle_schedule_delete(struct request *rq);
+
+/* How the ticker reads a schedule's job body: as POST /jobs reads a body (parse.c), with its
+ * idempotency_key then set by the ticker (h_schedules.c). */
+struct ticker_spec_fns;
+extern const struct ticker_spec_fns schedule_job_fns;
+
 #endif

@@ -15,6 +15,7 @@
 #include "pending.h"
 #include "reply.h"
 #include "router.h"
+#include "ticker.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -312,6 +313,25 @@ static void write_counters(struct jtext *b, const struct counters_row *rows, siz
     }
 }
 
+static void write_schedules(struct jtext *b, const struct metrics_scrape *in)
+{
+    if (in->schedules_ok) {
+        sb_head(b, "jobq_schedules", "gauge", "Schedules that exist (PUT /schedules).");
+        sb_printf(b, "jobq_schedules %zu\n", in->nschedules);
+    }
+    sb_head(b, "jobq_schedule_ticks_enqueued_total", "counter",
+            "Schedule ticks whose job this process created.");
+    sb_printf(b, "jobq_schedule_ticks_enqueued_total %" PRIu64 "\n", in->ticks_enqueued);
+    sb_head(b, "jobq_schedule_ticks_skipped_total", "counter",
+            "Schedule ticks this process did not enqueue because the previous tick's job was "
+            "still queued, blocked or running (overlap skip).");
+    sb_printf(b, "jobq_schedule_ticks_skipped_total %" PRIu64 "\n", in->ticks_skipped);
+    sb_head(b, "jobq_schedule_ticks_missed_total", "counter",
+            "Schedule ticks missed while no jobqd ran that this process did not enqueue "
+            "(catch_up none or latest, or past the 1000 of all).");
+    sb_printf(b, "jobq_schedule_ticks_missed_total %" PRIu64 "\n", in->ticks_missed);
+}
+
 static void write_store(struct jtext *b, const struct metrics_scrape *in)
 {
     const struct store_stats *ss = &in->stats;
@@ -348,6 +368,7 @@ char *metrics_text(const struct metrics_scrape *in)
         write_gauges(&b, in->rows, in->n);
     if (in->limits_ok)
         write_limits(&b, in);
+    write_schedules(&b, in);
     write_counters(&b, in->counters, in->ncounters);
     write_store(&b, in);
     sb_head(&b, "jobq_waiting_claims", "gauge", "Long-poll claims parked now.");
@@ -381,6 +402,8 @@ struct metrics_read {
     enum store_result limits_result;
     struct limit *limits; /* nlimits of them when limits_result is STORE_OK; owned */
     size_t nlimits;
+    enum store_result schedules_result;
+    size_t nschedules;
 };
 
 static enum store_result metrics_read_run(struct pending_read *r, struct store *s)
@@ -388,6 +411,7 @@ static enum store_result metrics_read_run(struct pending_read *r, struct store *
     struct metrics_read *m = (struct metrics_read *)r;
     int64_t now = clock_now();
     m->limits_result = store_limits(s, NULL, now, &m->limits, &m->nlimits);
+    m->schedules_result = store_schedules_count(s, &m->nschedules);
     return store_queues(s, now, &m->q.rows, &m->q.n);
 }
 
@@ -415,10 +439,17 @@ enum MHD_Result handle_metrics(struct request *rq)
                                 .limits_ok = m->limits_result == STORE_OK,
                                 .limits = m->limits,
                                 .nlimits = m->nlimits,
+                                .schedules_ok = m->schedules_result == STORE_OK,
+                                .nschedules = m->nschedules,
                                 .parked = waitq_parked(rq->app->waitq),
                                 .connections = open_connections(rq->conn),
                                 .max_connections = (size_t)rq->app->cfg->max_connections,
                                 .backend = backend};
+    struct ticker_counts ticks;
+    ticker_counts(&ticks);
+    in.ticks_enqueued = ticks.enqueued;
+    in.ticks_skipped = ticks.skipped;
+    in.ticks_missed = ticks.missed;
     store_read_stats(store, &in.stats);
     in.nbackend = store_metrics(store, backend);
     struct counters_row *counters = counters_snapshot(&in.ncounters);

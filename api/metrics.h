@@ -41,6 +41,9 @@ struct metrics_scrape {
     int limits_ok;              /* the store answered store_limits() */
     const struct limit *limits; /* every limit, sorted by key (only when limits_ok) */
     size_t nlimits;
+    int schedules_ok;  /* the store answered store_schedules() */
+    size_t nschedules; /* the schedules that exist (only when schedules_ok) */
+    uint64_t ticks_enqueued, ticks_skipped, ticks_missed; /* ticker_counts() */
 };
 
 /* Limits shown one by one (the first by key); jobq_limits counts them all. Each limit is one

@@ -31,6 +31,10 @@ const struct route router_table[] = {
     {"GET", "/limits/{key}", handle_limit_get, 0, AUTH_ACCESS_READ},
     {"PUT", "/limits/{key}", handle_limit_put, 1, AUTH_ACCESS_ADMIN},
     {"DELETE", "/limits/{key}", handle_limit_delete, 0, AUTH_ACCESS_ADMIN},
+    {"GET", "/schedules", handle_schedules, 0, AUTH_ACCESS_READ},
+    {"GET", "/schedules/{name}", handle_schedule_get, 0, AUTH_ACCESS_READ},
+    {"PUT", "/schedules/{name}", handle_schedule_put, 1, AUTH_ACCESS_ADMIN},
+    {"DELETE", "/schedules/{name}", handle_schedule_delete, 0, AUTH_ACCESS_ADMIN},
     {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
     /* The dashboard's files hold no data (its API calls carry the token): open. One row per
@@ -44,6 +48,7 @@ const struct route router_table[] = {
     {"GET", "/ui/dom.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/ui/jobs.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/ui/limits.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/schedules.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},
 };
 

@@ -31,9 +31,11 @@ installed() {
 # prometheus: for its promtool, which checks /metrics (tests/blackbox/test_metrics.py) and
 # the example alert rules (docs/alerts.yml, ctest static.alerts); its service is never used.
 # faketime (libfaketime): tests/blackbox/test_clock_skew.py runs jobqd with a clock that lags.
+# tzdata: /usr/share/zoneinfo, the time zones of schedules (server/zoneinfo.h); the unit tests
+# of server/domain/tz.c and cron.c read it and fail without it.
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
           python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
-          libcurl4-openssl-dev prometheus faketime)
+          libcurl4-openssl-dev prometheus faketime tzdata)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

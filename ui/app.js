@@ -1,5 +1,5 @@
-// The jobq dashboard: queues with their counts, the limits, the throughput chart, the job
-// list and a job's detail, refreshed every few seconds without losing the user's place. The
+// The jobq dashboard: queues with their counts, the limits, the schedules, the throughput
+// chart, the job list and a job's detail, refreshed every few seconds without losing the user's place. The
 // view (filters and the open job, never the token) is kept in the URL's fragment so a reload
 // comes back to it.
 
@@ -8,6 +8,7 @@ import { drawChart } from './chart.js';
 import { $, badge, el, fillTable, fmtAge, fmtTime } from './dom.js';
 import { makeJobs } from './jobs.js';
 import { makeLimits } from './limits.js';
+import { makeSchedules } from './schedules.js';
 
 const REFRESH_MS = 3000;
 const LIMITS = [25, 50, 100, 500];
@@ -204,6 +205,7 @@ onUnauthorized(askToken);
 // ----- refreshing ---------------------------------------------------------------------------
 const jobs = makeJobs(view, { act, report, clear, saveView });
 const limits = makeLimits({ act, report, clear });
+const schedules = makeSchedules({ act, report, clear });
 let running = null; // the refresh under way
 let again = null; // the one that starts after it (asked for while it ran)
 
@@ -213,7 +215,8 @@ function refresh() {
     return again;
   }
   again = null;
-  const parts = [loadQueues(), limits.refresh(), loadChart(), jobs.refresh()];
+  const parts = [loadQueues(), limits.refresh(), schedules.refresh(), loadChart(),
+    jobs.refresh()];
   running = Promise.all(parts).finally(() => {
     running = null;
     $('status').textContent = `Updated ${fmtTime(Date.now() / 1000)}` +

@@ -121,10 +121,17 @@ static void count_snooze(const struct store_call *call)
         counters_add(call->snooze.out->queue, COUNTER_SNOOZED, 1, call->now);
 }
 
+static void count_tick(const struct store_call *call)
+{
+    if (call->schedule_tick.created && call->schedule_tick.out)
+        counters_add(call->schedule_tick.out->queue, COUNTER_ENQUEUED, 1, call->now);
+}
+
 static void (*const count_kind[STORE_CALL_KIND_COUNT])(const struct store_call *) = {
-    [STORE_CALL_ENQUEUE] = count_enqueue,   [STORE_CALL_CLAIM] = count_claim,
-    [STORE_CALL_COMPLETE] = count_complete, [STORE_CALL_FAIL] = count_fail,
-    [STORE_CALL_CANCEL] = count_cancel,     [STORE_CALL_SNOOZE] = count_snooze,
+    [STORE_CALL_ENQUEUE] = count_enqueue,    [STORE_CALL_CLAIM] = count_claim,
+    [STORE_CALL_COMPLETE] = count_complete,  [STORE_CALL_FAIL] = count_fail,
+    [STORE_CALL_CANCEL] = count_cancel,      [STORE_CALL_SNOOZE] = count_snooze,
+    [STORE_CALL_SCHEDULE_TICK] = count_tick,
 };
 
 void store_count_call(const struct store_call *call)
@@ -313,13 +320,44 @@ enum store_result store_purge(struct store *s, const char *queue, int status, in
     return r;
 }
 
-void job_links_free(struct job_link *links, size_t n)
+enum store_result store_schedule_put(struct store *s, const struct store_schedule *in,
+                                     int64_t (*next_after)(const void *rule, int64_t t),
+                                     const void *rule, int64_t now, struct store_schedule *out,
+                                     int *created)
 {
-    if (!links)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        free(links[i].result);
-        free(links[i].queue);
-    }
-    free(links);
+    struct store_call call = {
+        .kind = STORE_CALL_SCHEDULE_PUT,
+        .now = now,
+        .schedule_put = {.in = in, .next_after = next_after, .rule = rule, .out = out}};
+    enum store_result r = store_call_run(s, &call);
+    *created = call.schedule_put.created;
+    return r;
+}
+
+enum store_result store_schedule_delete(struct store *s, const char *name, int64_t now,
+                                        struct store_schedule *out)
+{
+    struct store_call call = {.kind = STORE_CALL_SCHEDULE_DELETE,
+                              .now = now,
+                              .schedule_delete = {.name = name, .out = out}};
+    return store_call_run(s, &call);
+}
+
+enum store_result store_schedule_tick(struct store *s, struct store_schedule_tick_call *t,
+                                      int64_t now)
+{
+    struct store_call call = {.kind = STORE_CALL_SCHEDULE_TICK, .now = now, .schedule_tick = *t};
+    enum store_result r = store_call_run(s, &call);
+    *t = call.schedule_tick;
+    return r;
+}
+
+enum store_result store_schedule_pass(struct store *s, int64_t now, int64_t *seen_before,
+                                      int64_t *store_now)
+{
+    struct store_call call = {.kind = STORE_CALL_SCHEDULE_PASS, .now = now};
+    enum store_result r = store_call_run(s, &call);
+    *seen_before = call.schedule_pass.seen_before;
+    *store_now = call.schedule_pass.now;
+    return r;
 }

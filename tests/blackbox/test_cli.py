@@ -351,5 +351,60 @@ class TestLimits(CliTest):
             self.assertIn("jobq limits", err)
 
 
+class TestSchedules(CliTest):
+    def test_set_list_pause_resume_delete(self):
+        n = self.q
+        job = '{"queue": "%s", "payload": {"r": 1}}' % self.q
+        got = self.jobq_json("schedules", "set", n, "--cron", "0 9 * * MON", "-z",
+                             "Europe/Berlin", "--job", job, "--overlap", "skip")
+        self.assertEqual((got["name"], got["cron"], got["timezone"], got["overlap"],
+                          got["catch_up"], got["paused"]),
+                         (n, "0 9 * * MON", "Europe/Berlin", "skip", "latest", False))
+        self.assertEqual(got["job"], {"queue": self.q, "payload": {"r": 1}})
+        got = self.jobq_json("schedules", "set", n + ".e", "--every", "3600", "-j", job,
+                             "--catch-up", "none", "--paused")
+        self.assertEqual((got["every_seconds"], got["catch_up"], got["paused"],
+                          got["next_run_at"]), (3600, "none", True, None))
+        mine = [s["name"] for s in self.jobq_json("schedules")["schedules"]
+                if s["name"].startswith(n)]
+        self.assertEqual(mine, [n, n + ".e"])
+        out, _ = self.jobq_tty("schedules")
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split(), ["NAME", "WHEN", "TIMEZONE", "NEXT_RUN", "LAST_RUN",
+                                            "LAST_JOB", "PAUSED"], out)
+        rows = {line.split()[0]: line for line in lines[1:]}
+        self.assertIn("every 3600s", rows[n + ".e"])
+        self.assertIn("0 9 * * MON", rows[n])
+        got = self.jobq_json("schedules", "resume", n + ".e")
+        self.assertEqual((got["paused"], got["every_seconds"], got["catch_up"]),
+                         (False, 3600, "none"))
+        self.assertIsNotNone(got["next_run_at"])
+        got = self.jobq_json("schedules", "pause", n)
+        self.assertEqual((got["paused"], got["cron"], got["overlap"], got["next_run_at"]),
+                         (True, "0 9 * * MON", "skip", None))
+        for name in (n, n + ".e"):
+            self.assertEqual(self.jobq_json("schedules", "delete", name)["name"], name)
+        self.assert_refused(["schedules", "delete", n], "not_found")
+        self.assert_refused(["schedules", "pause", n], "not_found")
+
+    def test_bad_input(self):
+        n = self.q
+        job = '{"payload": 1}'
+        self.assert_refused(["schedules", "set", n, "--cron", "61 * * * *", "--job", job],
+                            "invalid_request", "minute")
+        self.assert_refused(["schedules", "set", n, "--every", "5", "--job", job, "-z", "Nowhere"],
+                            "invalid_request", "timezone")
+        self.assert_refused(["schedules", "set", n, "--every", "5", "--job", '{"priority": 1}'],
+                            "invalid_request", "job.payload")
+        for args in (["schedules", "set", n, "--job", job],
+                     ["schedules", "set", n, "--every", "5", "--cron", "* * * * *", "--job", job],
+                     ["schedules", "set", n, "--every", "5"],
+                     ["schedules", "set", n, "--every", "5", "--job", "{nope"],
+                     ["schedules", "frob", n], ["schedules", "delete"],
+                     ["schedules", "--every", "5"]):
+            _, err = self.jobq(*args, expect=2)
+            self.assertIn("jobq schedules", err)
+
+
 if __name__ == "__main__":
     unittest.main()

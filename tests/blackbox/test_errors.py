@@ -425,6 +425,11 @@ class SchemaLimits(ServerTest):
                                   {"max_running": 1, "rate": {"jobs": 1, "per_seconds": 1}}),
             "GET /limits/{key}": ("GET", "/limits/" + q + ":k", {}, None),
             "DELETE /limits/{key}": ("DELETE", "/limits/" + q + ":k", {}, None),
+            "PUT /schedules/{name}": ("PUT", "/schedules/" + q, {},
+                                      {"every_seconds": 86400, "job": {"queue": q,
+                                                                       "payload": 1}}),
+            "GET /schedules/{name}": ("GET", "/schedules/" + q, {}, None),
+            "DELETE /schedules/{name}": ("DELETE", "/schedules/" + q, {}, None),
         }
         if op not in plain:
             self.fail("SchemaLimits does not know how to send %s: add it to fresh()" % op)
@@ -438,10 +443,18 @@ class SchemaLimits(ServerTest):
         for w in list(absent) + [w for w, _ in values]:
             # A dedup the value lives in: one the server takes whatever the value (debounce
             # takes seconds 0; a key of its own each time).
-            m = re.match(r"^(body(?:\.jobs\[\])?)\.dedup\.", w)
+            m = re.match(r"^(body(?:\.jobs\[\]|\.job)?)\.dedup\.", w)
             if m:
                 put(body, m.group(1) + ".dedup", {"key": "d%d" % next(self.counter),
                                                    "mode": "debounce", "seconds": 1})
+        if op in ("GET /schedules/{name}", "DELETE /schedules/{name}"):
+            # The schedule must exist for an accepted name to answer 200: put it first.
+            for where, value in values:
+                if where == "path.name":
+                    self.c.request("PUT", "/schedules/" + urllib.parse.quote(str(value), safe=""),
+                                   body={"every_seconds": 86400, "job": {"payload": 1}})
+            if not values:
+                self.c.request("PUT", path, body={"every_seconds": 86400, "job": {"payload": 1}})
         if op in ("GET /limits/{key}", "DELETE /limits/{key}"):
             # The limit must exist for an accepted key to answer 200: put it first (a key the
             # server refuses is refused by the PUT too).
@@ -538,6 +551,11 @@ class SchemaLimits(ServerTest):
                                if o == op and (where == a or where.startswith(a + "[]")))
                 if where.endswith(".expires_at") and value < now() + 1:
                     accepted = False  # in bounds, but not after now (the schema says so)
+                if accepted and where in ("body.cron", "body.timezone"):
+                    # A cron expression or a zone name is valid by its content, which no
+                    # bound states: only the refusals are tried here (test_schedules tries
+                    # valid ones).
+                    continue
                 r = self.send(op, [(where, value)], absent=absent)
                 self.check(op, where, label, r, accepted, self.offender(where, value))
         # The document's bounded values, each tried: a sanity check of the walk itself.
@@ -550,7 +568,10 @@ class SchemaLimits(ServerTest):
                      ("POST /jobs/batch", "body.jobs[].dedup.mode"),
                      ("POST /jobs/batch", "body.jobs[].dedup.seconds"),
                      ("PUT /limits/{key}", "body.rate.per_seconds"),
-                     ("GET /limits/{key}", "path.key"), ("DELETE /limits/{key}", "path.key")):
+                     ("GET /limits/{key}", "path.key"), ("DELETE /limits/{key}", "path.key"),
+                     ("PUT /schedules/{name}", "body.every_seconds"),
+                     ("PUT /schedules/{name}", "body.job.priority"),
+                     ("DELETE /schedules/{name}", "path.name")):
             self.assertIn(must, tried)
 
 

@@ -1,5 +1,5 @@
-"""The README's flow-control recipes ("Flow control: recipes"), run as they stand: each
-```console block of that section is one recipe, run on a fresh server and database. Every
+"""The README's recipes ("Flow control: recipes", "Schedules: recipes"), run as they stand:
+each ```console block of those sections is one recipe, run on a fresh server and database. Every
 `$ ` line (with its `\\` continuation lines) is a shell command run in one bash session (so
 `TOKEN=$(...)` carries to the next command), with localhost:8080 turned into the test
 server's address; what it prints must be exactly the lines the README shows after it.
@@ -17,18 +17,24 @@ from harness import HOST, ServerTest
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
-SECTION = "## Flow control: recipes"
+SECTIONS = ("## Flow control: recipes", "## Schedules: recipes")
 RUN_TIMEOUT = 60  # seconds for one recipe
 MARK = "@@recipe-step@@"
 
 
 def recipes():
-    """[(title, [(command, expected output lines)])] of the section's console blocks."""
+    """[(title, [(command, expected output lines)])] of the sections' console blocks."""
     with open(README, encoding="utf-8") as f:
         text = f.read()
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
-    section = text[start:end if end >= 0 else len(text)]
+    out = []
+    for title in SECTIONS:
+        start = text.index(title)
+        end = text.find("\n## ", start + len(title))
+        out += section_recipes(text[start:end if end >= 0 else len(text)])
+    return out
+
+
+def section_recipes(section):
     out = []
     for m in re.finditer(r"^\*\*([^*]+)\*\*.*?```console\n(.*?)```", section, re.S | re.M):
         steps = []
@@ -77,10 +83,18 @@ class ReadmeRecipes(ServerTest):
     def test_unique_while_running(self):
         self.run_recipe("Unique while running.")
 
+    def test_weekly_in_a_time_zone(self):
+        self.run_recipe("A report every Monday at 9 in Berlin.")
+
+    def test_every_second_never_two_at_once(self):
+        self.run_recipe("Every second, never two at once.")
+
     def test_every_recipe_is_run(self):
         self.assertEqual([t for t, _ in recipes()],
                          ["One customer at a time.", "At most N calls per second to an API.",
-                          "Reacting to a 429.", "Unique while running."])
+                          "Reacting to a 429.", "Unique while running.",
+                          "A report every Monday at 9 in Berlin.",
+                          "Every second, never two at once."])
 
 
 if __name__ == "__main__":

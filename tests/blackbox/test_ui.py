@@ -3,7 +3,8 @@ ETag and 304, the /ui redirect, 404 for an unknown file, open without a token), 
 itself driven in headless Chromium by tests/ui/drive.mjs (playwright-core): jobs appear, a
 job opens, a failed job is retried and a queue paused and purged from the page, the limits
 (running against the maximum, held jobs, a window's use, a paused key; set, changed and
-deleted from the page), the server's error messages are shown, the token prompt with authentication on, and phone width.
+deleted from the page), the schedules (cron or period, zone, next and last run with its job;
+paused and resumed from the page), the server's error messages are shown, the token prompt with authentication on, and phone width.
 
 Screenshots are kept in $JOBQ_ARTIFACTS, else in artifacts/ui/<backend>/ beside jobqd (the
 build directory). Chromium ($JOBQ_CHROMIUM, else /usr/bin/chromium), node and tests/ui's
@@ -18,7 +19,7 @@ import subprocess
 import tempfile
 from urllib.parse import quote
 
-from harness import ServerTest, jobqd_path, backend
+from harness import ServerTest, jobqd_path, backend, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER_DIR = os.path.join(HERE, "..", "ui")
@@ -34,6 +35,7 @@ FILES = {
     "/ui/dom.js": "text/javascript; charset=utf-8",
     "/ui/jobs.js": "text/javascript; charset=utf-8",
     "/ui/limits.js": "text/javascript; charset=utf-8",
+    "/ui/schedules.js": "text/javascript; charset=utf-8",
     "/ui/app.css": "text/css; charset=utf-8",
 }
 
@@ -202,6 +204,24 @@ class UiBrowser(ServerTest, Browser):
         self.drive("limits", exact=exact, rated=rated, pattern=pattern, added=added)
         self.assertEqual(self.c.get("/limits/" + quote(added, safe="")).status, 404)
         self.assertEqual(self.c.get("/limits/" + quote(exact, safe="")).json["max_running"], 2)
+
+    def test_schedules(self):
+        cron, every = self.q + ".weekly", self.q + ".second"
+        r = self.c.request("PUT", "/schedules/" + cron,
+                           {"cron": "0 9 * * MON", "timezone": "Europe/Berlin",
+                            "job": {"queue": self.q, "payload": 1}})
+        self.assertEqual(r.status, 200, r)
+        r = self.c.request("PUT", "/schedules/" + every,
+                           {"every_seconds": 1, "job": {"queue": self.q, "payload": 2}})
+        self.assertEqual(r.status, 200, r)
+        wait_until(lambda: self.c.get("/schedules/" + every).json["last_job_id"], 10,
+                   what="a first tick")
+        self.drive("schedules", cron=cron, every=every)
+        s = self.c.get("/schedules/" + every).json
+        self.assertFalse(s["paused"], s)
+        self.assertEqual(s["every_seconds"], 1)
+        for n in (cron, every):
+            self.assertEqual(self.c.request("DELETE", "/schedules/" + n).status, 200)
 
     def test_phone_width(self):
         self.enqueue({"n": 1})

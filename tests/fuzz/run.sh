@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets with clang and fuzz for SECONDS in all (default 60), split
-# between fuzz_http (raw HTTP into the in-process server) and fuzz_parse (router, JSON and
-# field readers):
+# between fuzz_http (raw HTTP into the in-process server), fuzz_parse (router, JSON and
+# field readers) and fuzz_zone (TZif files, POSIX TZ rules, cron expressions):
 #   tests/fuzz/run.sh [SECONDS] [BUILD_DIR]      e.g. tests/fuzz/run.sh 3600 for an hour
 # BUILD_DIR defaults to build-fuzz/. The seed corpus tests/fuzz/corpus/<target>/ is read,
 # never written: new inputs go to BUILD_DIR/fuzz-corpus/<target>/ (kept between runs, so a
@@ -28,21 +28,27 @@ fi
 echo "== fuzz: build ($dir/, $cc, -fsanitize=fuzzer,address,undefined)"
 cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DJOBQ_FUZZ=ON -DJOBQ_SANITIZE=OFF \
     -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
-cmake --build "$dir" -j"$(nproc)" --target fuzz_http fuzz_parse
+cmake --build "$dir" -j"$(nproc)" --target fuzz_http fuzz_parse fuzz_zone
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 # fuzz_http runs far fewer inputs a second (a connection each): it gets the larger share.
 http_seconds=$((seconds * 3 / 5))
-parse_seconds=$((seconds - http_seconds))
+zone_seconds=$((seconds / 5))
+parse_seconds=$((seconds - http_seconds - zone_seconds))
 failed=0
-for target in http parse; do
+for target in http parse zone; do
     t=$parse_seconds
     max_len=8192
     if [ "$target" = http ]; then
         t=$http_seconds
         max_len=16384
+    elif [ "$target" = zone ]; then
+        t=$zone_seconds
+    fi
+    if [ "$t" -lt 1 ]; then
+        continue
     fi
     work="$dir/fuzz-corpus/$target"
     art="$dir/fuzz-artifacts/$target"

@@ -18,6 +18,7 @@
 #include "limit.h"
 #include "parse.h"
 #include "router.h"
+#include "schedule.h"
 
 #define NO_NUL "^[^\\u0000]*$"
 #define UTF8_MAX 4 /* bytes of one character */
@@ -82,8 +83,9 @@ static void tags(const char *where)
     text(at(items, sizeof items, where, NULL), JOB_TAG_MAX);
 }
 
-/* parse_job_spec, for the body of POST /jobs ("body") or a batch element ("body.jobs[]"). */
-static void job_spec(const char *w)
+/* parse_job_spec, for the body of POST /jobs ("body"), a batch element ("body.jobs[]") or a
+ * schedule's job ("body.job", which takes no idempotency_key: key 0). */
+static void job_spec_keyed(const char *w, int key)
 {
     char b[96];
     line(w, "not-together", "delay_seconds,run_at");
@@ -95,7 +97,8 @@ static void job_spec(const char *w)
     integer(at(b, sizeof b, w, "max_attempts"), 1, JOB_ATTEMPTS_MAX);
     integer(at(b, sizeof b, w, "max_runtime_seconds"), 1, JOB_RUNTIME_MAX);
     tags(at(b, sizeof b, w, "requires"));
-    text(at(b, sizeof b, w, "idempotency_key"), JOB_IDENT_MAX);
+    if (key)
+        text(at(b, sizeof b, w, "idempotency_key"), JOB_IDENT_MAX);
     /* parse_expiry, parse_dedup */
     line(w, "not-together", "expires_at,expires_in_seconds");
     text(at(b, sizeof b, w, "concurrency_key"), JOB_IDENT_MAX);
@@ -110,6 +113,11 @@ static void job_spec(const char *w)
              dedup_mode_name(DEDUP_WINDOW), dedup_mode_name(DEDUP_DEBOUNCE));
     line(b, "enum", modes);
     integer(at(b, sizeof b, d, "seconds"), 0, DEDUP_SECONDS_MAX);
+}
+
+static void job_spec(const char *w)
+{
+    job_spec_keyed(w, 1);
 }
 
 /* The lease_token every lease call reads first. */
@@ -166,6 +174,23 @@ static void bodies(void)
     integer("body.rate.jobs", 1, LIMIT_RATE_JOBS_MAX);
     required("body.rate.per_seconds");
     integer("body.rate.per_seconds", 1, LIMIT_RATE_SECONDS_MAX);
+
+    op = "PUT /schedules/{name}"; /* read_schedule_body, schedule_body_check */
+    required("body");
+    line("body", "not-together", "cron,every_seconds");
+    text("body.cron", CRON_EXPR_MAX);
+    integer("body.every_seconds", 1, SCHEDULE_EVERY_MAX);
+    text("body.timezone", TZ_NAME_MAX);
+    char policies[64];
+    snprintf(policies, sizeof policies, "%s,%s,%s", schedule_catch_up_name(SCHEDULE_CATCH_UP_NONE),
+             schedule_catch_up_name(SCHEDULE_CATCH_UP_LATEST),
+             schedule_catch_up_name(SCHEDULE_CATCH_UP_ALL));
+    line("body.catch_up", "enum", policies);
+    snprintf(policies, sizeof policies, "%s,%s", schedule_overlap_name(SCHEDULE_OVERLAP_ALLOW),
+             schedule_overlap_name(SCHEDULE_OVERLAP_SKIP));
+    line("body.overlap", "enum", policies);
+    required("body.job");
+    job_spec_keyed("body.job", 0);
 
     op = "POST /jobs/{id}/snooze"; /* parse_snooze */
     lease_token();

@@ -209,6 +209,31 @@ const scenarios = {
     await shot(page, 'after');
   },
 
+  // The schedules: cron or period, zone, next and last run with its job; pause and resume.
+  async schedules({ page }) {
+    const row = (n) => `#schedule-table tr[data-schedule="${n}"]`;
+    await page.goto(base + '/ui/');
+    await text(page, row(args.cron) + ' .when', /^0 9 \* \* MON$/, 'the cron expression');
+    await text(page, row(args.cron) + ' .zone', /^Europe\/Berlin$/, 'the time zone');
+    await text(page, row(args.cron) + ' .next', /\d/, 'the next run');
+    await text(page, row(args.cron) + ' .last', /^—$/, 'no run yet');
+    await text(page, row(args.every) + ' .when', /^every 1 s$/, 'the period');
+    await text(page, row(args.every) + ' .job', /^#\d+$/, 'the last job');
+    await text(page, row(args.every) + ' .last', /\d/, 'the last run');
+    await text(page, row(args.every) + ' .state', /active/, 'an active schedule');
+    await shot(page, 'overview');
+
+    await button(page, `Pause schedule ${args.every}`).click();
+    await text(page, '#notice', new RegExp(`Schedule ${args.every} paused\\.`), 'the pause notice');
+    await text(page, row(args.every) + ' .state', /paused/, 'a paused schedule');
+    await text(page, row(args.every) + ' .next', /^—$/, 'no next run while paused');
+    await shot(page, 'paused');
+    await button(page, `Resume schedule ${args.every}`).click();
+    await text(page, '#notice', new RegExp(`Schedule ${args.every} resumed\\.`), 'the resume notice');
+    await text(page, row(args.every) + ' .state', /active/, 'active again');
+    await text(page, row(args.every) + ' .next', /\d/, 'a next run again');
+  },
+
   // At phone width: no sideways scrolling, the job detail readable, screenshots of both.
   async phone({ page }) {
     await page.goto(base + '/ui/');

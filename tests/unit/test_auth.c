@@ -274,6 +274,10 @@ TEST(role_matrix)
         {"GET", "/limits/{key}", P | W | A},
         {"PUT", "/limits/{key}", A},
         {"DELETE", "/limits/{key}", A},
+        {"GET", "/schedules", P | W | A},
+        {"GET", "/schedules/{name}", P | W | A},
+        {"PUT", "/schedules/{name}", A},
+        {"DELETE", "/schedules/{name}", A},
         {"GET", "/healthz", OPEN},
         {"GET", "/readyz", OPEN},
         {"GET", "/metrics", P | W | A},
@@ -286,6 +290,7 @@ TEST(role_matrix)
         {"GET", "/ui/dom.js", OPEN},
         {"GET", "/ui/jobs.js", OPEN},
         {"GET", "/ui/limits.js", OPEN},
+        {"GET", "/ui/schedules.js", OPEN},
     };
     static const enum auth_role roles[] = {AUTH_ROLE_NONE, AUTH_ROLE_PRODUCER, AUTH_ROLE_WORKER,
                                            AUTH_ROLE_ADMIN};

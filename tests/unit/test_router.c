@@ -42,6 +42,10 @@ TEST(every_route_present)
         {"GET", "/limits/tenant:42", handle_limit_get, 0},
         {"PUT", "/limits/a/b:c*", handle_limit_put, 1},
         {"DELETE", "/limits/x", handle_limit_delete, 0},
+        {"GET", "/schedules", handle_schedules, 0},
+        {"GET", "/schedules/nightly", handle_schedule_get, 0},
+        {"PUT", "/schedules/nightly", handle_schedule_put, 1},
+        {"DELETE", "/schedules/nightly", handle_schedule_delete, 0},
         {"GET", "/healthz", handle_healthz, 0},
         {"GET", "/readyz", handle_readyz, 0},
         {"GET", "/metrics", handle_metrics, 0},
@@ -54,6 +58,7 @@ TEST(every_route_present)
         {"GET", "/ui/dom.js", handle_ui_asset, 0},
         {"GET", "/ui/jobs.js", handle_ui_asset, 0},
         {"GET", "/ui/limits.js", handle_ui_asset, 0},
+        {"GET", "/ui/schedules.js", handle_ui_asset, 0},
     };
     CHECK_INT(router_table_len, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

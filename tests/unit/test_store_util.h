@@ -170,6 +170,9 @@ static inline int status_of(struct store *s, int64_t id)
 /* SQL that takes a SQLite database back from schema 9 to 8 (lanes' and claims' sweep). */
 #define SQLITE_UNDO_MIGRATION_9 "DROP INDEX jobs_lane_any; DROP INDEX key_claims_at; "
 
+/* SQL that takes a SQLite database back from schema 10 to 9 (schedules). */
+#define SQLITE_UNDO_MIGRATION_10 "DROP TABLE schedules; DROP TABLE ticker; "
+
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 

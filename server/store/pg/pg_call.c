@@ -25,6 +25,12 @@ static size_t claim_rows(const struct store_call *call)
     return max_jobs > 1 ? (size_t)max_jobs : 1;
 }
 
+static size_t tick_rows(const struct store_call *call)
+{
+    (void)call;
+    return 2; /* the schedule and its job */
+}
+
 static size_t purge_rows(const struct store_call *call)
 {
     return (size_t)call->purge.limit;
@@ -77,6 +83,10 @@ static const struct pg_kind kinds[STORE_CALL_KIND_COUNT] = {
     [STORE_CALL_LIMIT_PUT] = {pg_limit_put_prepare, one_row, no_bytes},
     [STORE_CALL_LIMIT_DELETE] = {pg_limit_delete_prepare, one_row, no_bytes},
     [STORE_CALL_SNOOZE] = {pg_snooze_prepare, one_row, no_bytes},
+    [STORE_CALL_SCHEDULE_PUT] = {pg_schedule_put_prepare, one_row, no_bytes},
+    [STORE_CALL_SCHEDULE_DELETE] = {pg_schedule_delete_prepare, one_row, no_bytes},
+    [STORE_CALL_SCHEDULE_TICK] = {pg_schedule_tick_prepare, tick_rows, no_bytes},
+    [STORE_CALL_SCHEDULE_PASS] = {pg_schedule_pass_prepare, one_row, no_bytes},
 };
 
 void pg_submit(struct store *s, struct store_call *call)

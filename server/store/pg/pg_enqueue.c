@@ -366,6 +366,17 @@ static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp,
     return insert_alone(c, &spec, ids, now, out, created, notes, missing);
 }
 
+enum store_result pg_enqueue_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                 struct job *out, int *created, struct store_news *notes)
+{
+    int64_t missing = 0; /* a schedule's job has no dependencies */
+    if (!sp->dedup_key)
+        return insert_alone(c, sp, NULL, now, out, created, notes, &missing);
+    const struct store_enqueue_call one = {.specs = sp, .n = 1};
+    enum store_result r = dedup_lock(c, &one);
+    return r == STORE_OK ? dedup_one(c, sp, NULL, now, out, created, notes, &missing) : r;
+}
+
 /* 1 when one of the call's specs has a dedup key (what = 0) or dependencies (what = 1). */
 static int has_any(const struct store_enqueue_call *e, int what)
 {

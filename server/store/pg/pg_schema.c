@@ -291,6 +291,15 @@ static const char *const migrations[] = {
     "  END IF;"
     " END IF;"
     " RETURN NULL; END $$;",
+    /* 9: schedules and the ticker's liveness row (as the SQLite store's migration 10). */
+    "CREATE TABLE jobq_schedules (name text COLLATE \"C\" PRIMARY KEY, job text NOT NULL,"
+    " cron text, every_seconds bigint, timezone text NOT NULL, catch_up integer NOT NULL,"
+    " overlap integer NOT NULL, paused boolean NOT NULL, next_run_at bigint,"
+    " last_run_at bigint, last_job_id bigint, created_at bigint NOT NULL,"
+    " updated_at bigint NOT NULL, rev bigint NOT NULL);"
+    "CREATE INDEX jobq_schedules_next ON jobq_schedules (next_run_at, name)"
+    " WHERE next_run_at IS NOT NULL;"
+    "CREATE TABLE jobq_ticker (id integer PRIMARY KEY CHECK (id = 1), seen_at bigint NOT NULL);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -130,6 +130,11 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     "jobq_jobs j ON j.lane = l.id WHERE l.ckey <> '' AND l.open_at > $2::bigint AND j.status "     \
     "= " QUEUED " AND j.run_at <= $2::bigint) x WHERE " match " GROUP BY x.key ORDER BY kind, key"
 
+/* The columns of every statement that returns whole schedules (pg_schedules.c). */
+#define SCHEDULE_COLS                                                                              \
+    "name, job, cron, every_seconds, timezone, catch_up, overlap, paused::integer, "               \
+    "next_run_at, last_run_at, last_job_id, created_at, updated_at, rev"
+
 /* clang-format off */
 static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_JOB_GET, "job_get", "SELECT " COLS " FROM jobq_jobs j WHERE j.id = $1::bigint",
@@ -675,6 +680,54 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "SELECT j.id, j.status, j.result, j.queue FROM jobq_deps d JOIN jobq_jobs j ON j.id = "
      "d.job_id WHERE d.dep_id = $1::bigint ORDER BY d.job_id LIMIT $2::integer",
      "dependents: the jobs that depend on a job"},
+    {PG_SCHEDULES_ALL, "schedules_all",
+     "SELECT " SCHEDULE_COLS " FROM jobq_schedules ORDER BY name",
+     "schedules read (GET /schedules): every schedule by name (bytewise: the C collation)"},
+    {PG_SCHEDULE_GET, "schedule_get",
+     "SELECT " SCHEDULE_COLS " FROM jobq_schedules WHERE name = $1::text",
+     "schedules read of one name (GET /schedules/{name})"},
+    {PG_SCHEDULES_NEXT, "schedules_next",
+     "SELECT " SCHEDULE_COLS " FROM jobq_schedules WHERE next_run_at IS NOT NULL "
+     "ORDER BY next_run_at, name LIMIT $1::integer",
+     "schedules next (the ticker): the unpaused schedules that tick soonest"},
+    {PG_SCHEDULES_COUNT, "schedules_count", "SELECT count(*) FROM jobq_schedules",
+     "schedules count (/metrics)"},
+    {PG_SCHEDULE_LOCK, "schedule_lock", "SELECT pg_advisory_xact_lock(" PG_SCHEDULES_KEY ")",
+     "schedule put: one at a time across processes (the count of schedules holds)"},
+    {PG_SCHEDULE_PUT, "schedule_put",
+     "INSERT INTO jobq_schedules AS s (name, job, cron, every_seconds, timezone, catch_up, "
+     "overlap, paused, next_run_at, created_at, updated_at, rev) "
+     "SELECT $1::text, $2::text, $3::text, $4::bigint, $5::text, $6::integer, $7::integer, "
+     "$8::boolean, $9::bigint, $10::bigint, $10::bigint, $12::bigint "
+     "WHERE EXISTS (SELECT 1 FROM jobq_schedules WHERE name = $1::text) "
+     "OR (SELECT count(*) FROM jobq_schedules) < $11::integer "
+     "ON CONFLICT (name) DO UPDATE SET job = excluded.job, cron = excluded.cron, "
+     "every_seconds = excluded.every_seconds, timezone = excluded.timezone, "
+     "catch_up = excluded.catch_up, overlap = excluded.overlap, paused = excluded.paused, "
+     "next_run_at = excluded.next_run_at, updated_at = excluded.updated_at, rev = s.rev + 1 "
+     "RETURNING " SCHEDULE_COLS,
+     "schedule put: create (rev $12) or replace a schedule, keeping its runs; no row: a new "
+     "name past $11 schedules"},
+    {PG_SCHEDULE_DELETE, "schedule_delete",
+     "DELETE FROM jobq_schedules WHERE name = $1::text RETURNING " SCHEDULE_COLS,
+     "schedule delete: the row as it was"},
+    {PG_SCHEDULE_CAS, "schedule_cas",
+     "UPDATE jobq_schedules SET next_run_at = $4::bigint, rev = rev + 1 WHERE name = $1::text "
+     "AND rev = $2::bigint AND next_run_at = $3::bigint AND NOT paused RETURNING last_job_id",
+     "schedule tick: move next_run_at on if the row is still the one the ticker read (a racing "
+     "tick waits for the row's lock, then finds it changed)"},
+    {PG_SCHEDULE_RAN, "schedule_ran",
+     "UPDATE jobq_schedules SET last_run_at = $2::bigint, last_job_id = $3::bigint "
+     "WHERE name = $1::text",
+     "schedule tick: the tick's job"},
+    {PG_JOB_STATUS, "job_status", "SELECT status FROM jobq_jobs WHERE id = $1::bigint",
+     "schedule tick with overlap skip: the status of the previous tick's job"},
+    {PG_TICKER_PASS, "ticker_pass",
+     "WITH old AS (SELECT seen_at FROM jobq_ticker WHERE id = 1 FOR UPDATE), "
+     "up AS (INSERT INTO jobq_ticker (id, seen_at) VALUES (1, $1::bigint) ON CONFLICT (id) "
+     "DO UPDATE SET seen_at = greatest(jobq_ticker.seen_at, excluded.seen_at)) "
+     "SELECT (SELECT seen_at FROM old)",
+     "schedule pass: the last pass of any ticker, then this one"},
 };
 /* clang-format on */
 

@@ -8,6 +8,7 @@
 #define PG_SWEEP_KEY "7461001"         /* pg_try_advisory_xact_lock key of the sweeper role */
 #define PG_MIGRATE_KEY "7461002"       /* pg_advisory_lock key held while migrating */
 #define PG_LIMITS_KEY "7461003"        /* pg_advisory_xact_lock key of the limit writes */
+#define PG_SCHEDULES_KEY "7461004"     /* pg_advisory_xact_lock key of the schedule puts */
 
 enum pg_stmt_id {
     PG_JOB_GET,
@@ -95,6 +96,17 @@ enum pg_stmt_id {
     PG_DEP_TODO_PICK,
     PG_LINKS_DEPS,
     PG_LINKS_DEPENDENTS,
+    PG_SCHEDULES_ALL,
+    PG_SCHEDULE_GET,
+    PG_SCHEDULES_NEXT,
+    PG_SCHEDULES_COUNT,
+    PG_SCHEDULE_LOCK,
+    PG_SCHEDULE_PUT,
+    PG_SCHEDULE_DELETE,
+    PG_SCHEDULE_CAS,
+    PG_SCHEDULE_RAN,
+    PG_JOB_STATUS,
+    PG_TICKER_PASS,
     PG_STMT_COUNT
 };
 

@@ -347,6 +347,19 @@ int pg_limit_put_prepare(struct pg_call *pc);    /* pg_limits.c */
 int pg_limit_delete_prepare(struct pg_call *pc); /* pg_limits.c */
 int pg_snooze_prepare(struct pg_call *pc);       /* pg_lease.c */
 
+/* The schedule writes (pg_schedules.c). */
+int pg_schedule_put_prepare(struct pg_call *pc);
+int pg_schedule_delete_prepare(struct pg_call *pc);
+int pg_schedule_tick_prepare(struct pg_call *pc);
+int pg_schedule_pass_prepare(struct pg_call *pc);
+
+/* Enqueue one job of sp at now inside the caller's transaction, as store_enqueue does for one
+ * spec (an idempotency_key hit: *out is the job that holds it, *created stays 0; a dedup key:
+ * its lock, then what its mode decides). Returns STORE_OK or the failure. Used by a
+ * schedule's tick (pg_enqueue.c). */
+enum store_result pg_enqueue_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                 struct job *out, int *created, struct store_news *notes);
+
 /* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
  * a server may send them (RETURNING promises no order); 0: in the order they came. */
 void pg_enqueue_reverse_rows(int on);
@@ -370,6 +383,12 @@ enum store_result pg_read_links(struct store *s, int64_t id, int dependents, str
 /* store_limits (pg_limits.c). */
 enum store_result pg_read_limits(struct store *s, const char *key, int64_t now, struct limit **out,
                                  size_t *n);
+/* store_schedules, _next and _count (pg_schedules.c). */
+enum store_result pg_read_schedules(struct store *s, const char *name, struct store_schedule **out,
+                                    size_t *n);
+enum store_result pg_read_schedules_next(struct store *s, int limit, struct store_schedule **out,
+                                         size_t *n);
+enum store_result pg_read_schedules_count(struct store *s, size_t *n);
 /* Shared throughput buckets (pg_throughput.c): store_throughput_publish/_others. */
 enum store_result pg_throughput_publish(struct store *s, int64_t now,
                                         const struct counters_point *pts, size_t n);

@@ -20,12 +20,22 @@ static void call_done(struct sqlite_tx *tx)
 typedef struct sqlite_tx *(*sqlite_builder)(struct sqlite_store *st, struct store_call *call);
 
 static const sqlite_builder kinds[STORE_CALL_KIND_COUNT] = {
-    [STORE_CALL_ENQUEUE] = sqlite_enqueue_tx,    [STORE_CALL_CLAIM] = sqlite_claim_tx,
-    [STORE_CALL_HEARTBEAT] = sqlite_lease_tx,    [STORE_CALL_COMPLETE] = sqlite_lease_tx,
-    [STORE_CALL_FAIL] = sqlite_lease_tx,         [STORE_CALL_CANCEL] = sqlite_admin_tx,
-    [STORE_CALL_RETRY] = sqlite_admin_tx,        [STORE_CALL_PAUSE] = sqlite_queue_tx,
-    [STORE_CALL_PURGE] = sqlite_queue_tx,        [STORE_CALL_LIMIT_PUT] = sqlite_limit_tx,
-    [STORE_CALL_LIMIT_DELETE] = sqlite_limit_tx, [STORE_CALL_SNOOZE] = sqlite_lease_tx,
+    [STORE_CALL_ENQUEUE] = sqlite_enqueue_tx,
+    [STORE_CALL_CLAIM] = sqlite_claim_tx,
+    [STORE_CALL_HEARTBEAT] = sqlite_lease_tx,
+    [STORE_CALL_COMPLETE] = sqlite_lease_tx,
+    [STORE_CALL_FAIL] = sqlite_lease_tx,
+    [STORE_CALL_CANCEL] = sqlite_admin_tx,
+    [STORE_CALL_RETRY] = sqlite_admin_tx,
+    [STORE_CALL_PAUSE] = sqlite_queue_tx,
+    [STORE_CALL_PURGE] = sqlite_queue_tx,
+    [STORE_CALL_LIMIT_PUT] = sqlite_limit_tx,
+    [STORE_CALL_LIMIT_DELETE] = sqlite_limit_tx,
+    [STORE_CALL_SNOOZE] = sqlite_lease_tx,
+    [STORE_CALL_SCHEDULE_PUT] = sqlite_schedule_tx,
+    [STORE_CALL_SCHEDULE_DELETE] = sqlite_schedule_tx,
+    [STORE_CALL_SCHEDULE_TICK] = sqlite_schedule_tx,
+    [STORE_CALL_SCHEDULE_PASS] = sqlite_schedule_tx,
 };
 
 void sqlite_submit(struct store *s, struct store_call *call)

@@ -356,6 +356,14 @@ static void resolve(const struct enqueue_arg *a, size_t i, int64_t *ids)
         ids[d] = sp->deps[d].id > 0 ? sp->deps[d].id : a->out[sp->deps[d].index].id;
 }
 
+enum store_result sqlite_enqueue_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
+                                     struct job *out, int *created, struct sqlite_notes *notes)
+{
+    int64_t missing = 0; /* a schedule's job has no dependencies */
+    return sp->dedup_key ? dedup_one(c, sp, NULL, now, out, created, notes, &missing)
+                         : insert_one(c, sp, NULL, now, out, created, notes, &missing);
+}
+
 static int enqueue_tx(struct sqlite_conn *c, void *p)
 {
     struct enqueue_arg *a = p;

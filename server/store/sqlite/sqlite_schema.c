@@ -204,6 +204,16 @@ static const char *const migrations[] = {
     "CREATE INDEX jobs_lane_any ON jobs (lane) WHERE lane IS NOT NULL;"
     /* The sweeper deletes the claim rows older than every window, oldest first. */
     "CREATE INDEX key_claims_at ON key_claims (at);",
+    /* 10: schedules (recurring jobs): one row per schedule, its job body as given; next_run_at
+     * is NULL while paused. rev grows with every write of a row (a tick's compare and swap).
+     * ticker: one row, the last pass of any ticker (the ticks missed while none ran). */
+    "CREATE TABLE schedules (name TEXT PRIMARY KEY, job TEXT NOT NULL, cron TEXT,"
+    " every_seconds INTEGER, timezone TEXT NOT NULL, catch_up INTEGER NOT NULL,"
+    " overlap INTEGER NOT NULL, paused INTEGER NOT NULL, next_run_at INTEGER,"
+    " last_run_at INTEGER, last_job_id INTEGER, created_at INTEGER NOT NULL,"
+    " updated_at INTEGER NOT NULL, rev INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE INDEX schedules_next ON schedules (next_run_at, name) WHERE next_run_at IS NOT NULL;"
+    "CREATE TABLE ticker (id INTEGER PRIMARY KEY CHECK (id = 1), seen_at INTEGER NOT NULL);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -474,6 +474,48 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT j.id, j.status, j.result, j.queue FROM deps d JOIN jobs j ON j.id = d.job_id "
      "WHERE d.dep_id = ?1 ORDER BY d.job_id LIMIT ?2",
      "dependents: the jobs that depend on a job"},
+    {STMT_SCHEDULES_ALL, STMT_ON_READER,
+     "SELECT " SQL_SCHEDULE_COLUMNS " FROM schedules ORDER BY name",
+     "schedules read (GET /schedules): every schedule by name"},
+    {STMT_SCHEDULE_GET, STMT_ON_READER | STMT_ON_WRITER,
+     "SELECT " SQL_SCHEDULE_COLUMNS " FROM schedules WHERE name = ?1",
+     "schedules read of one name (GET /schedules/{name}); schedule delete: the row it deletes"},
+    {STMT_SCHEDULES_NEXT, STMT_ON_READER,
+     "SELECT " SQL_SCHEDULE_COLUMNS " FROM schedules WHERE next_run_at IS NOT NULL "
+     "ORDER BY next_run_at, name LIMIT ?1",
+     "schedules next (the ticker): the unpaused schedules that tick soonest"},
+    {STMT_SCHEDULES_COUNT, STMT_ON_READER, "SELECT count(*) FROM schedules",
+     "schedules count (/metrics)"},
+    {STMT_SCHEDULE_PUT, STMT_ON_WRITER,
+     "INSERT INTO schedules (name, job, cron, every_seconds, timezone, catch_up, overlap, "
+     "paused, next_run_at, created_at, updated_at, rev) "
+     "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?12 "
+     "WHERE EXISTS (SELECT 1 FROM schedules WHERE name = ?1) "
+     "OR (SELECT count(*) FROM schedules) < ?11 "
+     "ON CONFLICT (name) DO UPDATE SET job = excluded.job, cron = excluded.cron, "
+     "every_seconds = excluded.every_seconds, timezone = excluded.timezone, "
+     "catch_up = excluded.catch_up, overlap = excluded.overlap, paused = excluded.paused, "
+     "next_run_at = excluded.next_run_at, updated_at = excluded.updated_at, rev = rev + 1 "
+     "RETURNING " SQL_SCHEDULE_COLUMNS,
+     "schedule put: create (rev ?12) or replace a schedule, keeping its runs; no row: a new "
+     "name past ?11 schedules"},
+    {STMT_SCHEDULE_DELETE, STMT_ON_WRITER, "DELETE FROM schedules WHERE name = ?1",
+     "schedule delete"},
+    {STMT_SCHEDULE_CAS, STMT_ON_WRITER,
+     "UPDATE schedules SET next_run_at = ?4, rev = rev + 1 WHERE name = ?1 AND rev = ?2 "
+     "AND next_run_at = ?3 AND paused = 0 RETURNING last_job_id",
+     "schedule tick: move next_run_at on if the row is still the one the ticker read"},
+    {STMT_SCHEDULE_RAN, STMT_ON_WRITER,
+     "UPDATE schedules SET last_run_at = ?2, last_job_id = ?3 WHERE name = ?1",
+     "schedule tick: the tick's job"},
+    {STMT_JOB_STATUS, STMT_ON_WRITER, "SELECT status FROM jobs WHERE id = ?1",
+     "schedule tick with overlap skip: the status of the previous tick's job"},
+    {STMT_TICKER_SEEN, STMT_ON_WRITER, "SELECT seen_at FROM ticker WHERE id = 1",
+     "schedule pass: the last pass of any ticker"},
+    {STMT_TICKER_PASS, STMT_ON_WRITER,
+     "INSERT INTO ticker (id, seen_at) VALUES (1, ?1) "
+     "ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
+     "schedule pass: this pass is the last"},
 };
 /* clang-format on */
 

@@ -114,6 +114,17 @@ enum stmt_id {
     STMT_DEP_TODO_PICK,
     STMT_LINKS_DEPS,
     STMT_LINKS_DEPENDENTS,
+    STMT_SCHEDULES_ALL,
+    STMT_SCHEDULE_GET,
+    STMT_SCHEDULES_NEXT,
+    STMT_SCHEDULES_COUNT,
+    STMT_SCHEDULE_PUT,
+    STMT_SCHEDULE_DELETE,
+    STMT_SCHEDULE_CAS,
+    STMT_SCHEDULE_RAN,
+    STMT_JOB_STATUS,
+    STMT_TICKER_SEEN,
+    STMT_TICKER_PASS,
     STMT_COUNT
 };
 
@@ -137,6 +148,12 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, depends_on, "              \
     "on_dep_failure, has_dependents, lease_token"
+
+/* Columns of every statement that returns whole schedules, in this order
+ * (sqlite_schedules.c). */
+#define SQL_SCHEDULE_COLUMNS                                                                       \
+    "name, job, cron, every_seconds, timezone, catch_up, overlap, paused, next_run_at, "           \
+    "last_run_at, last_job_id, created_at, updated_at, rev"
 
 /* The dedup lookups (STMT_DEDUP_ACTIVE, _WINDOW, _DEBOUNCE) return SQL_JOB_COLUMNS, then
  * the stored status (a scheduled job reads back as queued). */

@@ -43,7 +43,18 @@ struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *ca
 /* Limit put and delete (sqlite_limits.c). NULL when out of memory (call->result says so). */
 struct sqlite_tx *sqlite_limit_tx(struct sqlite_store *st, struct store_call *call);
 
-/* store_submit (sqlite_call.c) and the reads (sqlite_read.c). */
+/* Schedule put, delete, tick and pass (sqlite_schedules.c). NULL when out of memory
+ * (call->result says so). */
+struct sqlite_tx *sqlite_schedule_tx(struct sqlite_store *st, struct store_call *call);
+
+/* Enqueue one job of sp inside the caller's transaction, as store_enqueue does for one spec
+ * (an idempotency_key hit: *out is the job that holds it and *created stays 0; a dedup key:
+ * what its mode decides). Returns STORE_OK or an error result (logged). Used by enqueue and
+ * by a schedule's tick. */
+enum store_result sqlite_enqueue_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
+                                     struct job *out, int *created, struct sqlite_notes *notes);
+
+/* store_submit (sqlite_call.c) and the reads (sqlite_read.c, sqlite_schedules.c). */
 void sqlite_submit(struct store *s, struct store_call *call);
 void sqlite_read_stats(struct store *s, struct store_stats *out);
 size_t sqlite_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
@@ -58,6 +69,11 @@ enum store_result sqlite_read_limits(struct store *s, const char *key, int64_t n
                                      struct limit **out, size_t *n);
 enum store_result sqlite_read_links(struct store *s, int64_t id, int dependents,
                                     struct job_link **out, size_t *n, int *more);
+enum store_result sqlite_read_schedules(struct store *s, const char *name,
+                                        struct store_schedule **out, size_t *n);
+enum store_result sqlite_read_schedules_next(struct store *s, int limit,
+                                             struct store_schedule **out, size_t *n);
+enum store_result sqlite_read_schedules_count(struct store *s, size_t *n);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
 enum store_result sqlite_read_ping(struct store *s);
 enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,

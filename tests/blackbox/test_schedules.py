@@ -1,0 +1,336 @@
+"""Schedules (API.md "Schedules"): PUT/GET/DELETE /schedules/{name} and GET /schedules, the
+schedule object, every bad input named with nothing created, each tick of every_seconds
+enqueued once with idempotency_key "schedule:{name}:{tick}" at most ~1 s late, overlap
+"skip", paused schedules, catch_up none/latest/all across a jobqd stop and restart, a cron
+schedule and a cron schedule in a time zone, and the schedule metrics. Both backends; on
+PostgreSQL also three jobqd processes sharing one schedule (each tick exactly once).
+
+Schedules are server-wide: each test names its schedules and their queues after itself
+(self.q)."""
+
+import re
+import time
+import unittest
+
+from harness import Server, ServerTest, backend, wait_until
+
+SCHEDULE_FIELDS = {"name", "timezone", "job", "catch_up", "overlap", "paused", "next_run_at",
+                   "last_run_at", "last_job_id", "created_at", "updated_at"}
+LATE = 2  # seconds a tick's job may be created after the tick (the contract's ~1 s, and a
+          # second of the shared test machine)
+
+
+def metric(test, name):
+    text = test.c.get("/metrics").body.decode()
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+class Base(ServerTest):
+    def put(self, name, body, status=200):
+        r = self.c.request("PUT", "/schedules/" + name, body)
+        self.assertEqual(r.status, status, "PUT %s %r -> %r" % (name, body, r))
+        if status == 200:
+            self.assert_schedule(r.json)
+        return r
+
+    def assert_schedule(self, s):
+        self.assertTrue(SCHEDULE_FIELDS <= set(s), s)
+        self.assertEqual(("cron" in s) + ("every_seconds" in s), 1, s)
+        self.assertIn(s["catch_up"], ("none", "latest", "all"))
+        self.assertIn(s["overlap"], ("allow", "skip"))
+        self.assertIs(type(s["paused"]), bool)
+        for f in ("next_run_at", "last_run_at", "last_job_id"):
+            self.assertTrue(s[f] is None or type(s[f]) is int, s)
+
+    def jobs_of(self, queue):
+        return self.list_all("queue=" + queue)
+
+    def ticks_of(self, name, queue):
+        """The tick of each job of queue enqueued by schedule name, in job order."""
+        out = []
+        for j in self.jobs_of(queue):
+            m = re.fullmatch(r"schedule:%s:(\d+)" % re.escape(name), j["idempotency_key"] or "")
+            self.assertIsNotNone(m, j)
+            out.append((int(m.group(1)), j))
+        return out
+
+
+class Crud(Base):
+    def test_put_get_list_delete(self):
+        name = self.q
+        job = {"queue": self.q, "payload": {"report": "daily"}, "priority": 3}
+        r = self.put(name, {"every_seconds": 3600, "job": job})
+        s = r.json
+        self.assertEqual(s["name"], name)
+        self.assertEqual(s["every_seconds"], 3600)
+        self.assertNotIn("cron", s)
+        self.assertEqual((s["timezone"], s["catch_up"], s["overlap"], s["paused"]),
+                         ("UTC", "latest", "allow", False))
+        self.assertEqual(s["job"], job)
+        self.assertEqual((s["last_run_at"], s["last_job_id"]), (None, None))
+        # The first tick strictly after now, on the epoch's multiples of every_seconds.
+        self.assertEqual(s["next_run_at"] % 3600, 0)
+        self.assertTrue(0 < s["next_run_at"] - time.time() <= 3600 + 2, s)
+        g = self.c.get("/schedules/" + name)
+        self.assertEqual(g.status, 200, g)
+        self.assertEqual(g.json, s)
+        mine = [x for x in self.c.get("/schedules").json["schedules"] if x["name"] == name]
+        self.assertEqual(mine, [s])
+        # A replace takes the new body.
+        r = self.put(name, {"every_seconds": 60, "job": job, "overlap": "skip",
+                            "catch_up": "all", "timezone": "UTC"})
+        self.assertEqual((r.json["every_seconds"], r.json["overlap"], r.json["catch_up"]),
+                         (60, "skip", "all"))
+        self.assertEqual(r.json["created_at"], s["created_at"])
+        d = self.c.request("DELETE", "/schedules/" + name)
+        self.assertEqual(d.status, 200, d)
+        self.assertEqual(d.json["name"], name)
+        self.assertEqual(d.json["every_seconds"], 60)
+        self.assert_error(self.c.get("/schedules/" + name), 404, "not_found")
+        self.assert_error(self.c.request("DELETE", "/schedules/" + name), 404, "not_found")
+
+    def test_list_is_ordered_by_name(self):
+        names = [self.q + s for s in (".b", ".a", ":z", ".A", "-0")]
+        for n in names:
+            self.put(n, {"every_seconds": 86400, "job": {"payload": 1}})
+        got = [s["name"] for s in self.c.get("/schedules").json["schedules"]
+               if s["name"].startswith(self.q)]
+        self.assertEqual(got, sorted(names, key=lambda s: s.encode()))
+        for n in names:
+            self.assertEqual(self.c.request("DELETE", "/schedules/" + n).status, 200)
+
+    def test_paused_has_no_next_run(self):
+        r = self.put(self.q, {"every_seconds": 1, "paused": True,
+                              "job": {"queue": self.q, "payload": 1}})
+        self.assertEqual((r.json["paused"], r.json["next_run_at"]), (True, None))
+        time.sleep(2.5)  # ticks that would have come due while paused
+        self.assertEqual(self.jobs_of(self.q), [])
+        r = self.put(self.q, {"every_seconds": 1, "job": {"queue": self.q, "payload": 1}})
+        self.assertIsNotNone(r.json["next_run_at"])
+        self.assertTrue(r.json["next_run_at"] > time.time() - 1, r.json)
+        wait_until(lambda: self.jobs_of(self.q), 10, what="a job after resume")
+        # The skipped ticks are not caught up: every job is a tick after the resume.
+        for tick, _ in self.ticks_of(self.q, self.q):
+            self.assertGreaterEqual(tick, r.json["next_run_at"])
+        self.c.request("DELETE", "/schedules/" + self.q)
+
+
+class BadInput(Base):
+    def bad(self, body, mentions, name=None):
+        name = name or self.q
+        r = self.c.request("PUT", "/schedules/" + name, body)
+        self.assert_error(r, 400, "invalid_request", mentions)
+        self.assert_error(self.c.get("/schedules/" + self.q), 404, "not_found")
+
+    def test_bad_bodies(self):
+        job = {"payload": 1}
+        self.bad({"job": job}, "cron or every_seconds")
+        self.bad({"job": job, "every_seconds": 5, "cron": "* * * * *"}, "cron or every_seconds")
+        self.bad({"job": job, "every_seconds": 0}, "every_seconds")
+        self.bad({"job": job, "every_seconds": 31536001}, "every_seconds")
+        self.bad({"job": job, "every_seconds": "5"}, "every_seconds")
+        self.bad({"job": job, "every_seconds": 5, "timezone": "Mars/Olympus_Mons"}, "timezone")
+        self.bad({"job": job, "every_seconds": 5, "catch_up": "some"}, "catch_up")
+        self.bad({"job": job, "every_seconds": 5, "overlap": "queue"}, "overlap")
+        self.bad({"job": job, "every_seconds": 5, "paused": "yes"}, "paused")
+        self.bad({"every_seconds": 5}, "job")
+        self.bad({"every_seconds": 5, "job": [1]}, "job")
+        self.bad({"every_seconds": 5, "job": {}}, "job.payload")
+        self.bad({"every_seconds": 5, "job": {"payload": 1, "priority": "high"}}, "job.priority")
+        self.bad({"every_seconds": 5, "job": {"payload": 1, "queue": "a b"}}, "job.queue")
+        self.bad({"every_seconds": 5, "job": {"payload": 1, "delay_seconds": -1}},
+                 "job.delay_seconds")
+        self.bad({"every_seconds": 5, "job": {"payload": 1, "depends_on": [1]}},
+                 "job.depends_on")
+        self.bad({"every_seconds": 5, "job": {"payload": 1, "idempotency_key": "k"}},
+                 "job.idempotency_key")
+        self.bad({"every_seconds": 5, "job": job}, "name", name="a%20b")
+
+    def test_bad_cron_names_the_field(self):
+        job = {"payload": 1}
+        self.bad({"job": job, "cron": "61 * * * *"}, "minute")
+        self.bad({"job": job, "cron": "* * * *"}, "cron")
+        self.bad({"job": job, "cron": "* * * * MON-XYZ"}, "day-of-week")
+        self.bad({"job": job, "cron": ""}, "cron")
+
+
+class Ticks(Base):
+    def test_every_second_each_tick_once(self):
+        r = self.put(self.q, {"every_seconds": 1,
+                              "job": {"queue": self.q, "payload": {"n": 1}, "max_attempts": 2}})
+        first = r.json["next_run_at"]
+        wait_until(lambda: len(self.jobs_of(self.q)) >= 4, 15, what="four ticks")
+        self.c.request("DELETE", "/schedules/" + self.q)
+        ticks = self.ticks_of(self.q, self.q)
+        got = [t for t, _ in ticks]
+        self.assertEqual(got, list(range(first, first + len(got))), got)
+        for t, j in ticks:
+            self.assertEqual(j["payload"], {"n": 1})
+            self.assertEqual(j["max_attempts"], 2)
+            self.assertLessEqual(j["created_at"] - t, LATE, (t, j))
+            self.assertGreaterEqual(j["created_at"], t, (t, j))
+        s = self.c.request("DELETE", "/schedules/" + self.q)
+        self.assertEqual(s.status, 404)  # deleted above; the jobs stay
+        self.assertEqual(len(self.jobs_of(self.q)), len(ticks))
+
+    def test_delay_is_resolved_at_each_tick(self):
+        r = self.put(self.q, {"every_seconds": 1,
+                              "job": {"queue": self.q, "payload": 1, "delay_seconds": 100}})
+        wait_until(lambda: len(self.jobs_of(self.q)) >= 2, 15, what="two ticks")
+        self.c.request("DELETE", "/schedules/" + self.q)
+        for t, j in self.ticks_of(self.q, self.q)[:2]:
+            self.assertEqual(j["run_at"], j["created_at"] + 100, j)
+        self.assertGreaterEqual(r.json["next_run_at"], 0)
+
+    def test_overlap_skip(self):
+        self.put(self.q, {"every_seconds": 1, "overlap": "skip",
+                          "job": {"queue": self.q, "payload": 1}})
+        before = metric(self, "jobq_schedule_ticks_skipped_total")
+        wait_until(lambda: self.jobs_of(self.q), 10, what="the first tick")
+        # While its job is queued (and then running) the next ticks are skipped.
+        wait_until(lambda: metric(self, "jobq_schedule_ticks_skipped_total") >= before + 2, 10,
+                   what="two skipped ticks")
+        self.assertEqual(len(self.jobs_of(self.q)), 1)
+        job = self.claim_one(queue=self.q)
+        wait_until(lambda: metric(self, "jobq_schedule_ticks_skipped_total") >= before + 3, 10,
+                   what="a tick skipped while running")
+        self.assertEqual(len(self.jobs_of(self.q)), 1)
+        self.act(job["id"], "complete", {"lease_token": job["lease_token"]})
+        wait_until(lambda: len(self.jobs_of(self.q)) == 2, 10, what="the tick after the end")
+        s = self.c.get("/schedules/" + self.q).json
+        self.c.request("DELETE", "/schedules/" + self.q)
+        newest = max(self.jobs_of(self.q), key=lambda j: j["id"])
+        self.assertEqual(s["last_job_id"], newest["id"])
+        self.assertEqual("schedule:%s:%d" % (self.q, s["last_run_at"]), newest["idempotency_key"])
+
+    def test_metrics(self):
+        before = metric(self, "jobq_schedules")
+        self.put(self.q, {"every_seconds": 1, "job": {"queue": self.q, "payload": 1}})
+        self.assertEqual(metric(self, "jobq_schedules"), before + 1)
+        enq = metric(self, "jobq_schedule_ticks_enqueued_total")
+        wait_until(lambda: metric(self, "jobq_schedule_ticks_enqueued_total") >= enq + 2, 10,
+                   what="two ticks counted")
+        self.c.request("DELETE", "/schedules/" + self.q)
+        self.assertEqual(metric(self, "jobq_schedules"), before)
+        self.assertIsNotNone(metric(self, "jobq_schedule_ticks_missed_total"))
+
+    def test_cron_every_minute(self):
+        r = self.put(self.q, {"cron": "* * * * *", "job": {"queue": self.q, "payload": 1}})
+        nxt = r.json["next_run_at"]
+        self.assertEqual(r.json["cron"], "* * * * *")
+        self.assertEqual(nxt % 60, 0)
+        self.assertTrue(0 < nxt - time.time() <= 61, r.json)
+        wait_until(lambda: self.jobs_of(self.q), nxt - time.time() + 10, interval=0.2,
+                   what="the cron tick")
+        self.c.request("DELETE", "/schedules/" + self.q)
+        ticks = self.ticks_of(self.q, self.q)
+        self.assertEqual(ticks[0][0], nxt)
+        self.assertLessEqual(ticks[0][1]["created_at"] - nxt, LATE)
+
+    def test_cron_in_a_time_zone(self):
+        # 09:30 in Kolkata (UTC+05:30, no daylight saving) is 04:00 UTC.
+        r = self.put(self.q, {"cron": "30 9 * * *", "timezone": "Asia/Kolkata",
+                              "job": {"payload": 1}})
+        self.assertEqual(r.json["timezone"], "Asia/Kolkata")
+        self.assertEqual(r.json["next_run_at"] % 86400, 4 * 3600)
+        self.assertTrue(0 < r.json["next_run_at"] - time.time() <= 86400 + 2)
+        r = self.put(self.q, {"cron": "@hourly", "timezone": "Asia/Kolkata",
+                              "job": {"payload": 1}})
+        self.assertEqual(r.json["next_run_at"] % 3600, 1800)  # a half-hour zone
+        self.c.request("DELETE", "/schedules/" + self.q)
+
+
+class CatchUp(Base):
+    """Ticks missed while no jobqd ran: stop jobqd for several ticks, restart it."""
+    server_per_test = True
+
+    def test_none_latest_all(self):
+        policies = ("none", "latest", "all")
+        for p in policies:
+            self.put("%s.%s" % (self.q, p), {"every_seconds": 1, "catch_up": p,
+                                             "job": {"queue": "%s.%s" % (self.q, p),
+                                                     "payload": p}})
+        for p in policies:
+            wait_until(lambda: self.jobs_of("%s.%s" % (self.q, p)), 10, what="a first tick")
+        self.c.close()
+        self.server.stop_checked()
+        time.sleep(6)  # the downtime: about six ticks come due with no jobqd running
+        self.server.restart()
+        self.c = self.server.client()
+        self.addCleanup(self.c.close)
+        wait_until(lambda: all(len(self.jobs_of("%s.%s" % (self.q, p))) >= 4 for p in policies)
+                   and metric(self, "jobq_schedule_ticks_missed_total") is not None, 15,
+                   what="ticks after the restart")
+        time.sleep(1.5)  # a tick more on each, so the three share the latest tick
+        ticks = {}
+        for p in policies:
+            self.c.request("DELETE", "/schedules/%s.%s" % (self.q, p))
+        for p in policies:
+            ticks[p] = [t for t, _ in self.ticks_of("%s.%s" % (self.q, p), "%s.%s" % (self.q, p))]
+            self.assertEqual(ticks[p], sorted(set(ticks[p])), (p, ticks[p]))
+
+        def gaps(ts):
+            return [(a, b) for a, b in zip(ts, ts[1:]) if b - a > 1]
+        # all: every tick has its job, the missed ones included.
+        self.assertEqual(gaps(ticks["all"]), [], ticks["all"])
+        # none: one gap (the missed ticks); latest: the same gap but for its last tick.
+        g_none, g_latest = gaps(ticks["none"]), gaps(ticks["latest"])
+        self.assertEqual(len(g_none), 1, ticks["none"])
+        self.assertEqual(len(g_latest), 1, ticks["latest"])
+        self.assertEqual(g_none[0][0], g_latest[0][0], (g_none, g_latest))
+        self.assertEqual(g_none[0][1], g_latest[0][1] + 1, (g_none, g_latest))
+        missed_none = g_none[0][1] - g_none[0][0] - 1
+        self.assertGreaterEqual(missed_none, 2, g_none)
+        # What catch_up dropped, counted by the restarted process.
+        self.assertEqual(metric(self, "jobq_schedule_ticks_missed_total"),
+                         missed_none + missed_none - 1)
+
+
+@unittest.skipUnless(backend() == "pg", "several jobqd processes need PostgreSQL")
+class Processes(unittest.TestCase):
+    """Three jobqd processes on one PostgreSQL database, one schedule every second for 30
+    seconds: each tick is enqueued exactly once (no duplicate, no gap)."""
+
+    def test_three_processes_each_tick_once(self):
+        first = Server(["--log-level", "debug"])
+        servers = [first]
+        self.addCleanup(first.cleanup)
+        first.start()
+        for _ in range(2):
+            s = Server(["--log-level", "debug"], db=first.db)
+            self.addCleanup(s.cleanup)
+            s.start()
+            servers.append(s)
+        c = servers[1].client()
+        self.addCleanup(c.close)
+        r = c.request("PUT", "/schedules/multi", {"every_seconds": 1,
+                                                  "job": {"queue": "multi", "payload": 1}})
+        self.assertEqual(r.status, 200, r)
+        start = r.json["next_run_at"]
+        time.sleep(30)
+        r = c.request("DELETE", "/schedules/multi")
+        self.assertEqual(r.status, 200, r)
+        last = r.json["last_run_at"]
+        jobs = c.get("/jobs?queue=multi&limit=1000").json["jobs"]
+        ticks = sorted(int(j["idempotency_key"].rsplit(":", 1)[1]) for j in jobs)
+        self.assertEqual(ticks, list(range(start, last + 1)), ticks)
+        self.assertGreaterEqual(len(ticks), 28)
+        for j in jobs:
+            tick = int(j["idempotency_key"].rsplit(":", 1)[1])
+            self.assertLessEqual(j["created_at"] - tick, LATE, j)
+        # The three processes shared the work (each counts the ticks it created).
+        created = []
+        for s in servers:
+            sc = s.client()
+            text = sc.get("/metrics").body.decode()
+            sc.close()
+            created.append(float(re.search(r"^jobq_schedule_ticks_enqueued_total (\S+)$", text,
+                                           re.M).group(1)))
+        self.assertEqual(sum(created), len(ticks), created)
+        for s in servers:
+            s.stop_checked()
+
+
+if __name__ == "__main__":
+    unittest.main()
