@@ -204,8 +204,8 @@ static void write_queue_label(struct jtext *b, const char *name, const char *que
 
 static void write_gauges(struct jtext *b, const struct queue_stats *rows, size_t n)
 {
-    static const enum job_status shown[] = {JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED,
-                                            JOB_CANCELLED};
+    static const enum job_status shown[] = {JOB_QUEUED, JOB_RUNNING,   JOB_SUCCEEDED,
+                                            JOB_FAILED, JOB_CANCELLED, JOB_BLOCKED};
     sb_head(b, "jobq_jobs", "gauge", "Jobs by queue and status.");
     for (size_t i = 0; i < n; i++) {
         for (size_t s = 0; s < sizeof shown / sizeof shown[0]; s++) {
