@@ -1,5 +1,5 @@
-"""The README's flow-control recipes ("Flow control: recipes"), run as they stand: each
-```console block of that section is one recipe, run on a fresh server and database. Every
+"""The README's recipes ("Flow control: recipes", "Workflows: recipes"), run as they stand:
+each ```console block of those sections is one recipe, run on a fresh server and database. Every
 `$ ` line (with its `\\` continuation lines) is a shell command run in one bash session (so
 `TOKEN=$(...)` carries to the next command), with localhost:8080 turned into the test
 server's address; what it prints must be exactly the lines the README shows after it.
@@ -17,17 +17,25 @@ from harness import HOST, ServerTest
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
-SECTION = "## Flow control: recipes"
+SECTIONS = ("## Flow control: recipes", "## Workflows: recipes")
 RUN_TIMEOUT = 60  # seconds for one recipe
 MARK = "@@recipe-step@@"
 
 
 def recipes():
-    """[(title, [(command, expected output lines)])] of the section's console blocks."""
+    """[(title, [(command, expected output lines)])] of the sections' console blocks."""
     with open(README, encoding="utf-8") as f:
         text = f.read()
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
+    out = []
+    for name in SECTIONS:
+        out += section_recipes(text, name)
+    return out
+
+
+def section_recipes(text, name):
+    """recipes() of the one section `name`."""
+    start = text.index(name)
+    end = text.find("\n## ", start + len(name))
     section = text[start:end if end >= 0 else len(text)]
     out = []
     for m in re.finditer(r"^\*\*([^*]+)\*\*.*?```console\n(.*?)```", section, re.S | re.M):
@@ -77,10 +85,14 @@ class ReadmeRecipes(ServerTest):
     def test_unique_while_running(self):
         self.run_recipe("Unique while running.")
 
+    def test_batch_with_a_completion_callback(self):
+        self.run_recipe("A batch with a completion callback.")
+
     def test_every_recipe_is_run(self):
         self.assertEqual([t for t, _ in recipes()],
                          ["One customer at a time.", "At most N calls per second to an API.",
-                          "Reacting to a 429.", "Unique while running."])
+                          "Reacting to a 429.", "Unique while running.",
+                          "A batch with a completion callback."])
 
 
 if __name__ == "__main__":
