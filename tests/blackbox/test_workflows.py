@@ -360,7 +360,8 @@ class Graph:
 
 class Workers:
     """Threads that claim from `queue` over `clients`, check each claimed job's parents were
-    all reported done before it was claimed, and complete (or fail, for graph.fails) it."""
+    all reported done (their complete or fail sent) before it was claimed, and complete (or
+    fail, for graph.fails) it."""
 
     def __init__(self, clients, queue, graph):
         self.clients, self.queue, self.graph = clients, queue, graph
@@ -399,7 +400,10 @@ class Workers:
                 g = j["payload"]["g"]
                 with self.lock:
                     self.claims[g] = self.claims.get(g, 0) + 1
-                    missing = [p for p in self.graph.parents[g] if p not in self.sent]
+                    # A parent that ends cancelled is never claimed: it was cancelled in
+                    # the transaction of a failure sent before (a "run" child may go on).
+                    missing = [p for p in self.graph.parents[g] if p not in self.sent and
+                               self.graph.expect[p] != "cancelled"]
                     if missing:
                         self.early.append((g, missing))
                     self.sent.add(g)
