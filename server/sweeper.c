@@ -51,7 +51,7 @@ enum tick { TICK_DONE, TICK_MORE, TICK_ERROR };
 static int full_batch(const struct sweep_result *r)
 {
     return r->requeued + r->failed >= SWEEP_BATCH || r->deleted >= SWEEP_BATCH ||
-           r->promoted >= SWEEP_BATCH || r->expired >= SWEEP_BATCH;
+           r->promoted >= SWEEP_BATCH || r->expired >= SWEEP_BATCH || r->visited >= SWEEP_BATCH;
 }
 
 /* One tick: store_sweep() in bounded batches while a batch came back full. */

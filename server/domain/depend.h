@@ -17,6 +17,8 @@
  * When a failed or cancelled job is retried (no longer final), its settled edges are unsettled
  * again (a blocked dependent's pending + 1) and every dependent cancelled because of it
  * (depend_cancelled_by()) is re-evaluated from its dependencies' statuses, and so on down.
+ * A retried job's own dependencies are looked at as a DEP_RUN job's (the retry asks for it to
+ * run: a failed dependency counts as settled), so it is blocked while one has not ended.
  * A transaction visits at most DEPEND_STEP_MAX jobs; the backend marks the rest for the
  * sweeper, which goes on in bounded batches. */
 #ifndef JOBQ_DEPEND_H

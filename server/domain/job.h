@@ -106,6 +106,7 @@ struct job {
      * API shows []); what it does when one of them fails. */
     char *depends_on;
     enum dep_mode on_dependency_failure;
+    int has_dependents; /* 1: some job depends on it (kept by the store; the API never shows it) */
 };
 
 /* What a producer asks for. Borrowed strings: the store copies what it keeps. */

@@ -145,7 +145,7 @@ static void counted_done(struct store_call *call)
 }
 
 /* A purge that needs no transaction, by the same rules on every backend: running jobs are
- * never purged; blocked jobs do not exist yet. Returns 1 with call->result set. */
+ * never purged; a status below 0 names no job. Returns 1 with call->result set. */
 static int purge_settled(struct store_call *call)
 {
     if (call->kind != STORE_CALL_PURGE)
@@ -190,9 +190,9 @@ static void wake(struct store_call *call)
     latch_open(call->ctx);
 }
 
-/* Submit call and wait for it: every call ends within the store's own bounds (see the rules
- * at the top of store.h), so the wait is bounded too. */
-static enum store_result run(struct store *s, struct store_call *call)
+/* Every call ends within the store's own bounds (see the rules at the top of store.h), so
+ * the wait is bounded too. */
+enum store_result store_call_run(struct store *s, struct store_call *call)
 {
     struct latch wt;
     latch_init(&wt);
@@ -209,7 +209,7 @@ enum store_result store_enqueue(struct store *s, const struct job_spec *specs, s
     struct store_call call = {.kind = STORE_CALL_ENQUEUE,
                               .now = now,
                               .enqueue = {.specs = specs, .n = n, .out = out, .created = created}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_claim(struct store *s, const struct claim_req *req, int64_t now,
@@ -217,7 +217,7 @@ enum store_result store_claim(struct store *s, const struct claim_req *req, int6
 {
     struct store_call call = {
         .kind = STORE_CALL_CLAIM, .now = now, .claim = {.req = req, .out = out}};
-    enum store_result r = run(s, &call);
+    enum store_result r = store_call_run(s, &call);
     *n = call.claim.n;
     return r;
 }
@@ -233,7 +233,7 @@ enum store_result store_heartbeat(struct store *s, int64_t id, const char *token
                                             .lease_seconds = lease_seconds,
                                             .progress = progress,
                                             .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_complete(struct store *s, int64_t id, const char *token, const char *result,
@@ -242,7 +242,7 @@ enum store_result store_complete(struct store *s, int64_t id, const char *token,
     struct store_call call = {.kind = STORE_CALL_COMPLETE,
                               .now = now,
                               .complete = {.id = id, .token = token, .result = result, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_fail(struct store *s, int64_t id, const char *token,
@@ -251,7 +251,7 @@ enum store_result store_fail(struct store *s, int64_t id, const char *token,
     struct store_call call = {.kind = STORE_CALL_FAIL,
                               .now = now,
                               .fail = {.id = id, .token = token, .req = req, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_snooze(struct store *s, int64_t id, const char *token, int64_t seconds,
@@ -262,28 +262,28 @@ enum store_result store_snooze(struct store *s, int64_t id, const char *token, i
         .now = now,
         .snooze = {
             .id = id, .token = token, .seconds = seconds, .pause_key = pause_key, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_cancel(struct store *s, int64_t id, int64_t now, struct job *out)
 {
     struct store_call call = {
         .kind = STORE_CALL_CANCEL, .now = now, .cancel = {.id = id, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_retry(struct store *s, int64_t id, int64_t now, struct job *out)
 {
     struct store_call call = {
         .kind = STORE_CALL_RETRY, .now = now, .retry = {.id = id, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_pause(struct store *s, const char *queue, int paused, int64_t now)
 {
     struct store_call call = {
         .kind = STORE_CALL_PAUSE, .now = now, .pause = {.queue = queue, .paused = paused}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_limit_put(struct store *s, const struct limit *limit, int64_t now,
@@ -291,7 +291,7 @@ enum store_result store_limit_put(struct store *s, const struct limit *limit, in
 {
     struct store_call call = {
         .kind = STORE_CALL_LIMIT_PUT, .now = now, .limit_put = {.limit = limit, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_limit_delete(struct store *s, const char *key, int64_t now,
@@ -299,7 +299,7 @@ enum store_result store_limit_delete(struct store *s, const char *key, int64_t n
 {
     struct store_call call = {
         .kind = STORE_CALL_LIMIT_DELETE, .now = now, .limit_delete = {.key = key, .out = out}};
-    return run(s, &call);
+    return store_call_run(s, &call);
 }
 
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
@@ -308,7 +308,18 @@ enum store_result store_purge(struct store *s, const char *queue, int status, in
     struct store_call call = {.kind = STORE_CALL_PURGE,
                               .now = now,
                               .purge = {.queue = queue, .status = status, .limit = limit}};
-    enum store_result r = run(s, &call);
+    enum store_result r = store_call_run(s, &call);
     *deleted = call.purge.deleted;
     return r;
+}
+
+void job_links_free(struct job_link *links, size_t n)
+{
+    if (!links)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(links[i].result);
+        free(links[i].queue);
+    }
+    free(links);
 }

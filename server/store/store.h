@@ -98,6 +98,7 @@ struct sweep_result {
     int deleted;  /* succeeded/cancelled jobs past retention */
     int promoted; /* scheduled jobs that became due (a backend that needs no promotion: 0) */
     int expired;  /* queued jobs past their expires_at, cancelled (error_code "expired") */
+    int visited;  /* ended or retried jobs whose dependents a write left for the sweep */
     int led;      /* 1: this process did the sweep (one sweeper at a time across processes) */
     /* The leases ended and the jobs expired by queue, nqueues rows (each part of the batch
      * that notes adds at most one per job, so at most `batch` per part): filled by the
@@ -136,6 +137,7 @@ static inline void sweep_result_keep(struct sweep_result *res)
 
 struct store;
 struct counters_point;
+struct job_link;
 
 /* What the store counted since it opened (store_read_stats). */
 struct store_stats {
@@ -184,6 +186,10 @@ struct store_enqueue_call {
     size_t n;                     /* in: how many specs (1..JOB_BATCH_MAX) */
     struct job *out;              /* out: n jobs, job i for spec i (new or existing) */
     int *created;                 /* out: n flags, 1 when job i is new */
+    /* out, with STORE_NOT_FOUND: the spec whose depends_on names a job that does not exist,
+     * and that id (nothing was written). */
+    size_t missing_spec;
+    int64_t missing_id;
 };
 
 /* STORE_CALL_CLAIM: store_claim. */
@@ -351,6 +357,8 @@ struct store_ops {
     enum store_result (*attempts)(struct store *s, int64_t id, struct job_attempt **out, size_t *n);
     enum store_result (*limits)(struct store *s, const char *key, int64_t now, struct limit **out,
                                 size_t *n);
+    enum store_result (*links)(struct store *s, int64_t id, int dependents, struct job_link **out,
+                               size_t *n, int *more);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     /* May be NULL: the backend's claims see due jobs by themselves. */
@@ -402,8 +410,8 @@ void store_url_redact(const char *url, char *out, size_t n);
 enum store_result store_pause(struct store *s, const char *queue, int paused, int64_t now);
 
 /* Delete at most limit (1..STORE_PURGE_BATCH) jobs of queue in API status `status`
- * (JOB_QUEUED covers jobs due later too; JOB_RUNNING is never purged: STORE_CONFLICT; -1, blocked,
- * deletes nothing yet), oldest id first, in one transaction; *deleted is how many. The caller
+ * (JOB_QUEUED covers jobs due later too; JOB_BLOCKED the jobs waiting for dependencies;
+ * JOB_RUNNING is never purged: STORE_CONFLICT; a status below 0 deletes nothing), oldest id first, in one transaction; *deleted is how many. The caller
  * repeats while *deleted == limit. */
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
                               int64_t now, size_t *deleted);
@@ -437,7 +445,14 @@ enum store_result store_limit_delete(struct store *s, const char *key, int64_t n
  * sharing the data, each on what the previous one committed. Returns STORE_OK when at least
  * one job is new or n == 1 and it is new, STORE_EXISTS when n == 1 and it was not created;
  * for n > 1 STORE_OK whenever it committed. A spec's delay is resolved on the store's clock
- * (job_spec_run_at with the now of every other time the job keeps), never on the caller's. */
+ * (job_spec_run_at with the now of every other time the job keeps), never on the caller's.
+ * Dependencies (depends_on, depend.h): an id entry names an existing job (else STORE_NOT_FOUND
+ * with missing_spec and missing_id set, and nothing written); an index entry names an
+ * earlier-inserted element of the same call: specs are inserted in depend_order()'s order
+ * (the caller checked it has no cycle), so ids follow that order. A new job with
+ * dependencies is blocked, queued or cancelled as depend_plan() says of its dependencies'
+ * statuses at the commit, in the same transaction that records its edges: a dependency that
+ * ends concurrently, in any process, is either seen ended here or settles the edge itself. */
 enum store_result store_enqueue(struct store *s, const struct job_spec *specs, size_t n,
                                 int64_t now, struct job *out, int *created);
 
@@ -480,12 +495,20 @@ enum store_result store_fail(struct store *s, int64_t id, const char *token,
 enum store_result store_snooze(struct store *s, int64_t id, const char *token, int64_t seconds,
                                int pause_key, int64_t now, struct job *out);
 
-/* Cancel a queued or running job (a running job's lease dies with it). STORE_CONFLICT for a
- * job that is already succeeded, failed or cancelled; STORE_NOT_FOUND. */
+/* Cancel a queued, blocked or running job (a running job's lease dies with it). STORE_CONFLICT
+ * for a job that is already succeeded, failed or cancelled; STORE_NOT_FOUND.
+ * Every write that ends a job some job depends on (complete, fail without retry, cancel, a
+ * sweep that fails a lease or expires a job) settles its dependents in the same transaction
+ * (depend.h): released (queued, on_ready for their queues) or cancelled with
+ * "dependency_failed", down the graph for at most DEPEND_STEP_MAX jobs; the sweep goes on
+ * from where it stopped. */
 enum store_result store_cancel(struct store *s, int64_t id, int64_t now, struct job *out);
 
-/* Send a failed or cancelled job back to queued with run_at = now and attempts = 0.
- * STORE_CONFLICT for any other state; STORE_NOT_FOUND. */
+/* Send a failed or cancelled job back to queued with run_at = now and attempts = 0 (blocked
+ * instead when it has dependencies that have not all settled again: depend_plan()), and, in
+ * the same transaction, every dependent cancelled because of it back to blocked, re-evaluated
+ * from its dependencies (depend.h), down the graph as a job's end does. STORE_CONFLICT for
+ * any other state; STORE_NOT_FOUND. */
 enum store_result store_retry(struct store *s, int64_t id, int64_t now, struct job *out);
 
 /* Read job id (without its lease token). STORE_OK or STORE_NOT_FOUND. Never waits for a
@@ -521,6 +544,30 @@ static inline enum store_result store_attempts(struct store *s, int64_t id,
                                                struct job_attempt **out, size_t *n)
 {
     return s->ops->attempts(s, id, out, n);
+}
+
+/* One job a job depends on, or one that depends on it (GET /jobs/{id}/dependencies). Owns
+ * result. */
+struct job_link {
+    int64_t id;
+    enum job_status status;
+    char *result; /* compact JSON text, NULL for null */
+    char *queue;
+};
+
+/* Release an array of n links and the array itself. Accepts NULL. */
+void job_links_free(struct job_link *links, size_t n);
+
+/* The jobs that job id depends on (dependents 0: every one of its depends_on that still
+ * exists, at most JOB_DEPS_MAX) or the jobs that depend on it (dependents 1: at most
+ * STORE_LINKS_MAX, the lowest ids; *more is 1 when there are others), ordered by id. *out is
+ * a new array (NULL when empty) the caller releases with job_links_free(). STORE_NOT_FOUND
+ * for an unknown job. Never waits for a writer. */
+#define STORE_LINKS_MAX 1000
+static inline enum store_result store_links(struct store *s, int64_t id, int dependents,
+                                            struct job_link **out, size_t *n, int *more)
+{
+    return s->ops->links(s, id, dependents, out, n, more);
 }
 
 /* The limits, ordered by key (bytewise), each with what it shows of the keys it governs
@@ -575,6 +622,10 @@ static inline enum store_result store_ping(struct store *s)
  * is durable like theirs. What a committed call did is counted (counters.h) before done()
  * runs. */
 void store_submit(struct store *s, struct store_call *call);
+
+/* Submit call (its done and ctx are overwritten) and wait for it; returns call->result, with
+ * the outputs of its kind's member set as the matching synchronous function sets them. */
+enum store_result store_call_run(struct store *s, struct store_call *call);
 
 /* Count what a call that is over did (counters.h): nothing unless its result says it
  * committed. store_submit does it before done() runs; exported for tests. Borrows call. */

@@ -162,6 +162,13 @@ static inline int status_of(struct store *s, int64_t id)
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 
+/* SQL that takes a SQLite database back from schema 8 to 7 (workflows). */
+#define SQLITE_UNDO_MIGRATION_8                                                                    \
+    "DROP TRIGGER jobs_deps_gone; DROP TABLE deps; DROP INDEX jobs_deps_todo; "                    \
+    "ALTER TABLE jobs DROP COLUMN depends_on; ALTER TABLE jobs DROP COLUMN on_dep_failure; "       \
+    "ALTER TABLE jobs DROP COLUMN deps_pending; ALTER TABLE jobs DROP COLUMN has_dependents; "     \
+    "ALTER TABLE jobs DROP COLUMN deps_todo; "
+
 /* SQL that takes a SQLite database back from schema 6 to 5 (what migration 6 added goes), for
  * the tests that rebuild an older schema. */
 #define SQLITE_UNDO_MIGRATION_6                                                                    \

@@ -78,6 +78,9 @@ int pg_row_job(const PGresult *res, int row, int with_token, struct job *out)
     int64_t mode = pg_row_int(res, row, COL_DEDUP_MODE);
     out->dedup_mode = mode == JOB_NONE ? DEDUP_NONE : (enum dedup_mode)mode;
     out->dedup_seconds = pg_row_int(res, row, COL_DEDUP_SECONDS);
+    out->depends_on = text(res, row, COL_DEPENDS_ON, &bad);
+    out->on_dependency_failure = (enum dep_mode)pg_row_int(res, row, COL_ON_DEP_FAILURE);
+    out->has_dependents = pg_row_int(res, row, COL_HAS_DEPENDENTS) == 1;
     if (with_token)
         out->lease_token = text(res, row, COL_LEASE_TOKEN, &bad);
     if (bad) {

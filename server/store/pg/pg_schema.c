@@ -245,6 +245,23 @@ static const char *const migrations[] = {
      * the SQLite store's migration 7). */
     "CREATE INDEX jobq_jobs_dedup_live ON jobq_jobs (queue, dedup_key, id)"
     " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
+    /* 7: workflows (depend.h), as the SQLite store's migration 8: status 6 is blocked (outside
+     * the claim index), jobq_deps holds the edges, a deleted job takes its own edges along
+     * (one statement trigger: a delete of jobs without dependencies reads no edge). */
+    "ALTER TABLE jobq_jobs ADD COLUMN depends_on text,"
+    " ADD COLUMN on_dep_failure smallint NOT NULL DEFAULT 0,"
+    " ADD COLUMN deps_pending integer NOT NULL DEFAULT 0,"
+    " ADD COLUMN has_dependents boolean NOT NULL DEFAULT false,"
+    " ADD COLUMN deps_todo boolean NOT NULL DEFAULT false;"
+    "CREATE INDEX jobq_jobs_deps_todo ON jobq_jobs (id) WHERE deps_todo;"
+    "CREATE TABLE jobq_deps (dep_id bigint NOT NULL, job_id bigint NOT NULL,"
+    " settled boolean NOT NULL, PRIMARY KEY (dep_id, job_id));"
+    "CREATE INDEX jobq_deps_job ON jobq_deps (job_id, dep_id);"
+    "CREATE FUNCTION jobq_deps_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " DELETE FROM jobq_deps d USING jobq_gone g WHERE g.depends_on IS NOT NULL"
+    " AND d.job_id = g.id; RETURN NULL; END $$;"
+    "CREATE TRIGGER jobq_jobs_deps_gone AFTER DELETE ON jobq_jobs"
+    " REFERENCING OLD TABLE AS jobq_gone FOR EACH STATEMENT EXECUTE FUNCTION jobq_deps_gone();",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_deps.h"
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
@@ -75,13 +76,19 @@ static int admin_tx(struct sqlite_conn *c, void *p)
         return STORE_CONFLICT; /* the state does not allow it */
     if (r != STORE_OK)
         return r;
+    int blocked = 0; /* a retried job whose dependencies have not all ended waits for them */
+    if (a->stmt == STMT_RETRY && (r = sqlite_deps_retried(c, a->out, &blocked)) != STORE_OK)
+        return r;
     if (sqlite_counts_move(&a->notes->counts, a->out->queue, from, (int)a->out->status) != 0)
         return STORE_ERROR;
-    if (a->stmt == STMT_RETRY) {
+    if (a->stmt == STMT_RETRY && !blocked) {
         store_news_ready(&a->notes->news, a->out->queue, sqlite_row_plain(a->out));
-        return sqlite_lane_requeued(c, a->out);
+        r = sqlite_lane_requeued(c, a->out);
+    } else if (a->stmt == STMT_CANCEL && from == JOB_RUNNING) {
+        r = sqlite_key_released(c, a->out, a->notes);
     }
-    return from == JOB_RUNNING ? sqlite_key_released(c, a->out, a->notes) : STORE_OK;
+    /* Its dependents: cancelled by its end, or back to blocked by its retry. */
+    return r == STORE_OK ? sqlite_deps_moved(c, a->out, a->now, a->notes) : r;
 }
 
 static void admin_discard(void *p)

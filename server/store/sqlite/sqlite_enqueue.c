@@ -1,10 +1,13 @@
 /* store_enqueue for SQLite: n jobs in one transaction, idempotency keys and dedup keys
  * honoured. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dedup.h"
+#include "depend.h"
 #include "log.h"
+#include "sqlite_deps.h"
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
@@ -16,6 +19,8 @@ struct enqueue_arg {
     struct job *out;
     int *created;
     struct sqlite_notes *notes;
+    size_t *missing_spec; /* an unknown dependency: the spec, and its id */
+    int64_t *missing_id;
 };
 
 static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, int64_t now,
@@ -128,14 +133,15 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
     return 0;
 }
 
-static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *given,
+/* Insert one job of sp in `status` (-1: queued, or scheduled when not due yet). */
+static enum store_result insert_row(struct sqlite_conn *c, const struct job_spec *given, int forced,
                                     int64_t now, struct job *out, int *created,
                                     struct sqlite_notes *notes)
 {
     struct job_spec spec = *given;
     spec.run_at = job_spec_run_at(given, now); /* a delay, on this store's clock */
     const struct job_spec *sp = &spec;
-    int status = sp->run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
+    int status = forced >= 0 ? forced : sp->run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
     int64_t lane;
     enum store_result lr = sqlite_lane_of(c, sp, status == JOB_QUEUED, &lane);
     if (lr != STORE_OK)
@@ -167,9 +173,63 @@ static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec
         return STORE_ERROR;
     if (status == SQLITE_SCHEDULED)
         store_news_later(&notes->news, sp->queue, sp->run_at);
-    else
+    else if (status == JOB_QUEUED)
         store_news_ready(&notes->news, sp->queue, !sp->requires);
     return STORE_OK;
+}
+
+/* depends_on as the API shows it: "[id,...]" of ids[0..n), into a new string. */
+static char *ids_text(const int64_t *ids, size_t n)
+{
+    char *text = malloc(n * 21 + 3);
+    if (!text)
+        return NULL;
+    size_t at = 0;
+    text[at++] = '[';
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, 22, i ? ",%lld" : "%lld", (long long)ids[i]);
+    text[at++] = ']';
+    text[at] = '\0';
+    return text;
+}
+
+/* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h): blocked, queued
+ * or cancelled as its plan says, with its edges. STORE_NOT_FOUND with *missing set when a
+ * dependency does not exist. */
+static enum store_result insert_deps(struct sqlite_conn *c, const struct job_spec *sp,
+                                     const int64_t *ids, int64_t now, struct job *out, int *created,
+                                     struct sqlite_notes *notes, int64_t *missing)
+{
+    size_t n = sp->ndeps;
+    unsigned char *settled = malloc(n ? n : 1);
+    char *text = ids_text(ids, n);
+    enum store_result r = settled && text ? STORE_OK : STORE_ERROR;
+    struct depend_plan plan = {0};
+    if (r == STORE_OK)
+        r = sqlite_deps_plan(c, ids, n, sp->on_dependency_failure, settled, &plan, missing);
+    if (r == STORE_OK)
+        r = insert_row(c, sp, plan.status == JOB_QUEUED ? -1 : (int)plan.status, now, out, created,
+                       notes);
+    if (r == STORE_OK && *created) {
+        int64_t id = out->id;
+        r = sqlite_deps_record(c, id, ids, n, settled, text, sp->on_dependency_failure, &plan, now);
+        job_clear(out);
+        if (r == STORE_OK)
+            r = sqlite_row_get(c, id, 0, out);
+    }
+    free(settled);
+    free(text);
+    return r;
+}
+
+/* Insert one job of sp (ids: its dependencies, NULL when it has none). */
+static enum store_result insert_one(struct sqlite_conn *c, const struct job_spec *sp,
+                                    const int64_t *ids, int64_t now, struct job *out, int *created,
+                                    struct sqlite_notes *notes, int64_t *missing)
+{
+    if (ids)
+        return insert_deps(c, sp, ids, now, out, created, notes, missing);
+    return insert_row(c, sp, -1, now, out, created, notes);
 }
 
 /* Dedup (dedup.h). Everything below runs in the enqueue transaction on the one writer: no
@@ -254,8 +314,9 @@ static enum store_result dedup_replace(struct sqlite_conn *c, const struct job_s
 /* Enqueue sp, which has a dedup key: an idempotency_key hit first (its job, as without dedup),
  * else what dedup_decide says of the job the lookup of its mode finds: create it (a debounce
  * due at now + seconds), answer the job found, or replace the job found. */
-static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
-                                   struct job *out, int *created, struct sqlite_notes *notes)
+static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec *sp,
+                                   const int64_t *ids, int64_t now, struct job *out, int *created,
+                                   struct sqlite_notes *notes, int64_t *missing)
 {
     enum store_result r = STORE_NOT_FOUND;
     if (sp->idempotency_key)
@@ -273,7 +334,7 @@ static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec 
         struct job_spec spec = *sp;
         if (plan.run_at != JOB_NONE)
             spec.run_at = plan.run_at;
-        return insert_one(c, &spec, now, out, created, notes);
+        return insert_one(c, &spec, ids, now, out, created, notes, missing);
     }
     if (plan.action == DEDUP_REPLACE_EXISTING) {
         r = dedup_replace(c, sp, plan.run_at, now, stored, &found, notes);
@@ -286,19 +347,53 @@ static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec 
     return STORE_OK;
 }
 
+/* The ids spec i depends on (its index entries are the jobs of earlier-inserted elements) into
+ * ids (room for JOB_DEPS_MAX). */
+static void resolve(const struct enqueue_arg *a, size_t i, int64_t *ids)
+{
+    const struct job_spec *sp = &a->specs[i];
+    for (size_t d = 0; d < sp->ndeps; d++)
+        ids[d] = sp->deps[d].id > 0 ? sp->deps[d].id : a->out[sp->deps[d].index].id;
+}
+
 static int enqueue_tx(struct sqlite_conn *c, void *p)
 {
     struct enqueue_arg *a = p;
     memset(a->out, 0, a->n * sizeof *a->out);
     memset(a->created, 0, a->n * sizeof *a->created);
-    for (size_t i = 0; i < a->n; i++) {
-        const struct job_spec *sp = &a->specs[i];
-        enum store_result r = sp->dedup_key
-                                  ? dedup_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes)
-                                  : insert_one(c, sp, a->now, &a->out[i], &a->created[i], a->notes);
-        if (r != STORE_OK)
-            return r;
+    /* Elements with dependencies go after the elements they name (depend_order). */
+    int deps = 0;
+    for (size_t i = 0; i < a->n && !deps; i++)
+        deps = a->specs[i].ndeps > 0;
+    size_t *order = deps ? malloc(a->n * sizeof *order) : NULL;
+    int64_t *ids = deps ? malloc(JOB_DEPS_MAX * sizeof *ids) : NULL;
+    if (deps && (!order || !ids || depend_order(a->specs, a->n, order) != -1)) {
+        log_error("enqueue: the batch's dependencies cannot be ordered");
+        free(order);
+        free(ids);
+        return STORE_ERROR;
     }
+    enum store_result r = STORE_OK;
+    for (size_t k = 0; k < a->n && r == STORE_OK; k++) {
+        size_t i = order ? order[k] : k;
+        const struct job_spec *sp = &a->specs[i];
+        const int64_t *dep_ids = NULL;
+        if (sp->ndeps > 0) {
+            resolve(a, i, ids);
+            dep_ids = ids;
+        }
+        *a->missing_id = 0;
+        r = sp->dedup_key ? dedup_one(c, sp, dep_ids, a->now, &a->out[i], &a->created[i], a->notes,
+                                      a->missing_id)
+                          : insert_one(c, sp, dep_ids, a->now, &a->out[i], &a->created[i], a->notes,
+                                       a->missing_id);
+        if (r == STORE_NOT_FOUND)
+            *a->missing_spec = i;
+    }
+    free(order);
+    free(ids);
+    if (r != STORE_OK)
+        return r;
     return a->n == 1 && !a->created[0] ? STORE_EXISTS : STORE_OK;
 }
 
@@ -331,7 +426,14 @@ struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *
         return NULL;
     }
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
-    b->a = (struct enqueue_arg){e->specs, e->n, call->now, e->out, e->created, &b->notes};
+    b->a = (struct enqueue_arg){e->specs,
+                                e->n,
+                                call->now,
+                                e->out,
+                                e->created,
+                                &b->notes,
+                                &call->enqueue.missing_spec,
+                                &call->enqueue.missing_id};
     b->tx = (struct sqlite_tx){.name = "enqueue",
                                .fn = enqueue_tx,
                                .discard = enqueue_discard,

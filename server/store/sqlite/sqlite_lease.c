@@ -8,6 +8,7 @@
 #include "limit.h"
 #include "log.h"
 #include "rand.h"
+#include "sqlite_deps.h"
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
@@ -147,6 +148,8 @@ static int complete_tx(struct sqlite_conn *c, void *p)
         r = STORE_ERROR;
     if (r == STORE_OK)
         r = sqlite_key_released(c, a->out, a->notes);
+    if (r == STORE_OK)
+        r = sqlite_deps_moved(c, a->out, a->now, a->notes);
     return r;
 }
 
@@ -312,6 +315,8 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
         r = sqlite_lease_attempt(c, &j, now, how, error_code, error_detail);
     if (r == STORE_OK)
         r = sqlite_key_released(c, &j, notes);
+    if (r == STORE_OK && !requeue)
+        r = sqlite_deps_moved(c, &j, now, notes);
     if (r == STORE_OK && status == JOB_QUEUED)
         r = sqlite_lane_requeued(c, &j);
     if (r == STORE_OK && status == SQLITE_SCHEDULED)

@@ -51,6 +51,8 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
     out->expires_at = col_time(st, COL_EXPIRES_AT);
     out->dedup_mode = (enum dedup_mode)sqlite3_column_int(st, COL_DEDUP_MODE);
     out->dedup_seconds = col_time(st, COL_DEDUP_SECONDS);
+    out->on_dependency_failure = (enum dep_mode)sqlite3_column_int(st, COL_ON_DEP_FAILURE);
+    out->has_dependents = sqlite3_column_int(st, COL_HAS_DEPENDENTS) != 0;
     int bad = copy_text(st, COL_QUEUE, &out->queue) | copy_text(st, COL_PAYLOAD, &out->payload) |
               copy_text(st, COL_REQUIRES, &out->requires) |
               copy_text(st, COL_IDEMPOTENCY_KEY, &out->idempotency_key) |
@@ -58,6 +60,7 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
               copy_text(st, COL_RESULT, &out->result) |
               copy_text(st, COL_PROGRESS, &out->progress) |
               copy_text(st, COL_ERROR_CODE, &out->error_code) |
+              copy_text(st, COL_DEPENDS_ON, &out->depends_on) |
               copy_text(st, COL_ERROR_DETAIL, &out->error_detail) |
               copy_text(st, COL_CONCURRENCY_KEY, &out->concurrency_key) |
               copy_text(st, COL_DEDUP_KEY, &out->dedup_key);

@@ -180,6 +180,24 @@ static const char *const migrations[] = {
      * jobs without a dedup key never enter it. */
     "CREATE INDEX jobs_dedup_live ON jobs (queue, dedup_key, id)"
     " WHERE dedup_key IS NOT NULL AND status NOT IN (3, 4, 5);",
+    /* 8: workflows (depend.h). A blocked job has status 6, outside every claim index. deps: one
+     * edge per (dependency, dependent), settled once the dependency's end was counted;
+     * depends_on: the ids as the API shows them; deps_pending: a blocked job's unsettled
+     * edges; has_dependents: the end of a job nobody waits for reads no edge; deps_todo: a
+     * job whose dependents a transaction left for the sweeper (depend.h's step bound). */
+    "ALTER TABLE jobs ADD COLUMN depends_on TEXT;"
+    "ALTER TABLE jobs ADD COLUMN on_dep_failure INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN deps_pending INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN has_dependents INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN deps_todo INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX jobs_deps_todo ON jobs (id) WHERE deps_todo = 1;"
+    "CREATE TABLE deps (dep_id INTEGER NOT NULL, job_id INTEGER NOT NULL,"
+    " settled INTEGER NOT NULL, PRIMARY KEY (dep_id, job_id)) WITHOUT ROWID;"
+    "CREATE INDEX deps_job ON deps (job_id, dep_id);"
+    /* A deleted job takes its own edges along (those of its dependents stay: they are read
+     * as settled). */
+    "CREATE TRIGGER jobs_deps_gone AFTER DELETE ON jobs WHEN OLD.depends_on IS NOT NULL"
+    " BEGIN DELETE FROM deps WHERE job_id = OLD.id; END;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -14,8 +14,10 @@
 #define SUCCEEDED "3"
 #define FAILED "4"
 #define CANCELLED "5"
+#define BLOCKED "6"
 _Static_assert(SQLITE_SCHEDULED == 0 && JOB_QUEUED == 1 && JOB_RUNNING == 2, "status literals");
-_Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
+_Static_assert(JOB_SUCCEEDED == 3 && JOB_FAILED == 4 && JOB_CANCELLED == 5 && JOB_BLOCKED == 6,
+               "status literals");
 
 /* enum attempt_outcome values the statements set as literals. */
 #define OUTCOME_RUNNING "0"
@@ -143,8 +145,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, lease_token = NULL, "
      "lease_expires_at = NULL, deadline_at = NULL, ended_at = ?2, "
      "attempt_outcome = " OUTCOME_CANCELLED " "
-     "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ")",
-     "cancel: a queued, scheduled or running job becomes cancelled"},
+     "WHERE id = ?1 AND status IN (" SCHEDULED ", " QUEUED ", " RUNNING ", " BLOCKED ")",
+     "cancel: a queued, scheduled, running or blocked job becomes cancelled"},
     {STMT_RETRY, STMT_ON_WRITER,
      "UPDATE jobs SET status = " QUEUED ", attempts = 0, run_at = ?2, finished_at = NULL, "
      "attempt_in_row = NULL WHERE id = ?1 AND status IN (" FAILED ", " CANCELLED ")",
@@ -161,7 +163,7 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      ") AND finished_at < ?1 LIMIT ?2)",
      "sweep: retention deletes finished jobs older than the cutoff"},
     {STMT_EXPIRY_PICK, STMT_ON_WRITER,
-     "SELECT id, status, queue FROM jobs WHERE expires_at <= ?1 AND status IN (" SCHEDULED ", "
+     "SELECT id, status, queue, has_dependents FROM jobs WHERE expires_at <= ?1 AND status IN (" SCHEDULED ", "
      QUEUED ") ORDER BY expires_at LIMIT ?2",
      "sweep: queued and scheduled jobs whose expires_at passed, oldest first (jobs_expires)"},
     {STMT_EXPIRY_CANCEL, STMT_ON_WRITER,
@@ -177,7 +179,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      LIST_BRANCH("queue = ?3 AND status = " RUNNING) " UNION ALL "
      LIST_BRANCH("queue = ?3 AND status = " SUCCEEDED) " UNION ALL "
      LIST_BRANCH("queue = ?3 AND status = " FAILED) " UNION ALL "
-     LIST_BRANCH("queue = ?3 AND status = " CANCELLED) LIST_END,
+     LIST_BRANCH("queue = ?3 AND status = " CANCELLED) " UNION ALL "
+     LIST_BRANCH("queue = ?3 AND status = " BLOCKED) LIST_END,
      "list: one queue, any status (one ordered range per status)"},
     {STMT_LIST_STATUS, STMT_ON_READER,
      LIST_BRANCH("status = ?3") " UNION ALL " LIST_BRANCH("status = ?4") LIST_END,
@@ -394,6 +397,69 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "(" SCHEDULED ", " QUEUED ") AND claimed_at IS NULL",
      "enqueue, dedup debounce: the job found gets the new payload and run_at (scheduled or "
      "queued by when it is due)"},
+    {STMT_DEP_MARK, STMT_ON_WRITER,
+     "UPDATE jobs SET has_dependents = 1 WHERE id = ?1 RETURNING status",
+     "enqueue with depends_on: a dependency exists, is marked as waited for, and its status"},
+    {STMT_DEP_EDGE, STMT_ON_WRITER,
+     "INSERT INTO deps (dep_id, job_id, settled) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+     "enqueue with depends_on: one edge"},
+    {STMT_DEP_JOB_SET, STMT_ON_WRITER,
+     "UPDATE jobs SET depends_on = ?2, on_dep_failure = ?3, deps_pending = ?4, error_code = ?5, "
+     "error_detail = ?6, finished_at = ?7 WHERE id = ?1",
+     "enqueue with depends_on: the new job's dependency columns (and its end when cancelled)"},
+    {STMT_DEP_SETTLE, STMT_ON_WRITER,
+     "UPDATE deps SET settled = 1 WHERE dep_id = ?1 AND settled = 0 RETURNING job_id",
+     "a job's end: its unsettled edges, and the dependents they lead to"},
+    {STMT_DEP_UNSETTLE, STMT_ON_WRITER,
+     "UPDATE deps SET settled = 0 WHERE dep_id = ?1 AND settled = 1 RETURNING job_id",
+     "a job's retry: its settled edges come back, and the dependents they lead to"},
+    {STMT_DEP_PENDING, STMT_ON_WRITER,
+     "UPDATE jobs SET deps_pending = deps_pending + ?2 WHERE id = ?1 AND status = " BLOCKED
+     " RETURNING deps_pending",
+     "a dependency settled (-1) or came back (+1): a blocked job's unsettled edges"},
+    {STMT_DEP_RELEASE, STMT_ON_WRITER,
+     "UPDATE jobs SET status = ?2, run_at = ?3, deps_pending = 0 WHERE id = ?1 AND status = "
+     BLOCKED,
+     "a blocked job's last dependency settled: queued (or scheduled) at its release run_at"},
+    {STMT_DEP_CANCEL, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " CANCELLED ", finished_at = ?2, error_code = ?3, error_detail = "
+     "?4, deps_pending = 0 WHERE id = ?1 AND status = " BLOCKED,
+     "a dependency failed: the blocked dependent is cancelled (dependency_failed)"},
+    {STMT_DEP_PARENTS, STMT_ON_WRITER,
+     "SELECT d.dep_id, j.status FROM deps d LEFT JOIN jobs j ON j.id = d.dep_id "
+     "WHERE d.job_id = ?1 ORDER BY d.dep_id",
+     "retry: a dependent cancelled because of the retried job looks at its dependencies again"},
+    {STMT_DEP_EDGE_SET, STMT_ON_WRITER,
+     "UPDATE deps SET settled = ?3 WHERE dep_id = ?1 AND job_id = ?2",
+     "retry: one edge of a re-evaluated dependent, settled as its dependency is now"},
+    {STMT_DEP_DETAIL, STMT_ON_WRITER, "UPDATE jobs SET error_detail = ?2 WHERE id = ?1",
+     "retry: a dependent that stays cancelled names the dependency that cancels it now"},
+    {STMT_DEP_BLOCK, STMT_ON_WRITER,
+     "UPDATE jobs SET status = " BLOCKED ", deps_pending = ?2, error_code = NULL, "
+     "error_detail = NULL, finished_at = NULL WHERE id = ?1",
+     "retry: a re-evaluated dependent, or the retried job itself, waits again"},
+    {STMT_DEP_WAITING, STMT_ON_WRITER,
+     "SELECT count(*) FROM deps d JOIN jobs j ON j.id = d.dep_id WHERE d.job_id = ?1 AND "
+     "j.status NOT IN (" SUCCEEDED ", " FAILED ", " CANCELLED ")",
+     "retry: the dependencies of the retried job that have not ended"},
+    {STMT_DEP_EDGES_RESET, STMT_ON_WRITER,
+     "UPDATE deps SET settled = coalesce((SELECT status IN (" SUCCEEDED ", " FAILED ", "
+     CANCELLED ") FROM jobs WHERE id = deps.dep_id), 1) WHERE job_id = ?1",
+     "retry: the edges of the retried job, settled as their dependencies are now"},
+    {STMT_DEP_TODO_MARK, STMT_ON_WRITER, "UPDATE jobs SET deps_todo = ?2 WHERE id = ?1",
+     "a walk down a graph past its bound: the job whose dependents the sweep visits (1), or "
+     "visited (0)"},
+    {STMT_DEP_TODO_PICK, STMT_ON_WRITER,
+     "SELECT id FROM jobs WHERE deps_todo = 1 ORDER BY id LIMIT ?1",
+     "sweep: the jobs whose dependents a write left for it (jobs_deps_todo)"},
+    {STMT_LINKS_DEPS, STMT_ON_READER,
+     "SELECT j.id, j.status, j.result, j.queue FROM deps d JOIN jobs j ON j.id = d.dep_id "
+     "WHERE d.job_id = ?1 ORDER BY j.id LIMIT ?2",
+     "dependencies: the jobs a job depends on"},
+    {STMT_LINKS_DEPENDENTS, STMT_ON_READER,
+     "SELECT j.id, j.status, j.result, j.queue FROM deps d JOIN jobs j ON j.id = d.job_id "
+     "WHERE d.dep_id = ?1 ORDER BY d.job_id LIMIT ?2",
+     "dependents: the jobs that depend on a job"},
 };
 /* clang-format on */
 

@@ -93,6 +93,24 @@ enum stmt_id {
     STMT_DEDUP_WINDOW,
     STMT_DEDUP_DEBOUNCE,
     STMT_DEDUP_REPLACE,
+    STMT_DEP_MARK,
+    STMT_DEP_EDGE,
+    STMT_DEP_JOB_SET,
+    STMT_DEP_SETTLE,
+    STMT_DEP_UNSETTLE,
+    STMT_DEP_PENDING,
+    STMT_DEP_RELEASE,
+    STMT_DEP_CANCEL,
+    STMT_DEP_PARENTS,
+    STMT_DEP_EDGE_SET,
+    STMT_DEP_DETAIL,
+    STMT_DEP_BLOCK,
+    STMT_DEP_WAITING,
+    STMT_DEP_EDGES_RESET,
+    STMT_DEP_TODO_MARK,
+    STMT_DEP_TODO_PICK,
+    STMT_LINKS_DEPS,
+    STMT_LINKS_DEPENDENTS,
     STMT_COUNT
 };
 
@@ -114,7 +132,8 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "id, queue, status, payload, priority, run_at, attempts, max_attempts, fencing_token, "        \
     "max_runtime_seconds, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "       \
     "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
-    "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, lease_token"
+    "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, depends_on, "              \
+    "on_dep_failure, has_dependents, lease_token"
 
 /* The dedup lookups (STMT_DEDUP_ACTIVE, _WINDOW, _DEBOUNCE) return SQL_JOB_COLUMNS, then
  * the stored status (a scheduled job reads back as queued). */

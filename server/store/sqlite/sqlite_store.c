@@ -25,6 +25,7 @@ static const struct store_ops sqlite_ops = {
     .queues = sqlite_read_queues,
     .attempts = sqlite_read_attempts,
     .limits = sqlite_read_limits,
+    .links = sqlite_read_links,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,

@@ -55,6 +55,8 @@ enum store_result sqlite_read_queues(struct store *s, int64_t now, struct queue_
                                      size_t *n);
 enum store_result sqlite_read_limits(struct store *s, const char *key, int64_t now,
                                      struct limit **out, size_t *n);
+enum store_result sqlite_read_links(struct store *s, int64_t id, int dependents,
+                                    struct job_link **out, size_t *n, int *more);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
 enum store_result sqlite_read_ping(struct store *s);
 enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,

@@ -7,6 +7,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rand.h"
+#include "sqlite_deps.h"
 #include "sqlite_lanes.h"
 #include "sqlite_store.h"
 
@@ -169,6 +170,7 @@ static int expire_tx(struct sqlite_conn *c, void *p)
 struct lapsed {
     int64_t id;
     int status; /* the stored status it was picked in */
+    int has_dependents;
     char queue[JOB_QUEUE_MAX + 1];
 };
 
@@ -190,6 +192,7 @@ static enum store_result find_lapsed(struct sqlite_conn *c, const struct sweep_a
         const char *queue = (const char *)sqlite3_column_text(st, 2);
         rows[*n].id = sqlite3_column_int64(st, 0);
         rows[*n].status = sqlite3_column_int(st, 1);
+        rows[*n].has_dependents = sqlite3_column_int(st, 3);
         snprintf(rows[*n].queue, sizeof rows[*n].queue, "%s", queue ? queue : "");
         (*n)++;
     }
@@ -221,6 +224,10 @@ static enum store_result cancel_lapsed(struct sqlite_conn *c, const struct sweep
     if (r == STORE_OK && *done &&
         sqlite_counts_move(&a->notes->counts, row->queue, row->status, JOB_CANCELLED) != 0)
         r = STORE_ERROR;
+    if (r == STORE_OK && *done && row->has_dependents) {
+        struct job j = {.id = row->id, .queue = (char *)row->queue, .has_dependents = 1};
+        r = sqlite_deps_moved(c, &j, a->now, a->notes);
+    }
     return r;
 }
 
@@ -248,6 +255,13 @@ static int expiry_tx(struct sqlite_conn *c, void *p)
     }
     free(rows);
     return r;
+}
+
+/* Jobs whose dependents an earlier write left for the sweep (depend.h's step bound). */
+static int deps_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    return sqlite_deps_sweep(c, a->now, a->batch, &a->res->visited, a->notes);
 }
 
 static int retention_tx(struct sqlite_conn *c, void *p)
@@ -307,6 +321,8 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         r = part(st, &a, "sweep leases", expire_tx, &res->requeued, &res->failed);
     if (r == STORE_OK)
         r = part(st, &a, "sweep expiry", expiry_tx, &res->expired, NULL);
+    if (r == STORE_OK)
+        r = part(st, &a, "sweep dependents", deps_tx, &res->visited, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
     return r;

@@ -448,11 +448,11 @@ static const struct write_path paths[] = {
     {"cancel", setup_claimed, op_cancel, 0},
     {"retry", setup_failed, op_retry, 0},
     /* A sweep is promotion, then leases, then retention, each its own transaction. */
-    {"sweep, requeue", setup_expiring, op_sweep_keep, 6},
-    {"sweep, fail", setup_expiring_last, op_sweep_keep, 6},
+    {"sweep, requeue", setup_expiring, op_sweep_keep, 9},
+    {"sweep, fail", setup_expiring_last, op_sweep_keep, 9},
     {"sweep, delete", setup_finished, op_sweep_delete, 0},
-    {"sweep, promotion", setup_scheduled, op_sweep_keep, 9},
-    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 3},
+    {"sweep, promotion", setup_scheduled, op_sweep_keep, 12},
+    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 6},
     {"snooze", setup_claimed, op_snooze, 0},
 };
 

@@ -184,7 +184,8 @@ static void migration_refused(void)
                           "DROP TABLE probe; DROP TRIGGER jobs_track_delete; "
                           "DROP TABLE queues; DROP TABLE counts; DROP TABLE attempts; "
                           "DROP INDEX jobs_due; ALTER TABLE jobs DROP COLUMN ended_at; "
-                          "ALTER TABLE jobs DROP COLUMN attempt_outcome; " SQLITE_UNDO_MIGRATION_7
+                          "ALTER TABLE jobs DROP COLUMN attempt_outcome; " SQLITE_UNDO_MIGRATION_8
+                              SQLITE_UNDO_MIGRATION_7
                           "ALTER TABLE jobs DROP COLUMN attempt_in_row; " SQLITE_UNDO_MIGRATION_6
                           "PRAGMA user_version = 1",
                           NULL, NULL, NULL);

@@ -478,7 +478,8 @@ TEST(upgrade_keeps_one_running_attempt)
     CHECK(sqlite3_exec(
               db,
               "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "
-              "claimed_at, NULL, 0, NULL, NULL FROM jobs WHERE status = 2; " SQLITE_UNDO_MIGRATION_7
+              "claimed_at, NULL, 0, NULL, NULL FROM jobs WHERE status = 2; " SQLITE_UNDO_MIGRATION_8
+                  SQLITE_UNDO_MIGRATION_7
               "ALTER TABLE jobs DROP COLUMN attempt_in_row; " SQLITE_UNDO_MIGRATION_6
               "PRAGMA user_version = 4",
               NULL, NULL, NULL) == SQLITE_OK);

@@ -1,0 +1,250 @@
+/* Workflows (depend.h) in the store: a job with dependencies is blocked and never claimed
+ * until they succeed, released in the transaction of the last one's completion; a failed
+ * dependency cancels "cancel" dependents down the graph and settles "run" ones; a dependency
+ * already ended counts at once; an unknown id is refused with nothing written; a batch is
+ * inserted parents first; retry of the failed job puts its cancelled descendants back to
+ * blocked; a long cascade is finished by the sweep; the links read. On SQLite and on
+ * PostgreSQL (test_store_util.h). */
+#include "depend.h"
+#include "test_store_util.h"
+
+/* Enqueue one job of "q" depending on ids[0..n) with mode m; its id, or -1. */
+static int64_t enqueue_after(struct store *s, const int64_t *ids, size_t n, enum dep_mode m,
+                             int64_t now)
+{
+    struct job_dep deps[8];
+    for (size_t i = 0; i < n; i++)
+        deps[i] = (struct job_dep){.id = ids[i]};
+    struct job_spec sp = spec_of("q", 0, now);
+    sp.deps = deps;
+    sp.ndeps = n;
+    sp.on_dependency_failure = m;
+    return enqueue_spec(s, &sp, now);
+}
+
+/* Claim job id (the only claimable one of "q") and complete it; 1 when both worked. */
+static int run_job(struct store *s, int64_t id, int64_t now)
+{
+    struct job j;
+    if (claim_one(s, "q", now, &j) != id) {
+        job_clear(&j);
+        return 0;
+    }
+    struct job done;
+    enum store_result r = store_complete(s, id, j.lease_token, "{\"ok\":1}", now, &done);
+    job_clear(&j);
+    job_clear(&done);
+    return r == STORE_OK;
+}
+
+/* Claim job id and fail it for good. */
+static int fail_job(struct store *s, int64_t id, int64_t now)
+{
+    struct job j;
+    if (claim_one(s, "q", now, &j) != id) {
+        job_clear(&j);
+        return 0;
+    }
+    struct fail_req f = {.error_code = "boom", .retry = 0, .retry_in_seconds = -1};
+    struct job out;
+    enum store_result r = store_fail(s, id, j.lease_token, &f, now, &out);
+    job_clear(&j);
+    job_clear(&out);
+    return r == STORE_OK;
+}
+
+TEST(blocked_until_every_dependency_succeeds)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0), b = enqueue(s, "q", 0, T0, T0);
+    int64_t ab[2] = {a, b};
+    int64_t c = enqueue_after(s, ab, 2, DEP_CANCEL, T0);
+    CHECK(a > 0 && b > 0 && c > 0);
+    CHECK_INT(status_of(s, c), JOB_BLOCKED);
+    struct job j;
+    CHECK_INT(store_get(s, c, &j), STORE_OK);
+    char want[64];
+    snprintf(want, sizeof want, "[%lld,%lld]", (long long)a, (long long)b);
+    CHECK_STR(j.depends_on, want);
+    job_clear(&j);
+    CHECK(run_job(s, a, T0 + 1));
+    CHECK_INT(status_of(s, c), JOB_BLOCKED);
+    /* Only b is claimable: the blocked job is never claimed. */
+    CHECK(run_job(s, b, T0 + 2));
+    CHECK_INT(status_of(s, c), JOB_QUEUED);
+    CHECK_INT(store_get(s, c, &j), STORE_OK);
+    CHECK_INT(j.run_at, T0 + 2); /* released at the completion: max(run_at, now) */
+    job_clear(&j);
+    CHECK(run_job(s, c, T0 + 3));
+    CHECK(counts_exact(s, "q", T0 + 3));
+    store_close(s);
+}
+
+TEST(failure_cancels_down_the_graph_and_settles_run_dependents)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    int64_t b = enqueue_after(s, &a, 1, DEP_CANCEL, T0);
+    int64_t c = enqueue_after(s, &b, 1, DEP_CANCEL, T0);
+    int64_t cleanup = enqueue_after(s, &b, 1, DEP_RUN, T0);
+    CHECK(fail_job(s, a, T0 + 1));
+    CHECK_INT(status_of(s, b), JOB_CANCELLED);
+    CHECK_INT(status_of(s, c), JOB_CANCELLED);
+    CHECK_INT(status_of(s, cleanup), JOB_QUEUED);
+    struct job j;
+    CHECK_INT(store_get(s, b, &j), STORE_OK);
+    CHECK_STR(j.error_code, "dependency_failed");
+    char want[64];
+    snprintf(want, sizeof want, "{\"dependency\":%lld}", (long long)a);
+    CHECK_STR(j.error_detail, want);
+    job_clear(&j);
+    CHECK_INT(store_get(s, c, &j), STORE_OK);
+    snprintf(want, sizeof want, "{\"dependency\":%lld}", (long long)b);
+    CHECK_STR(j.error_detail, want);
+    job_clear(&j);
+    CHECK(counts_exact(s, "q", T0 + 1));
+    store_close(s);
+}
+
+TEST(ended_dependency_counts_at_once_and_unknown_is_refused)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    CHECK(run_job(s, a, T0));
+    int64_t b = enqueue(s, "q", 0, T0, T0);
+    CHECK(fail_job(s, b, T0));
+    int64_t after_a = enqueue_after(s, &a, 1, DEP_CANCEL, T0 + 1);
+    CHECK_INT(status_of(s, after_a), JOB_QUEUED);
+    int64_t after_b = enqueue_after(s, &b, 1, DEP_CANCEL, T0 + 1);
+    CHECK_INT(status_of(s, after_b), JOB_CANCELLED);
+    int64_t run_b = enqueue_after(s, &b, 1, DEP_RUN, T0 + 1);
+    CHECK_INT(status_of(s, run_b), JOB_QUEUED);
+    /* An unknown id: not found, nothing written. */
+    struct job_dep deps[2] = {{.id = a}, {.id = 999999}};
+    struct job_spec sp = spec_of("q", 0, T0);
+    sp.deps = deps;
+    sp.ndeps = 2;
+    struct store_call call = {.kind = STORE_CALL_ENQUEUE, .now = T0};
+    struct job out;
+    int created = 0;
+    call.enqueue =
+        (struct store_enqueue_call){.specs = &sp, .n = 1, .out = &out, .created = &created};
+    int64_t before = jobs_int("count(*)", "1=1");
+    CHECK_INT(store_call_run(s, &call), STORE_NOT_FOUND);
+    CHECK_INT(call.enqueue.missing_spec, 0);
+    CHECK_INT(call.enqueue.missing_id, 999999);
+    CHECK_INT(jobs_int("count(*)", "1=1"), before);
+    store_close(s);
+}
+
+TEST(batch_inserts_parents_first)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    /* [callback depends on 1 and 2, 1, 2]: the callback is inserted last. */
+    struct job_dep cb[2] = {{.id = 0, .index = 1}, {.id = 0, .index = 2}};
+    struct job_spec sp[3] = {spec_of("q", 0, T0), spec_of("q", 0, T0), spec_of("q", 0, T0)};
+    sp[0].deps = cb;
+    sp[0].ndeps = 2;
+    sp[0].on_dependency_failure = DEP_RUN;
+    struct job out[3];
+    int created[3];
+    CHECK_INT(store_enqueue(s, sp, 3, T0, out, created), STORE_OK);
+    CHECK(out[0].id > out[1].id && out[0].id > out[2].id);
+    CHECK_INT(out[0].status, JOB_BLOCKED);
+    int64_t ids[3] = {out[0].id, out[1].id, out[2].id};
+    for (int i = 0; i < 3; i++)
+        job_clear(&out[i]);
+    CHECK(fail_job(s, ids[1], T0 + 1));
+    CHECK_INT(status_of(s, ids[0]), JOB_BLOCKED);
+    CHECK(run_job(s, ids[2], T0 + 2));
+    CHECK_INT(status_of(s, ids[0]), JOB_QUEUED);
+    struct job_link *links = NULL;
+    size_t n = 0;
+    int more = 0;
+    CHECK_INT(store_links(s, ids[0], 0, &links, &n, &more), STORE_OK);
+    CHECK_INT(n, 2);
+    CHECK_INT(links[0].id, ids[1]);
+    CHECK_INT(links[0].status, JOB_FAILED);
+    CHECK_INT(links[1].status, JOB_SUCCEEDED);
+    CHECK_STR(links[1].result, "{\"ok\":1}");
+    job_links_free(links, n);
+    CHECK_INT(store_links(s, ids[1], 1, &links, &n, &more), STORE_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(links[0].id, ids[0]);
+    job_links_free(links, n);
+    CHECK_INT(store_links(s, 999999, 0, &links, &n, &more), STORE_NOT_FOUND);
+    store_close(s);
+}
+
+TEST(retry_resumes_a_failed_workflow)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    int64_t b = enqueue_after(s, &a, 1, DEP_CANCEL, T0);
+    int64_t c = enqueue_after(s, &b, 1, DEP_CANCEL, T0);
+    CHECK(fail_job(s, a, T0 + 1));
+    CHECK_INT(status_of(s, c), JOB_CANCELLED);
+    struct job j;
+    CHECK_INT(store_retry(s, a, T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(status_of(s, a), JOB_QUEUED);
+    CHECK_INT(status_of(s, b), JOB_BLOCKED);
+    CHECK_INT(status_of(s, c), JOB_BLOCKED);
+    CHECK(run_job(s, a, T0 + 3));
+    CHECK(run_job(s, b, T0 + 4));
+    CHECK(run_job(s, c, T0 + 5));
+    CHECK(counts_exact(s, "q", T0 + 5));
+    store_close(s);
+}
+
+TEST(cancel_of_a_blocked_job_and_of_its_parent)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    int64_t b = enqueue_after(s, &a, 1, DEP_CANCEL, T0);
+    int64_t c = enqueue_after(s, &a, 1, DEP_CANCEL, T0);
+    struct job j;
+    CHECK_INT(store_cancel(s, b, T0 + 1, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_CANCELLED);
+    job_clear(&j);
+    CHECK_INT(store_cancel(s, a, T0 + 2, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(status_of(s, c), JOB_CANCELLED);
+    CHECK(counts_exact(s, "q", T0 + 2));
+    store_close(s);
+}
+
+TEST(long_cascade_is_finished_by_the_sweep)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    /* A chain longer than one transaction's walk. */
+    int64_t first = enqueue(s, "q", 0, T0, T0), prev = first, last = 0;
+    for (int i = 0; i < DEPEND_STEP_MAX + 50; i++) {
+        last = enqueue_after(s, &prev, 1, DEP_CANCEL, T0);
+        CHECK(last > 0);
+        prev = last;
+    }
+    CHECK(fail_job(s, first, T0 + 1));
+    CHECK_INT(status_of(s, last), JOB_BLOCKED); /* not reached yet */
+    struct sweep_result r;
+    for (int i = 0; i < 10 && status_of(s, last) == JOB_BLOCKED; i++)
+        CHECK_INT(store_sweep(s, T0 + 2, 86400, 500, &r), STORE_OK);
+    CHECK_INT(status_of(s, last), JOB_CANCELLED);
+    CHECK_INT(jobs_int("count(*)", "status = 6"), 0);
+    CHECK(counts_exact(s, "q", T0 + 2));
+    store_close(s);
+}
+
+TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
+          TEST_ENTRY(failure_cancels_down_the_graph_and_settles_run_dependents),
+          TEST_ENTRY(ended_dependency_counts_at_once_and_unknown_is_refused),
+          TEST_ENTRY(batch_inserts_parents_first), TEST_ENTRY(retry_resumes_a_failed_workflow),
+          TEST_ENTRY(cancel_of_a_blocked_job_and_of_its_parent),
+          TEST_ENTRY(long_cascade_is_finished_by_the_sweep))
