@@ -309,6 +309,44 @@ class CompletionCallback(WorkflowTest):
         self.claim(expect=0)
 
 
+class DeepChain(WorkflowTest):
+    """A chain longer than one transaction visits (DEPEND_STEP_MAX, 1000): the cancel of its
+    descendants and their return to blocked on retry are finished by the sweeper."""
+
+    server_args = ("--sweep-interval", "1")
+    LENGTH = 2500
+
+    def queue_row(self):
+        rows = {q["name"]: q for q in self.c.get("/queues").json["queues"]}
+        return rows.get(self.q, {})
+
+    def test_cancel_and_retry_down_a_long_chain(self):
+        ids = []
+        for start in range(0, self.LENGTH, 1000):
+            jobs = []
+            for g in range(start, min(start + 1000, self.LENGTH)):
+                j = {"ref": "r%d" % g, "payload": {"g": g}}
+                if g > start:
+                    j["depends_on"] = ["r%d" % (g - 1)]
+                elif g > 0:
+                    j["depends_on"] = [ids[-1]]
+                jobs.append(j)
+            ids += [j["id"] for j in self.batch(jobs)]
+        self.assertEqual(self.queue_row()["blocked"], self.LENGTH - 1)
+        root = self.claim_one()
+        self.assertEqual(root["id"], ids[0])
+        self.fail_for_good(root)
+        wait_until(lambda: self.queue_row()["cancelled"] == self.LENGTH - 1, 60, 0.2,
+                   "every descendant cancelled")
+        last = self.get_job(ids[-1])
+        self.assertEqual((last["error_code"], last["error_detail"]),
+                         ("dependency_failed", {"dependency": ids[-2]}))
+        self.act(ids[0], "retry")
+        wait_until(lambda: self.queue_row()["blocked"] == self.LENGTH - 1, 60, 0.2,
+                   "every descendant blocked again")
+        self.assertEqual(self.claim(max_jobs=10, expect=1)[0]["id"], ids[0])
+
+
 # ----- a large graph, worked by several threads ------------------------------------------
 
 class Graph:
