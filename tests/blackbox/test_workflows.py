@@ -555,6 +555,41 @@ class ThreeProcesses(unittest.TestCase):
             self.servers.append(srv)
         self.q = "wf3-%d" % time.monotonic_ns()
 
+    def test_release_wakes_a_claim_parked_on_another_process(self):
+        c0 = self.servers[0].client()
+        self.addCleanup(c0.close)
+        r = c0.post("/jobs/batch", {"jobs": [{"queue": self.q, "payload": 1, "ref": "a"},
+                                             {"queue": self.q, "payload": 2,
+                                              "depends_on": ["a"]}]})
+        self.assertEqual(r.status, 201, r)
+        a, b = [j["id"] for j in r.json["jobs"]]
+        ja = c0.post("/claim", {"worker_id": "w0", "queue": self.q}).json["jobs"][0]
+        self.assertEqual(ja["id"], a)
+        got = {}
+
+        def park():
+            c = self.servers[1].client(timeout=REQUEST_TIMEOUT + 30)
+            try:
+                got["r"] = c.post("/claim", {"worker_id": "w1", "queue": self.q,
+                                             "wait_seconds": 30}, timeout=REQUEST_TIMEOUT + 30)
+            finally:
+                c.close()
+
+        t = threading.Thread(target=park)
+        t.start()
+        c1 = self.servers[1].client()
+        self.addCleanup(c1.close)
+        wait_until(lambda: re.search(r"(?m)^jobq_waiting_claims [1-9]",
+                                     c1.get("/metrics").body.decode()), 10, 0.05,
+                   "the claim to park on process 1")
+        t0 = time.monotonic()
+        r = c0.post("/jobs/%d/complete" % a, {"lease_token": ja["lease_token"]})
+        self.assertEqual(r.status, 200, r)
+        t.join(40)
+        self.assertFalse(t.is_alive())
+        self.assertEqual([j["id"] for j in got["r"].json["jobs"]], [b])
+        self.assertLess(time.monotonic() - t0, 5, "the parked claim was not woken")
+
     def test_workflow_over_three_processes(self):
         graph = Graph(batches=3, size=1000, failing=6, seed=3)
         run_graph(self, self.servers, graph, workers_per_server=3)
