@@ -3,11 +3,14 @@
  * (ON CONFLICT DO NOTHING, then the existing row, read after the commit) creates nothing. A
  * call with a dedup key takes its own transaction instead (dedup_tx, below). */
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dedup.h"
 #include "job_cols.h"
 #include "log.h"
+#include "pg_deps.h"
 #include "pg_row.h"
 #include "pg_store.h"
 
@@ -211,10 +214,61 @@ static enum store_result dedup_lock(struct pg_conn *c, const struct store_enqueu
     return STORE_OK;
 }
 
+/* depends_on as the API shows it: "[id,...]" of ids[0..n), into a new string. */
+static char *ids_text(const int64_t *ids, size_t n)
+{
+    char *text = malloc(n * 21 + 3);
+    if (!text)
+        return NULL;
+    size_t at = 0;
+    text[at++] = '[';
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, 22, i ? ",%lld" : "%lld", (long long)ids[i]);
+    text[at++] = ']';
+    text[at] = '\0';
+    return text;
+}
+
+static enum store_result insert_row(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                    struct job *out, int *created, struct store_news *notes);
+
+/* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h): its dependencies
+ * locked and read first, then the job, which takes its plan's status, and its edges.
+ * STORE_NOT_FOUND with *missing set when a dependency does not exist. */
+static enum store_result insert_deps(struct pg_conn *c, const struct job_spec *sp,
+                                     const int64_t *ids, int64_t now, struct job *out, int *created,
+                                     struct store_news *notes, int64_t *missing)
+{
+    size_t n = sp->ndeps;
+    unsigned char *settled = malloc(n ? n : 1);
+    char *text = ids_text(ids, n);
+    enum store_result r = settled && text ? STORE_OK : STORE_ERROR;
+    struct depend_plan plan = {0};
+    if (r == STORE_OK)
+        r = pg_deps_plan(c, ids, n, sp->on_dependency_failure, settled, &plan, missing);
+    if (r == STORE_OK)
+        r = insert_row(c, sp, now, out, created, notes);
+    if (r == STORE_OK && *created)
+        r = pg_deps_record(c, out->id, ids, n, settled, text, sp->on_dependency_failure, &plan, now,
+                           out);
+    free(settled);
+    free(text);
+    return r;
+}
+
 /* Insert one job of sp at now on its own into *out (*created = 1), or read the job that
- * holds its idempotency_key. */
-static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *sp, int64_t now,
-                                      struct job *out, int *created, struct store_news *notes)
+ * holds its idempotency_key; ids: its dependencies (NULL when it has none). */
+static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *sp,
+                                      const int64_t *ids, int64_t now, struct job *out,
+                                      int *created, struct store_news *notes, int64_t *missing)
+{
+    if (ids)
+        return insert_deps(c, sp, ids, now, out, created, notes, missing);
+    return insert_row(c, sp, now, out, created, notes);
+}
+
+static enum store_result insert_row(struct pg_conn *c, const struct job_spec *sp, int64_t now,
+                                    struct job *out, int *created, struct store_news *notes)
 {
     struct pg_arr col[INSERT_PARAMS] = {{0}};
     insert_cols(col, sp, now);
@@ -281,8 +335,9 @@ static enum store_result dedup_replace(struct pg_conn *c, const struct job_spec 
 /* Enqueue sp, which has a dedup key, its lock held: an idempotency_key hit first (its job, as
  * without dedup), else what dedup_decide says of the job the lookup of its mode finds: create
  * it (a debounce due at now + seconds), answer the job found, or replace the job found. */
-static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
-                                   struct job *out, int *created, struct store_news *notes)
+static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp, const int64_t *ids,
+                                   int64_t now, struct job *out, int *created,
+                                   struct store_news *notes, int64_t *missing)
 {
     enum store_result r = STORE_NOT_FOUND;
     if (sp->idempotency_key)
@@ -308,35 +363,60 @@ static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp,
     struct job_spec spec = *sp;
     if (plan.run_at != JOB_NONE)
         spec.run_at = plan.run_at;
-    return insert_alone(c, &spec, now, out, created, notes);
+    return insert_alone(c, &spec, ids, now, out, created, notes, missing);
 }
 
-/* The transaction of an enqueue call with a dedup key (struct pg_tx's fn, arg its pg_call). */
-static enum store_result dedup_tx(struct pg_conn *c, void *arg, struct store_news *notes)
-{
-    struct pg_call *pc = arg;
-    const struct store_enqueue_call *e = &pc->call->enqueue;
-    memset(e->out, 0, e->n * sizeof *e->out);
-    memset(e->created, 0, e->n * sizeof *e->created);
-    enum store_result r = dedup_lock(c, e);
-    for (size_t s = 0; s < e->n && r == STORE_OK; s++) {
-        const struct job_spec *sp = &e->specs[s];
-        r = sp->dedup_key ? dedup_one(c, sp, pc->now, &e->out[s], &e->created[s], notes)
-                          : insert_alone(c, sp, pc->now, &e->out[s], &e->created[s], notes);
-    }
-    if (r != STORE_OK)
-        return r;
-    return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
-}
-
-/* 1 when one of the call's specs has a dedup key. */
-static int has_dedup(const struct store_enqueue_call *e)
+/* 1 when one of the call's specs has a dedup key (what = 0) or dependencies (what = 1). */
+static int has_any(const struct store_enqueue_call *e, int what)
 {
     for (size_t s = 0; s < e->n; s++) {
-        if (e->specs[s].dedup_key)
+        if (what ? e->specs[s].ndeps > 0 : e->specs[s].dedup_key != NULL)
             return 1;
     }
     return 0;
+}
+
+/* The transaction of an enqueue call with a dedup key or dependencies (struct pg_tx's fn,
+ * arg its pg_call): elements one at a time, in depend_order's order (an element's index
+ * dependencies are inserted before it). */
+static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_news *notes)
+{
+    struct pg_call *pc = arg;
+    struct store_enqueue_call *e = &pc->call->enqueue;
+    memset(e->out, 0, e->n * sizeof *e->out);
+    memset(e->created, 0, e->n * sizeof *e->created);
+    int deps = has_any(e, 1);
+    size_t *order = deps ? malloc(e->n * sizeof *order) : NULL;
+    int64_t *ids = deps ? malloc(JOB_DEPS_MAX * sizeof *ids) : NULL;
+    if (deps && (!order || !ids || depend_order(e->specs, e->n, order) != -1)) {
+        log_error("enqueue: the batch's dependencies cannot be ordered");
+        free(order);
+        free(ids);
+        return STORE_ERROR;
+    }
+    enum store_result r = has_any(e, 0) ? dedup_lock(c, e) : STORE_OK;
+    for (size_t k = 0; k < e->n && r == STORE_OK; k++) {
+        size_t s = order ? order[k] : k;
+        const struct job_spec *sp = &e->specs[s];
+        const int64_t *dep_ids = NULL;
+        if (sp->ndeps > 0) {
+            for (size_t d = 0; d < sp->ndeps; d++)
+                ids[d] = sp->deps[d].id > 0 ? sp->deps[d].id : e->out[sp->deps[d].index].id;
+            dep_ids = ids;
+        }
+        e->missing_id = 0;
+        r = sp->dedup_key ? dedup_one(c, sp, dep_ids, pc->now, &e->out[s], &e->created[s], notes,
+                                      &e->missing_id)
+                          : insert_alone(c, sp, dep_ids, pc->now, &e->out[s], &e->created[s], notes,
+                                         &e->missing_id);
+        if (r == STORE_NOT_FOUND)
+            e->missing_spec = s;
+    }
+    free(order);
+    free(ids);
+    if (r != STORE_OK)
+        return r;
+    return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
 }
 
 int pg_enqueue_prepare(struct pg_call *pc)
@@ -348,8 +428,8 @@ int pg_enqueue_prepare(struct pg_call *pc)
     }
     memset(call->enqueue.out, 0, call->enqueue.n * sizeof *call->enqueue.out);
     memset(call->enqueue.created, 0, call->enqueue.n * sizeof *call->enqueue.created);
-    if (has_dedup(&call->enqueue)) {
-        pc->tx = (struct pg_tx){.name = "enqueue", .fn = dedup_tx, .discard = enqueue_discard};
+    if (has_any(&call->enqueue, 0) || has_any(&call->enqueue, 1)) {
+        pc->tx = (struct pg_tx){.name = "enqueue", .fn = alone_tx, .discard = enqueue_discard};
         return 1;
     }
     pc->tx = (struct pg_tx){.name = "enqueue", .fn = pg_one_tx, .discard = enqueue_discard};

@@ -6,6 +6,7 @@
 
 #include "lease.h"
 #include "limit.h"
+#include "pg_deps.h"
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
@@ -78,7 +79,11 @@ static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
         calls[i].call->result = STORE_OK;
         calls[i].follow = 1;
     }
-    int rows = PQntuples(res), ord_col = PQnfields(res) - 1;
+    /* A complete's rows also name the queues of the jobs it released (PG_COMPLETE). */
+    int rows = PQntuples(res), ord_col = PQfnumber(res, "ord");
+    int released = PQfnumber(res, "released");
+    if (ord_col < 0)
+        ord_col = PQnfields(res) - 1;
     for (int row = 0; row < rows; row++) {
         int64_t ord = pg_row_int(res, row, ord_col);
         if (ord < 1 || ord > (int64_t)k || !calls[ord - 1].follow)
@@ -91,6 +96,8 @@ static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
         else if (a->call->kind == STORE_CALL_COMPLETE && out->concurrency_key)
             store_news_ready(notes, out->queue, !out->requires); /* its key has room again */
     }
+    if (released >= 0 && rows > 0 && !PQgetisnull(res, 0, released))
+        pg_news_queues(notes, PQgetvalue(res, 0, released));
 }
 
 static int lease_same(const struct pg_call *a, const struct pg_call *b)
@@ -161,6 +168,9 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
         store_news_ready(notes, fail->out->queue, !fail->out->requires);
     else if (r == STORE_OK && e.requeue)
         store_news_later(notes, fail->out->queue, e.run_at);
+    if (r == STORE_OK && !e.requeue) /* failed for good: its dependents learn it */
+        r = pg_deps_moved(c, fail->out->id, fail->out->queue, fail->out->has_dependents, a->now,
+                          notes);
     return r;
 }
 

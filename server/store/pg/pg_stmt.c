@@ -14,6 +14,9 @@
 #define SUCCEEDED "3"
 #define FAILED "4"
 #define CANCELLED "5"
+#define BLOCKED "6"
+#define ENDED "(" SUCCEEDED ", " FAILED ", " CANCELLED ")"
+_Static_assert(JOB_BLOCKED == 6, "status literals");
 _Static_assert(JOB_QUEUED == 1 && JOB_RUNNING == 2 && JOB_SUCCEEDED == 3, "status literals");
 _Static_assert(JOB_FAILED == 4 && JOB_CANCELLED == 5, "status literals");
 
@@ -82,8 +85,25 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
 
 /* complete: the lease ends in success (lease_token is kept for idempotent repeats). */
 #define COMPLETE_SET(result)                                                                       \
-    "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = " result    \
-    ", ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
+    "WITH d AS (UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, "         \
+    "result = " result ", ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
+
+/* complete, in the same statement: a succeeded job settles every edge to its dependents
+ * (depend_effect: success settles whatever the mode); a blocked dependent with none left is
+ * queued at depend_release_run_at (the later of its run_at and now). The rows are the
+ * completed jobs, then the queues of the released jobs (space-separated, NULL when none),
+ * then the element's ordinal. A job nobody depends on reads no edge. */
+#define COMPLETE_RELEASE(ord)                                                                      \
+    " RETURNING " COLS ", j.has_dependents AS hd, " ord " AS ord), "                               \
+    "s AS (UPDATE jobq_deps e SET settled = true FROM d WHERE d.hd AND e.dep_id = d.id AND NOT "   \
+    "e.settled RETURNING e.job_id), "                                                              \
+    "r AS (UPDATE jobq_jobs c SET deps_pending = c.deps_pending - x.n, status = CASE WHEN "        \
+    "c.deps_pending <= x.n THEN " QUEUED " ELSE " BLOCKED " END, run_at = CASE WHEN "              \
+    "c.deps_pending <= x.n THEN greatest(c.run_at, $3::bigint) ELSE c.run_at END FROM (SELECT "    \
+    "job_id, count(*) AS n FROM s GROUP BY job_id) AS x WHERE c.id = x.job_id AND c.status "       \
+    "= " BLOCKED " RETURNING c.queue, c.status) "                                                  \
+    "SELECT d.*, (SELECT string_agg(DISTINCT r.queue, ' ') FROM r WHERE r.status = " QUEUED        \
+    ") AS released FROM d"
 
 /* List: jobs matching cond after id $1, at most $2 of them, by id. */
 #define LIST(cond)                                                                                 \
@@ -180,11 +200,11 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      COMPLETE_SET("u.result")
      "FROM unnest($1::bigint[], $2::text[], $4::text[]) WITH ORDINALITY "
      "AS u(id, token, result, ord) "
-     "WHERE " LIVE_LEASE("u.id", "u.token") " RETURNING " COLS ", u.ord",
+     "WHERE " LIVE_LEASE("u.id", "u.token") COMPLETE_RELEASE("u.ord"),
      "complete: several calls (arrays of ids, tokens, results); ord (the last column) says "
      "which element of the arrays a row answers"},
     {PG_COMPLETE_ONE, "complete_one",
-     COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text") " RETURNING " COLS ", 1",
+     COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text") COMPLETE_RELEASE("1"),
      "complete: one call, as PG_COMPLETE with scalars"},
     {PG_LEASE_LOCK, "lease_lock",
      "SELECT j.attempts, j.max_attempts, j.concurrency_key IS NOT NULL FROM jobq_jobs j WHERE "
@@ -223,8 +243,9 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $2::bigint, "
      "lease_token = NULL, lease_expires_at = NULL, deadline_at = NULL, ended_at = $2::bigint, "
      "attempt_outcome = " OUTCOME_CANCELLED " "
-     "WHERE j.id = $1::bigint AND j.status IN (" QUEUED ", " RUNNING ") RETURNING " COLS,
-     "cancel: a queued or running job becomes cancelled"},
+     "WHERE j.id = $1::bigint AND j.status IN (" QUEUED ", " RUNNING ", " BLOCKED ") RETURNING "
+     COLS,
+     "cancel: a queued, running or blocked job becomes cancelled"},
     {PG_RETRY, "retry",
      "UPDATE jobq_jobs j SET status = " QUEUED ", attempts = 0, run_at = $2::bigint, "
      "finished_at = NULL WHERE j.id = $1::bigint AND j.status IN (" FAILED ", " CANCELLED ") "
@@ -252,7 +273,7 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "AS u(id, status, run_at, finished_at, code) "
      "WHERE j.id = u.id AND j.status = " RUNNING " AND (j.lease_expires_at <= $6::bigint OR "
      "j.deadline_at <= $6::bigint) RETURNING j.queue, j.status, j.run_at, j.error_code, "
-     "j.concurrency_key IS NOT NULL",
+     "j.concurrency_key IS NOT NULL, j.id, j.has_dependents",
      "sweep: end the locked expired leases as planned (the expiry is checked again)"},
     {PG_SWEEP_DELETE, "sweep_delete",
      "DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs WHERE status IN (" SUCCEEDED
@@ -264,7 +285,7 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "status = " QUEUED " ORDER BY expires_at LIMIT $2::integer FOR UPDATE SKIP LOCKED) "
      "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $1::bigint, "
      "error_code = 'expired', error_detail = NULL FROM e WHERE j.id = e.id AND j.status = "
-     QUEUED " RETURNING j.queue",
+     QUEUED " RETURNING j.queue, j.id, j.has_dependents",
      "sweep: lock queued jobs whose expires_at passed (jobq_jobs_expires), oldest first, and "
      "cancel them with error_code \"expired\""},
     {PG_COUNTS_FOLD, "counts_fold",
@@ -520,6 +541,86 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "AND j.status = " QUEUED " AND j.claimed_at IS NULL RETURNING " COLS,
      "enqueue, dedup debounce: the job found gets the new payload and run_at, unless a claim "
      "took it since (no row: the enqueue creates a job instead)"},
+    {PG_DEP_LOCK, "dep_lock",
+     "WITH l AS (SELECT id, status FROM jobq_jobs WHERE id = ANY ($1::bigint[]) ORDER BY id FOR "
+     "UPDATE), m AS (UPDATE jobq_jobs j SET has_dependents = true FROM l WHERE j.id = l.id AND "
+     "NOT j.has_dependents) SELECT id, status FROM l",
+     "enqueue with depends_on: lock the dependencies (in id order), mark them as waited for, "
+     "and read their statuses after the lock (an end that committed before is seen)"},
+    {PG_DEP_SET, "dep_set",
+     "UPDATE jobq_jobs j SET status = $2::smallint, depends_on = $3::text, on_dep_failure = "
+     "$4::smallint, deps_pending = $5::integer, error_code = $6::text, error_detail = $7::text, "
+     "finished_at = $8::bigint WHERE j.id = $1::bigint RETURNING " COLS,
+     "enqueue with depends_on: the new job's status as planned and its dependency columns"},
+    {PG_DEP_EDGES, "dep_edges",
+     "INSERT INTO jobq_deps (dep_id, job_id, settled) SELECT u.d, $2::bigint, u.s FROM "
+     "unnest($1::bigint[], $3::boolean[]) AS u(d, s) ON CONFLICT DO NOTHING",
+     "enqueue with depends_on: the new job's edges"},
+    {PG_DEP_SETTLE, "dep_settle",
+     "WITH e AS (UPDATE jobq_deps SET settled = true WHERE dep_id = $1::bigint AND NOT settled "
+     "RETURNING job_id), "
+     "x AS (UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $2::bigint, "
+     "error_code = $6::text, error_detail = $5::text, deps_pending = 0 FROM e WHERE j.id = "
+     "e.job_id AND j.status = " BLOCKED " AND j.on_dep_failure = ANY ($3::smallint[]) "
+     "RETURNING j.id, j.has_dependents, j.queue), "
+     "y AS (UPDATE jobq_jobs j SET deps_pending = j.deps_pending - 1, status = CASE WHEN "
+     "j.deps_pending <= 1 THEN " QUEUED " ELSE " BLOCKED " END, run_at = CASE WHEN "
+     "j.deps_pending <= 1 THEN greatest(j.run_at, $2::bigint) ELSE j.run_at END FROM e WHERE "
+     "j.id = e.job_id AND j.status = " BLOCKED " AND j.on_dep_failure = ANY ($4::smallint[]) "
+     "RETURNING j.id, j.status = " QUEUED " AS released, j.queue, j.run_at) "
+     "SELECT true, id, has_dependents, queue, 0::bigint FROM x UNION ALL "
+     "SELECT false, id, released, queue, run_at FROM y",
+     "a job's end: its unsettled edges settle; the blocked dependents whose mode it cancels "
+     "($3, depend_effect) are cancelled (their has_dependents says whether to go on), those it "
+     "settles ($4) count one less and are queued at depend_release_run_at when none is left"},
+    {PG_DEP_UNSETTLE, "dep_unsettle",
+     "WITH e AS (UPDATE jobq_deps SET settled = false WHERE dep_id = $1::bigint AND settled "
+     "RETURNING job_id), b AS (UPDATE jobq_jobs j SET deps_pending = j.deps_pending + 1 FROM e "
+     "WHERE j.id = e.job_id AND j.status = " BLOCKED ") SELECT j.id FROM jobq_jobs j JOIN e ON "
+     "e.job_id = j.id WHERE j.status = " CANCELLED " AND j.error_code = $2::text AND "
+     "j.error_detail = $3::text",
+     "a job's retry: its settled edges come back (a blocked dependent waits one more), and the "
+     "dependents cancelled because of it (depend_cancelled_by) are listed to re-evaluate"},
+    {PG_DEP_PARENTS, "dep_parents",
+     "SELECT d.dep_id, j.status FROM jobq_deps d LEFT JOIN jobq_jobs j ON j.id = d.dep_id "
+     "WHERE d.job_id = $1::bigint ORDER BY d.dep_id",
+     "retry: a dependent to re-evaluate, its dependencies' statuses"},
+    {PG_DEP_EDGES_SET, "dep_edges_set",
+     "UPDATE jobq_deps d SET settled = u.s FROM unnest($2::bigint[], $3::boolean[]) AS u(dep, s) "
+     "WHERE d.job_id = $1::bigint AND d.dep_id = u.dep AND d.settled <> u.s",
+     "retry: a re-evaluated dependent's edges, settled as its dependencies are now"},
+    {PG_DEP_BLOCK, "dep_block",
+     "UPDATE jobq_jobs SET status = " BLOCKED ", deps_pending = $2::integer, error_code = NULL, "
+     "error_detail = NULL, finished_at = NULL WHERE id = $1::bigint AND status = " CANCELLED
+     " RETURNING has_dependents",
+     "retry: a re-evaluated dependent waits again"},
+    {PG_DEP_DETAIL, "dep_detail", "UPDATE jobq_jobs SET error_detail = $2::text WHERE id = $1::bigint",
+     "retry: a dependent that stays cancelled names the dependency that cancels it now"},
+    {PG_DEP_RETRIED, "dep_retried",
+     "WITH w AS (SELECT count(*) FILTER (WHERE p.status NOT IN " ENDED ") AS n FROM jobq_deps d "
+     "JOIN jobq_jobs p ON p.id = d.dep_id WHERE d.job_id = $1::bigint), "
+     "e AS (UPDATE jobq_deps d SET settled = coalesce((SELECT p.status IN " ENDED " FROM "
+     "jobq_jobs p WHERE p.id = d.dep_id), true) WHERE d.job_id = $1::bigint) "
+     "UPDATE jobq_jobs j SET status = " BLOCKED ", deps_pending = w.n FROM w WHERE j.id = "
+     "$1::bigint AND w.n > 0 RETURNING " COLS,
+     "retry of a job with dependencies: its edges settled as they are now, and blocked while "
+     "one has not ended (a failed one counts as settled: depend.h)"},
+    {PG_DEP_TODO, "dep_todo",
+     "UPDATE jobq_jobs SET deps_todo = $2::boolean WHERE id = ANY ($1::bigint[])",
+     "a walk down a graph past its bound: the jobs whose dependents the sweep visits (true), "
+     "or visited (false)"},
+    {PG_DEP_TODO_PICK, "dep_todo_pick",
+     "SELECT id FROM jobq_jobs WHERE deps_todo ORDER BY id LIMIT $1::integer FOR UPDATE SKIP "
+     "LOCKED",
+     "sweep: the jobs whose dependents a write left for it (jobq_jobs_deps_todo)"},
+    {PG_LINKS_DEPS, "links_deps",
+     "SELECT j.id, j.status, j.result, j.queue FROM jobq_deps d JOIN jobq_jobs j ON j.id = "
+     "d.dep_id WHERE d.job_id = $1::bigint ORDER BY j.id LIMIT $2::integer",
+     "dependencies: the jobs a job depends on"},
+    {PG_LINKS_DEPENDENTS, "links_dependents",
+     "SELECT j.id, j.status, j.result, j.queue FROM jobq_deps d JOIN jobq_jobs j ON j.id = "
+     "d.job_id WHERE d.dep_id = $1::bigint ORDER BY d.job_id LIMIT $2::integer",
+     "dependents: the jobs that depend on a job"},
 };
 /* clang-format on */
 

@@ -32,6 +32,7 @@ static const struct store_ops pg_ops = {
     .queues = pg_read_queues,
     .attempts = pg_read_attempts,
     .limits = pg_read_limits,
+    .links = pg_read_links,
     .throughput_publish = pg_throughput_publish,
     .throughput_others = pg_throughput_others,
     .sweep = pg_sweep,

@@ -364,6 +364,8 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
 enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
+enum store_result pg_read_links(struct store *s, int64_t id, int dependents, struct job_link **out,
+                                size_t *n, int *more); /* pg_links.c */
 /* store_limits (pg_limits.c). */
 enum store_result pg_read_limits(struct store *s, const char *key, int64_t now, struct limit **out,
                                  size_t *n);

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "lease.h"
 #include "log.h"
+#include "pg_deps.h"
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
@@ -94,6 +95,9 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
                 store_news_ready(notes, PQgetvalue(res, i, 0), 0);
             else if (requeued)
                 store_news_later(notes, PQgetvalue(res, i, 0), run_at);
+            if (r == STORE_OK && !requeued) /* failed for good: its dependents learn it */
+                r = pg_deps_moved(c, pg_row_int(res, i, 5), PQgetvalue(res, i, 0),
+                                  PQgetvalue(res, i, 6)[0] == 't', a->now, notes);
         }
         PQclear(res);
     }
@@ -105,7 +109,6 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
 /* Queued jobs whose expires_at passed become cancelled (expiry.h), at most batch. */
 static enum store_result expiry_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
-    (void)notes;
     struct sweep_arg *a = p;
     a->res->expired = 0;
     sweep_result_forget(a->res);
@@ -120,9 +123,24 @@ static enum store_result expiry_tx(struct pg_conn *c, void *p, struct store_news
         a->res->expired++;
         if (sweep_result_note_expired(a->res, a->batch, PQgetvalue(res, i, 0)) != 0)
             r = STORE_ERROR;
+        if (r == STORE_OK)
+            r = pg_deps_moved(c, pg_row_int(res, i, 1), PQgetvalue(res, i, 0),
+                              PQgetvalue(res, i, 2)[0] == 't', a->now, notes);
     }
     PQclear(res);
     return r;
+}
+
+/* Jobs whose dependents an earlier write left for the sweep (depend.h's step bound). */
+static enum store_result deps_tx(struct pg_conn *c, void *p, struct store_news *notes)
+{
+    struct sweep_arg *a = p;
+    a->res->visited = 0;
+    int led = 0;
+    enum store_result r = lead(c, &led);
+    if (r != STORE_OK || !led)
+        return r;
+    return pg_deps_sweep(c, a->now, a->batch, &a->res->visited, notes);
 }
 
 static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_news *notes)
@@ -201,6 +219,12 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
         return r;
     }
     sweep_result_keep(res);
+    tx = (struct pg_tx){.name = "sweep dependents", .fn = deps_tx, .arg = &a};
+    r = pg_tx_run(st, &tx);
+    if (r != STORE_OK) {
+        res->visited = 0;
+        return r;
+    }
     tx = (struct pg_tx){.name = "sweep retention", .fn = retention_tx, .arg = &a};
     r = pg_tx_run(st, &tx);
     if (r != STORE_OK)

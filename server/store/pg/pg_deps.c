@@ -1,0 +1,366 @@
+/* Workflows on PostgreSQL (pg_deps.h). */
+#include "pg_deps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_cols.h"
+#include "log.h"
+#include "pg_row.h"
+
+void pg_news_queues(struct store_news *notes, const char *names)
+{
+    const char *p = names;
+    while (p && *p) {
+        const char *end = strchr(p, ' ');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char queue[JOB_QUEUE_MAX + 1];
+        if (len > 0 && len <= JOB_QUEUE_MAX) {
+            memcpy(queue, p, len);
+            queue[len] = '\0';
+            store_news_ready(notes, queue, 0);
+        }
+        p = end ? end + 1 : NULL;
+    }
+}
+
+/* Run statement id with n parameters and drop its rows: STORE_OK or the failure. */
+static enum store_result run(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *p,
+                             const char *what)
+{
+    enum store_result r;
+    PGresult *res = pg_exec(c, id, n, p, what, &r);
+    PQclear(res);
+    return res ? STORE_OK : r;
+}
+
+/* ids[0..n) as a bigint[] literal into a new string (NULL: out of memory, logged). */
+static char *ids_literal(const int64_t *ids, size_t n)
+{
+    struct pg_arr a = {0};
+    for (size_t i = 0; i < n; i++)
+        pg_arr_int(&a, ids[i]);
+    char *lit = pg_arr_take(&a);
+    if (!lit)
+        log_error("out of memory for %zu dependency ids", n);
+    return lit;
+}
+
+enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, enum dep_mode mode,
+                               unsigned char *settled, struct depend_plan *plan, int64_t *missing)
+{
+    char *lit = ids_literal(ids, n);
+    if (!lit)
+        return STORE_ERROR;
+    const char *p[1] = {lit};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEP_LOCK, 1, p, "enqueue: dependencies", &r);
+    free(lit);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    int64_t waiting = 0, cancel_dep = 0;
+    r = STORE_OK;
+    for (size_t i = 0; i < n && r == STORE_OK; i++) {
+        int found = -1;
+        for (int k = 0; k < rows && found < 0; k++)
+            if (pg_row_int(res, k, 0) == ids[i])
+                found = k;
+        if (found < 0) {
+            *missing = ids[i];
+            r = STORE_NOT_FOUND;
+            break;
+        }
+        enum depend_effect e = depend_effect((enum job_status)pg_row_int(res, found, 1), mode);
+        settled[i] = e != DEPEND_WAIT;
+        waiting += e == DEPEND_WAIT;
+        if (e == DEPEND_CANCEL && cancel_dep == 0)
+            cancel_dep = ids[i];
+    }
+    PQclear(res);
+    *plan = depend_plan(waiting, cancel_dep);
+    return r;
+}
+
+enum store_result pg_deps_record(struct pg_conn *c, int64_t id, const int64_t *ids, size_t n,
+                                 const unsigned char *settled, const char *text, enum dep_mode mode,
+                                 const struct depend_plan *plan, int64_t now, struct job *out)
+{
+    struct pg_arr deps = {0}, flags = {0};
+    for (size_t i = 0; i < n; i++) {
+        pg_arr_int(&deps, ids[i]);
+        pg_arr_bool(&flags, settled[i]);
+    }
+    char *d = pg_arr_take(&deps), *f = pg_arr_take(&flags);
+    char idb[24], status[8], modeb[8], pending[24], fin[24], detail[DEPEND_DETAIL_MAX];
+    int cancelled = plan->status == JOB_CANCELLED;
+    enum store_result r = d && f ? STORE_OK : STORE_ERROR;
+    if (r == STORE_OK) {
+        const char *p[3] = {d, pg_int_param(idb, id), f};
+        r = run(c, PG_DEP_EDGES, 3, p, "enqueue: edges");
+    }
+    free(d);
+    free(f);
+    if (r != STORE_OK)
+        return r;
+    const char *p[8] = {idb,
+                        pg_int_param(status, plan->status),
+                        text,
+                        pg_int_param(modeb, mode),
+                        pg_int_param(pending, plan->pending),
+                        cancelled ? DEPEND_FAILED_CODE : NULL,
+                        cancelled ? depend_detail(plan->cancel_dep, detail) : NULL,
+                        cancelled ? pg_int_param(fin, now) : NULL};
+    job_clear(out);
+    return pg_one_row(c, PG_DEP_SET, 8, p, 0, "enqueue: dependent", out);
+}
+
+/* The jobs a walk visits: ids[head..n) wait; at most `budget` are visited. */
+struct walk {
+    int64_t *ids;
+    size_t head, n, cap;
+    int visited, budget;
+    int64_t now;
+    struct store_news *notes;
+    const char *queue; /* of the job the walk started from (NULL: the sweep's own walk) */
+};
+
+static int push(struct walk *w, int64_t id)
+{
+    if (w->n == w->cap) {
+        size_t want = w->cap ? w->cap * 2 : 16;
+        int64_t *grown = realloc(w->ids, want * sizeof *grown);
+        if (!grown) {
+            log_error("out of memory walking dependents");
+            return -1;
+        }
+        w->ids = grown;
+        w->cap = want;
+    }
+    w->ids[w->n++] = id;
+    return 0;
+}
+
+/* The modes whose dependents a dependency in status s cancels (want DEPEND_CANCEL) or settles
+ * (DEPEND_SETTLE), as a smallint[] literal (depend_effect decides). */
+static void modes_literal(enum job_status s, enum depend_effect want, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "{");
+    for (int m = 0; m < DEP_MODE_COUNT; m++) {
+        if (depend_effect(s, (enum dep_mode)m) == want)
+            at += (size_t)snprintf(buf + at, len - at, at > 1 ? ",%d" : "%d", m);
+    }
+    snprintf(buf + at, len - at, "}");
+}
+
+/* Job id has ended in status s: settle its edges, cancel or release its blocked dependents. */
+static enum store_result visit_ended(struct pg_conn *c, struct walk *w, int64_t id,
+                                     enum job_status s)
+{
+    char idb[24], now[24], cancel[32], settle[32], detail[DEPEND_DETAIL_MAX];
+    modes_literal(s, DEPEND_CANCEL, cancel, sizeof cancel);
+    modes_literal(s, DEPEND_SETTLE, settle, sizeof settle);
+    const char *p[6] = {pg_int_param(idb, id),     pg_int_param(now, w->now), cancel, settle,
+                        depend_detail(id, detail), DEPEND_FAILED_CODE};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEP_SETTLE, 6, p, "dependents of an end", &r);
+    if (!res)
+        return r;
+    r = STORE_OK;
+    for (int i = 0; i < PQntuples(res) && r == STORE_OK; i++) {
+        int cancelled = PQgetvalue(res, i, 0)[0] == 't';
+        int flag = PQgetvalue(res, i, 2)[0] == 't';
+        const char *queue = PQgetvalue(res, i, 3);
+        if (cancelled && flag && push(w, pg_row_int(res, i, 1)) != 0)
+            r = STORE_ERROR;
+        else if (!cancelled && flag && pg_row_int(res, i, 4) <= w->now)
+            store_news_ready(w->notes, queue, 0);
+        else if (!cancelled && flag)
+            store_news_later(w->notes, queue, pg_row_int(res, i, 4));
+    }
+    PQclear(res);
+    return r;
+}
+
+/* Job dep came back (retried): dependent id, cancelled because of it, is looked at again from
+ * its dependencies; pushed when it waits again and has dependents of its own. */
+static enum store_result reevaluate(struct pg_conn *c, struct walk *w, int64_t id)
+{
+    char idb[24];
+    const char *p[1] = {pg_int_param(idb, id)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEP_PARENTS, 1, p, "dependencies", &r);
+    if (!res)
+        return r;
+    struct job j;
+    r = pg_get_on(c, id, 0, &j);
+    if (r != STORE_OK) {
+        PQclear(res);
+        return r == STORE_NOT_FOUND ? STORE_OK : r;
+    }
+    struct pg_arr deps = {0}, flags = {0};
+    int64_t waiting = 0, cancel_dep = 0;
+    for (int i = 0; i < PQntuples(res); i++) {
+        int64_t dep = pg_row_int(res, i, 0);
+        /* A dependency deleted since (retention keeps only ended jobs) counts as settled. */
+        enum job_status s =
+            PQgetisnull(res, i, 1) ? JOB_SUCCEEDED : (enum job_status)pg_row_int(res, i, 1);
+        enum depend_effect e = depend_effect(s, j.on_dependency_failure);
+        waiting += e == DEPEND_WAIT;
+        if (e == DEPEND_CANCEL && cancel_dep == 0)
+            cancel_dep = dep;
+        pg_arr_int(&deps, dep);
+        pg_arr_bool(&flags, e != DEPEND_WAIT);
+    }
+    PQclear(res);
+    job_clear(&j);
+    char *d = pg_arr_take(&deps), *f = pg_arr_take(&flags);
+    r = d && f ? STORE_OK : STORE_ERROR;
+    if (r == STORE_OK) {
+        const char *e[3] = {idb, d, f};
+        r = run(c, PG_DEP_EDGES_SET, 3, e, "edges");
+    }
+    free(d);
+    free(f);
+    if (r != STORE_OK)
+        return r;
+    struct depend_plan plan = depend_plan(waiting, cancel_dep);
+    char detail[DEPEND_DETAIL_MAX], pending[24];
+    if (plan.status == JOB_CANCELLED) { /* still cancelled: by the one that failed now */
+        const char *dp[2] = {idb, depend_detail(cancel_dep, detail)};
+        return run(c, PG_DEP_DETAIL, 2, dp, "dependency detail");
+    }
+    const char *bp[2] = {idb, pg_int_param(pending, plan.pending)};
+    res = pg_exec(c, PG_DEP_BLOCK, 2, bp, "re-block", &r);
+    if (!res)
+        return r;
+    if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't' && push(w, id) != 0)
+        r = STORE_ERROR;
+    PQclear(res);
+    return r;
+}
+
+/* Job id came back: its settled edges unsettle, its dependents cancelled because of it are
+ * re-evaluated. */
+static enum store_result visit_open(struct pg_conn *c, struct walk *w, int64_t id)
+{
+    char idb[24], detail[DEPEND_DETAIL_MAX];
+    const char *p[3] = {pg_int_param(idb, id), DEPEND_FAILED_CODE, depend_detail(id, detail)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEP_UNSETTLE, 3, p, "dependents of a retry", &r);
+    if (!res)
+        return r;
+    int n = PQntuples(res);
+    int64_t *kids = malloc((size_t)(n ? n : 1) * sizeof *kids);
+    for (int i = 0; kids && i < n; i++)
+        kids[i] = pg_row_int(res, i, 0);
+    PQclear(res);
+    if (!kids)
+        return STORE_ERROR;
+    r = STORE_OK;
+    for (int i = 0; i < n && r == STORE_OK; i++)
+        r = reevaluate(c, w, kids[i]);
+    free(kids);
+    return r;
+}
+
+static enum store_result visit(struct pg_conn *c, struct walk *w, int64_t id)
+{
+    char idb[24];
+    const char *p[1] = {pg_int_param(idb, id)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_JOB_GET, 1, p, "dependency", &r);
+    if (!res)
+        return r;
+    int found = PQntuples(res) == 1;
+    enum job_status s = found ? (enum job_status)pg_row_int(res, 0, COL_STATUS) : JOB_STATUS_NONE;
+    PQclear(res);
+    if (!found)
+        return STORE_OK;
+    if (s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_CANCELLED)
+        return visit_ended(c, w, id, s);
+    return visit_open(c, w, id);
+}
+
+/* Visit w's jobs while its budget lasts; mark the rest for the sweep. */
+static enum store_result walk_run(struct pg_conn *c, struct walk *w)
+{
+    enum store_result r = STORE_OK;
+    while (r == STORE_OK && w->head < w->n && w->visited < w->budget) {
+        r = visit(c, w, w->ids[w->head++]);
+        w->visited++;
+    }
+    if (r == STORE_OK && w->head < w->n) {
+        char *lit = ids_literal(w->ids + w->head, w->n - w->head);
+        const char *p[2] = {lit, "true"};
+        r = lit ? run(c, PG_DEP_TODO, 2, p, "dependents later") : STORE_ERROR;
+        free(lit);
+        if (r == STORE_OK && w->queue)
+            store_news_later(w->notes, w->queue, w->now); /* wakes the sweeper */
+    }
+    free(w->ids);
+    w->ids = NULL;
+    return r;
+}
+
+enum store_result pg_deps_moved(struct pg_conn *c, int64_t id, const char *queue,
+                                int has_dependents, int64_t now, struct store_news *notes)
+{
+    if (!has_dependents)
+        return STORE_OK;
+    struct walk w = {.budget = DEPEND_STEP_MAX, .now = now, .notes = notes, .queue = queue};
+    if (push(&w, id) != 0)
+        return STORE_ERROR;
+    return walk_run(c, &w);
+}
+
+enum store_result pg_deps_retried(struct pg_conn *c, struct job *j, int *blocked)
+{
+    *blocked = 0;
+    if (!j->depends_on)
+        return STORE_OK;
+    char idb[24];
+    const char *p[1] = {pg_int_param(idb, j->id)};
+    struct job b;
+    enum store_result r = pg_one_row(c, PG_DEP_RETRIED, 1, p, 0, "retry: dependencies", &b);
+    if (r == STORE_NOT_FOUND)
+        return STORE_OK; /* none waits: queued */
+    if (r != STORE_OK)
+        return r;
+    job_clear(j);
+    *j = b;
+    *blocked = 1;
+    return STORE_OK;
+}
+
+enum store_result pg_deps_sweep(struct pg_conn *c, int64_t now, int batch, int *visited,
+                                struct store_news *notes)
+{
+    *visited = 0;
+    char lim[24];
+    const char *p[1] = {pg_int_param(lim, batch)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEP_TODO_PICK, 1, p, "sweep dependents", &r);
+    if (!res)
+        return r;
+    struct walk w = {.budget = batch, .now = now, .notes = notes};
+    int n = PQntuples(res);
+    r = STORE_OK;
+    for (int i = 0; i < n && r == STORE_OK; i++)
+        if (push(&w, pg_row_int(res, i, 0)) != 0)
+            r = STORE_ERROR;
+    PQclear(res);
+    if (r == STORE_OK && n > 0) {
+        char *lit = ids_literal(w.ids, w.n);
+        const char *q[2] = {lit, "false"};
+        r = lit ? run(c, PG_DEP_TODO, 2, q, "dependents visited") : STORE_ERROR;
+        free(lit);
+    }
+    if (r == STORE_OK)
+        r = walk_run(c, &w);
+    else
+        free(w.ids);
+    *visited = w.visited;
+    return r;
+}
