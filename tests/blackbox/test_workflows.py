@@ -10,6 +10,7 @@ processes sharing one database."""
 
 import random
 import re
+import sys
 import threading
 import time
 import unittest
@@ -18,6 +19,9 @@ from harness import REQUEST_TIMEOUT, Server, ServerTest, backend, wait_until
 
 FINAL = ("succeeded", "failed", "cancelled")
 GRAPH_DEADLINE = 420.0  # seconds the 10,000-job graph may take to finish, bounded
+GRAPH_STALL = 150.0  # seconds without a job becoming final: the graph is stuck (past a lease)
+GRAPH_LEASE = 120  # seconds: a worker ends its 10 jobs one by one, however slow the machine
+RETRIES_503 = 20  # a worker sends a request again after 503 unavailable, as clients should
 
 
 class WorkflowTest(ServerTest):
@@ -387,7 +391,9 @@ class Graph:
         for i in range(self.size):
             g = b * self.size + i
             deps = [ids[p] if p < b * self.size else "r%d" % p for p in self.parents[g]]
-            j = {"queue": queue, "payload": {"g": g}, "ref": "r%d" % g}
+            # The key makes a batch sent again after an ambiguous 503 create nothing new.
+            j = {"queue": queue, "payload": {"g": g}, "ref": "r%d" % g,
+                 "idempotency_key": "g%d" % g}
             if deps:
                 j["depends_on"] = deps
             if self.mode[g] == "run":
@@ -408,7 +414,7 @@ class Workers:
         self.claims = {}  # global index -> number of claims
         self.early = []  # (g, parents not done) claimed too early
         self.errors = []
-        self.g_of = {}  # id -> global index
+        self.unavailable = []  # (path, body) of each 503 answered (then sent again)
         self.stop = threading.Event()
         self.threads = []
 
@@ -418,14 +424,27 @@ class Workers:
             t.start()
             self.threads.append(t)
 
+    def post(self, c, path, body, timeout=REQUEST_TIMEOUT + 2):
+        """POST, sent again (bounded) while the answer is 503 unavailable: a complete or fail
+        with the same token is idempotent or answers what happened; a claim that took jobs
+        without answering loses them until their lease ends (the sweeper requeues them)."""
+        for _ in range(RETRIES_503):
+            r = c.post(path, body, timeout=timeout)
+            if r.status != 503:
+                return r
+            with self.lock:
+                self.unavailable.append((path, r.body[:200]))
+            time.sleep(0.1)
+        return r
+
     def _work(self, k):
         c = self.clients[k]
         deadline = time.monotonic() + GRAPH_DEADLINE
         while not self.stop.is_set() and time.monotonic() < deadline:
             try:
-                r = c.post("/claim", {"worker_id": "w%d" % k, "queue": self.queue,
-                                      "max_jobs": 10, "wait_seconds": 1},
-                           timeout=REQUEST_TIMEOUT + 2)
+                r = self.post(c, "/claim", {"worker_id": "w%d" % k, "queue": self.queue,
+                                            "max_jobs": 10, "wait_seconds": 1,
+                                            "lease_seconds": GRAPH_LEASE})
             except Exception as e:  # noqa: BLE001 - recorded, the test fails on it
                 with self.lock:
                     self.errors.append(("claim", repr(e)))
@@ -448,10 +467,10 @@ class Workers:
                 if g in self.graph.fails:
                     body = {"lease_token": j["lease_token"], "error_code": "boom",
                             "retry": False}
-                    r2 = c.post("/jobs/%d/fail" % j["id"], body)
+                    r2 = self.post(c, "/jobs/%d/fail" % j["id"], body)
                 else:
-                    r2 = c.post("/jobs/%d/complete" % j["id"],
-                                {"lease_token": j["lease_token"], "result": {"g": g}})
+                    r2 = self.post(c, "/jobs/%d/complete" % j["id"],
+                                   {"lease_token": j["lease_token"], "result": {"g": g}})
                 if r2.status != 200:
                     with self.lock:
                         self.errors.append(("end", g, r2.status, r2.body[:200]))
@@ -479,25 +498,39 @@ def run_graph(test, servers, graph, workers_per_server):
     try:
         for b in range(graph.batches):
             p = servers[b % len(servers)].client(timeout=120)
-            r = p.post("/jobs/batch", {"jobs": graph.body(b, ids, q)})
+            r = workers.post(p, "/jobs/batch", {"jobs": graph.body(b, ids, q)}, timeout=120)
             p.close()
-            test.assertEqual(r.status, 201, r)
+            test.assertIn(r.status, (200, 201), r)
             for i, j in enumerate(r.json["jobs"]):
                 ids[b * graph.size + i] = j["id"]
             if b == 0:
                 workers.start()
         total = graph.batches * graph.size
 
+        progress = {"final": -1, "at": time.monotonic()}
+
         def settled():
             if workers.errors or workers.early:
                 return True
             r = producer.get("/queues")
             row = [x for x in r.json["queues"] if x["name"] == q]
-            return row and sum(row[0][s] for s in FINAL) == total
+            final = sum(row[0][s] for s in FINAL) if row else 0
+            if final != progress["final"]:
+                progress.update(final=final, at=time.monotonic())
+            elif time.monotonic() - progress["at"] > GRAPH_STALL:
+                raise AssertionError("no job became final for %.0f s (%d of %d final)"
+                                     % (GRAPH_STALL, final, total))
+            return final == total
 
-        wait_until(settled, GRAPH_DEADLINE, 1.0, "every job of the graph to be final")
+        try:
+            wait_until(settled, GRAPH_DEADLINE, 1.0, "every job of the graph to be final")
+        except AssertionError as e:
+            raise AssertionError("%s; not final: %s" % (e, stuck(producer, q)))
     finally:
         test.assertTrue(workers.join(), "workers did not stop")
+    if workers.unavailable:  # allowed (the client sends again), but worth seeing
+        sys.stderr.write("\n%d answers were 503 unavailable, e.g. %r\n"
+                         % (len(workers.unavailable), workers.unavailable[:3]))
     test.assertEqual(workers.errors, [])
     test.assertEqual(workers.early[:5], [], "jobs claimed before their parents ended")
     jobs = list_queue(producer, q)
@@ -515,6 +548,16 @@ def run_graph(test, servers, graph, workers_per_server):
             test.assertEqual(j["error_code"], "dependency_failed", j)
             test.assertIsNone(j["claimed_at"], j)
     return workers
+
+
+def stuck(client, q):
+    """The first jobs of queue q that are not final, each with its dependencies' statuses."""
+    out = []
+    for j in [j for j in list_queue(client, q) if j["status"] not in FINAL][:5]:
+        deps = client.get("/jobs/%d/dependencies" % j["id"]).json["dependencies"]
+        out.append((j["id"], j["status"], j["payload"], j["attempts"], j["lease_expires_at"],
+                    [(d["id"], d["status"]) for d in deps]))
+    return out
 
 
 def list_queue(client, q):
