@@ -1,4 +1,5 @@
-/* Producer and reader endpoints: POST /jobs, POST /jobs/batch, GET /jobs/{id}, GET /jobs. */
+/* Producer and reader endpoints: POST /jobs, POST /jobs/batch, GET /jobs/{id} (its attempts,
+ * dependencies and dependents), GET /jobs. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,9 @@ static void enqueue_state_free(void *arg)
 static enum MHD_Result enqueue_answer(struct request *rq, struct enqueue_state *es)
 {
     enum store_result r = es->p.call.result;
+    if (r == STORE_NOT_FOUND)
+        return reply_error(rq, ERR_INVALID_REQUEST, "depends_on: job %" PRId64 " does not exist",
+                           es->p.call.enqueue.missing_id);
     if (r != STORE_OK && r != STORE_EXISTS)
         return reply_store_error(rq, r, "the job");
     char location[32];
@@ -62,7 +66,8 @@ enum MHD_Result handle_enqueue(struct request *rq)
         return reply_error(rq, ERR_INTERNAL, "out of memory");
     }
     es->root = root;
-    if (parse_job_spec(&f, &es->spec, &es->buf) < 0 || parse_spec_times(&f, &es->spec, now) < 0) {
+    if (parse_job_spec(&f, &es->spec, &es->buf) < 0 || parse_spec_times(&f, &es->spec, now) < 0 ||
+        parse_single_deps(&f, &es->spec, &es->buf) < 0) {
         enum MHD_Result res = fields_reply(rq, &f);
         enqueue_state_free(es);
         return res;
@@ -99,7 +104,7 @@ static int read_batch(struct fields *f, struct job_spec *specs, struct spec_buf 
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
         fields_init(&ef, el, span, prefix);
         if (parse_job_spec(&ef, &specs[i], &bufs[i]) < 0 ||
-            parse_spec_times(&ef, &specs[i], now) < 0) {
+            parse_spec_times(&ef, &specs[i], now) < 0 || parse_batch_ref(&ef, &bufs[i]) < 0) {
             *f = ef;
             return -1;
         }
@@ -143,6 +148,10 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
     struct batch_state *bs = rq->state;
     if (bs) {
         enum store_result r = bs->p.call.result;
+        if (r == STORE_NOT_FOUND)
+            return reply_error(rq, ERR_INVALID_REQUEST,
+                               "jobs[%zu].depends_on: job %" PRId64 " does not exist",
+                               bs->p.call.enqueue.missing_spec, bs->p.call.enqueue.missing_id);
         if (r != STORE_OK && r != STORE_EXISTS)
             return reply_store_error(rq, r, "the batch");
         struct jtext t = {0};
@@ -180,7 +189,8 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         batch_state_free(bs);
         return res;
     }
-    if (read_batch(&f, bs->specs, bs->bufs, n, now) < 0) {
+    if (read_batch(&f, bs->specs, bs->bufs, n, now) < 0 ||
+        parse_batch_deps(&f, bs->specs, bs->bufs, n) < 0) {
         res = fields_reply(rq, &f);
         batch_state_free(bs);
         return res;
@@ -194,13 +204,16 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
     return pending_submit(rq, &bs->p);
 }
 
-/* GET /jobs/{id} and GET /jobs/{id}/attempts across their two calls. */
+/* GET /jobs/{id}, its attempts, dependencies and dependents across their two calls. */
 struct job_read {
     struct pending_read r;
     int64_t id;
     struct job job;        /* get */
     struct job_attempt *a; /* attempts */
     size_t n;
+    struct job_link *links; /* dependencies, dependents */
+    size_t nlinks;
+    int more;
 };
 
 static void job_read_free(void *arg)
@@ -210,6 +223,7 @@ static void job_read_free(void *arg)
         return;
     job_clear(&jr->job);
     job_attempts_free(jr->a, jr->n);
+    job_links_free(jr->links, jr->nlinks);
     free(jr);
 }
 
@@ -264,6 +278,42 @@ enum MHD_Result handle_attempts(struct request *rq)
     struct jtext t = {0};
     jtext_attempts(&t, jr->a, jr->n);
     return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
+}
+
+static enum store_result dependencies_read(struct pending_read *r, struct store *s)
+{
+    struct job_read *jr = (struct job_read *)r;
+    return store_links(s, jr->id, 0, &jr->links, &jr->nlinks, &jr->more);
+}
+
+static enum store_result dependents_read(struct pending_read *r, struct store *s)
+{
+    struct job_read *jr = (struct job_read *)r;
+    return store_links(s, jr->id, 1, &jr->links, &jr->nlinks, &jr->more);
+}
+
+/* GET /jobs/{id}/dependencies (dependents 0) or /dependents (1). */
+static enum MHD_Result links_answer(struct request *rq, int dependents)
+{
+    struct job_read *jr = rq->state;
+    if (!jr)
+        return job_read_start(rq, dependents ? dependents_read : dependencies_read);
+    if (jr->r.result != STORE_OK)
+        return job_read_error(rq, jr->r.result);
+    struct jtext t = {0};
+    jtext_links(&t, dependents ? "dependents" : "dependencies", jr->links, jr->nlinks,
+                dependents ? jr->more : -1);
+    return reply_jtext(rq, MHD_HTTP_OK, &t, NULL);
+}
+
+enum MHD_Result handle_dependencies(struct request *rq)
+{
+    return links_answer(rq, 0);
+}
+
+enum MHD_Result handle_dependents(struct request *rq)
+{
+    return links_answer(rq, 1);
 }
 
 static const char *query(struct request *rq, const char *key)

@@ -31,7 +31,8 @@ static cJSON *queue_json(const struct queue_stats *q)
              add_count(o, "running", q->count[JOB_RUNNING]) &&
              add_count(o, "succeeded", q->count[JOB_SUCCEEDED]) &&
              add_count(o, "failed", q->count[JOB_FAILED]) &&
-             add_count(o, "cancelled", q->count[JOB_CANCELLED]) && add_count(o, "blocked", 0) &&
+             add_count(o, "cancelled", q->count[JOB_CANCELLED]) &&
+             add_count(o, "blocked", q->count[JOB_BLOCKED]) &&
              add_count(o, "oldest_queued_age_seconds", q->oldest_queued_age) &&
              cJSON_AddBoolToObject(o, "paused", q->paused);
     if (!ok) {
@@ -170,14 +171,10 @@ enum MHD_Result handle_resume(struct request *rq)
     return pause_call(rq, 0);
 }
 
-/* The purge's status query: an API status other than running, or "blocked" (-1). */
+/* The purge's status query: an API status other than running. */
 static int purge_status(const char *v, int *status)
 {
     enum job_status s;
-    if (v && strcmp(v, "blocked") == 0) {
-        *status = -1;
-        return 0;
-    }
     if (!v || job_status_parse(v, &s) != 0 || s == JOB_RUNNING)
         return -1;
     *status = (int)s;

@@ -18,6 +18,8 @@ enum MHD_Result handle_retry(struct request *rq);         /* POST /jobs/{id}/ret
 enum MHD_Result handle_get_job(struct request *rq);       /* GET /jobs/{id} */
 enum MHD_Result handle_list_jobs(struct request *rq);     /* GET /jobs */
 enum MHD_Result handle_attempts(struct request *rq);      /* GET /jobs/{id}/attempts */
+enum MHD_Result handle_dependencies(struct request *rq);  /* GET /jobs/{id}/dependencies */
+enum MHD_Result handle_dependents(struct request *rq);    /* GET /jobs/{id}/dependents */
 enum MHD_Result handle_queues(struct request *rq);        /* GET /queues */
 enum MHD_Result handle_throughput(struct request *rq);    /* GET /stats/throughput */
 enum MHD_Result handle_pause(struct request *rq);         /* POST /queues/{name}/pause */

@@ -187,6 +187,10 @@ void jtext_job(struct jtext *t, const struct job *j, int with_token)
     } else {
         PUT_LIT(t, "null");
     }
+    PUT_LIT(t, ",\"depends_on\":");
+    put_raw(t, j->depends_on, "[]");
+    PUT_LIT(t, ",\"on_dependency_failure\":");
+    put_string(t, job_dep_mode_name(j->on_dependency_failure));
     if (with_token && j->lease_token) {
         PUT_LIT(t, ",\"lease_token\":");
         put_string(t, j->lease_token);
@@ -235,4 +239,34 @@ void jtext_attempts(struct jtext *t, const struct job_attempt *a, size_t n)
         PUT_LIT(t, "}");
     }
     PUT_LIT(t, "]}");
+}
+
+void jtext_links(struct jtext *t, const char *name, const struct job_link *links, size_t n,
+                 int more)
+{
+    PUT_LIT(t, "{\"");
+    jtext_put(t, name, strlen(name));
+    PUT_LIT(t, "\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            PUT_LIT(t, ",");
+        PUT_LIT(t, "{\"id\":");
+        put_int(t, links[i].id);
+        PUT_LIT(t, ",\"status\":");
+        put_string(t, job_status_name(links[i].status));
+        PUT_LIT(t, ",\"result\":");
+        put_raw(t, links[i].result, "null");
+        PUT_LIT(t, ",\"queue\":");
+        put_string(t, links[i].queue);
+        PUT_LIT(t, "}");
+    }
+    PUT_LIT(t, "]");
+    if (more >= 0) {
+        PUT_LIT(t, ",\"more\":");
+        if (more)
+            PUT_LIT(t, "true");
+        else
+            PUT_LIT(t, "false");
+    }
+    PUT_LIT(t, "}");
 }

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "job.h"
+#include "store.h"
 
 /* A growing text buffer for answers written directly, without a cJSON tree (the hot path).
  * After a failed allocation it stays failed: oom is set and nothing more is appended. Start
@@ -32,5 +33,10 @@ void jtext_jobs(struct jtext *t, const struct job *jobs, size_t n, int with_toke
 /* Append {"attempts":[...]} with the n attempts of a, oldest first as given: attempt,
  * worker_id, claimed_at, ended_at (null while running), outcome, error_code, error_detail. */
 void jtext_attempts(struct jtext *t, const struct job_attempt *a, size_t n);
+
+/* Append {"<name>":[...]} with the n links (id, status, result, queue), and "more" (a boolean)
+ * when more is 0 or 1 (-1: no "more"). name is a plain key (nothing to escape). */
+void jtext_links(struct jtext *t, const char *name, const struct job_link *links, size_t n,
+                 int more);
 
 #endif

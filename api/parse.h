@@ -19,6 +19,12 @@
 struct spec_buf {
     char *payload;
     char *requires;
+    struct job_dep *deps; /* spec->deps: ndeps entries (malloc'd), NULL when none */
+    /* Parallel to deps: the ref a string entry gave (borrowed from the parsed body; its
+     * deps[k] is {0, -1} until parse_batch_deps() resolves it), NULL for an id entry. NULL
+     * when no entry is a string. */
+    const char **dep_refs;
+    const char *ref; /* a batch element's ref (borrowed), NULL when none */
 };
 
 /* Read a POST /jobs body (or one batch element) into spec: queue (default "default"),
@@ -26,9 +32,28 @@ struct spec_buf {
  * JOB_RUN_AT_MAX) or delay_seconds (kept as spec->delay with run_at JOB_NONE: the store resolves it on
  * its own clock; neither: delay 0), max_attempts (default 5), max_runtime_seconds,
  * requires, idempotency_key, concurrency_key, expires_at or expires_in_seconds (kept as
- * spec->expires_in: resolved on the store's clock). Returns 0, or -1 with f's error set. buf receives the owned
- * texts (release with spec_buf_clear(), also after a failure). */
+ * spec->expires_in: resolved on the store's clock), depends_on (at most JOB_DEPS_MAX entries:
+ * job ids, positive int64 integers, and refs, strings of 1..JOB_REF_MAX bytes, which only
+ * parse_batch_deps() accepts; a repeated entry counts once) and on_dependency_failure
+ * ("cancel", the default, or "run"). Returns 0, or -1 with f's error set. buf receives the
+ * owned texts (release with spec_buf_clear(), also after a failure). */
 int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf);
+
+/* Read a batch element's ref (1..JOB_REF_MAX bytes, optional) into buf->ref. POST /jobs does
+ * not read it (an unknown field there). Returns 0, or -1 with f's error set. */
+int parse_batch_ref(struct fields *f, struct spec_buf *buf);
+
+/* The checks of a POST /jobs spec that a batch element does not have: a string entry in
+ * depends_on (a ref) is invalid_request naming depends_on[i]. Returns 0, or -1 with f's
+ * error set. */
+int parse_single_deps(struct fields *f, const struct job_spec *spec, const struct spec_buf *buf);
+
+/* Resolve the refs of a batch of n specs (bufs from parse_job_spec): each string entry of an
+ * element's depends_on becomes the index of the element with that ref, repeated entries are
+ * dropped, and the batch is checked for cycles (depend_order). A duplicate ref, an unknown
+ * ref or a cycle is invalid_request naming the element ("jobs[3].depends_on[1]: ...",
+ * "jobs[5].ref: ...", "jobs[4].depends_on: ..."). Returns 0, or -1 with f's error set. */
+int parse_batch_deps(struct fields *f, struct job_spec *specs, struct spec_buf *bufs, size_t n);
 
 /* The checks of a spec that need a clock: an expires_at that is not after now (the
  * caller's clock: a bound on what a client may ask, not a time the store keeps) is

@@ -15,6 +15,8 @@ const struct route router_table[] = {
     {"POST", "/jobs/batch", handle_enqueue_batch, 1, AUTH_ACCESS_PRODUCE},
     {"GET", "/jobs/{id}", handle_get_job, 0, AUTH_ACCESS_READ},
     {"GET", "/jobs/{id}/attempts", handle_attempts, 0, AUTH_ACCESS_READ},
+    {"GET", "/jobs/{id}/dependencies", handle_dependencies, 0, AUTH_ACCESS_READ},
+    {"GET", "/jobs/{id}/dependents", handle_dependents, 0, AUTH_ACCESS_READ},
     {"POST", "/jobs/{id}/heartbeat", handle_heartbeat, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/complete", handle_complete, 1, AUTH_ACCESS_WORK},
     {"POST", "/jobs/{id}/fail", handle_fail, 1, AUTH_ACCESS_WORK},

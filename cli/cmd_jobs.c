@@ -1,4 +1,4 @@
-/* Job subcommands: enqueue, get, list, attempts, retry, cancel. */
+/* Job subcommands: enqueue, get, list, attempts, deps, retry, cancel. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "text.h"
 
 #define MAX_REQUIRES 32 /* the server's limit on tags; more are sent for it to refuse */
+#define MAX_AFTER 1000  /* the server's limit on depends_on; more are sent for it to refuse */
 
 long long cmd_job_id(const struct args *a, const char *who)
 {
@@ -55,6 +56,9 @@ static const struct opt enqueue_opts[] = {
     {"max-runtime", 0, "S", "a claim may run at most S seconds"},
     {"idempotency-key", 0, "KEY", "the same key in the same queue gives back the same job"},
     {"requires", 0, "TAG", "a capability the worker must have (repeat for more)"},
+    {"after", 0, "ID", "run only after job ID has succeeded (repeat for more; sets depends_on)"},
+    {"on-dependency-failure", 0, "MODE",
+     "when a job it runs after fails or is cancelled: cancel (default) or run"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -75,6 +79,31 @@ static int read_stdin(struct text_buf *b)
         return -1;
     }
     return text_buf_add(b, "", 0); /* NUL-terminated even when empty */
+}
+
+/* --after ID (repeated) as depends_on and --on-dependency-failure into body. Returns 0, or -1
+ * after printing why. */
+static int enqueue_after(const struct args *a, cJSON *body, const char *who)
+{
+    const char *ids[MAX_AFTER + 1];
+    int n = args_all(a, "after", ids, MAX_AFTER + 1);
+    if (n > 0) {
+        cJSON *deps = cJSON_AddArrayToObject(body, "depends_on");
+        for (int i = 0; i < n && i <= MAX_AFTER; i++) {
+            long long id;
+            if (text_to_ll(ids[i], &id) != 0 || id <= 0) {
+                fprintf(stderr, "%s: --after takes a job id, a positive whole number, not '%s'\n",
+                        who, ids[i]);
+                return -1;
+            }
+            cJSON_AddItemToArray(deps, cJSON_CreateNumber((double)id));
+        }
+    }
+    const char *mode = args_get(a, "on-dependency-failure");
+    if (mode != NULL) {
+        cJSON_AddStringToObject(body, "on_dependency_failure", mode);
+    }
+    return 0;
 }
 
 /* The enqueue body from the payload and the options, or NULL after printing why. */
@@ -125,6 +154,10 @@ static cJSON *enqueue_body(const struct args *a, const char *who)
             return NULL;
         }
         cJSON_AddNumberToObject(body, numbers[i].field, (double)v);
+    }
+    if (enqueue_after(a, body, who) != 0) {
+        cJSON_Delete(body);
+        return NULL;
     }
     const char *tags[MAX_REQUIRES + 1];
     int ntags = args_all(a, "requires", tags, MAX_REQUIRES + 1);
@@ -187,8 +220,8 @@ static int run_cancel(struct cli *c, const struct args *a)
 const struct command cmd_get = {"get", "ID", "show a job", no_opts, run_get};
 const struct command cmd_retry = {"retry", "ID", "put a failed or cancelled job back in its queue",
                                   no_opts, run_retry};
-const struct command cmd_cancel = {"cancel", "ID", "cancel a queued or running job", no_opts,
-                                   run_cancel};
+const struct command cmd_cancel = {"cancel", "ID", "cancel a queued, blocked or running job",
+                                   no_opts, run_cancel};
 
 /* ----- attempts --------------------------------------------------------------------- */
 
@@ -212,11 +245,53 @@ static int run_attempts(struct cli *c, const struct args *a)
 const struct command cmd_attempts = {"attempts", "ID", "list a job's claims, oldest first", no_opts,
                                      run_attempts};
 
+/* ----- deps ------------------------------------------------------------------------- */
+
+static const struct opt deps_opts[] = {
+    {"dependents", 'r', NULL, "list the jobs that wait for this one instead"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const struct column link_cols[] = {
+    {"ID", "id", 0, 0},
+    {"STATUS", "status", 0, 0},
+    {"QUEUE", "queue", 0, 40},
+    {"RESULT", "result", 0, 60},
+};
+
+static void show_dependencies(const cJSON *json)
+{
+    out_rows(cJSON_GetObjectItemCaseSensitive(json, "dependencies"), link_cols,
+             sizeof(link_cols) / sizeof(link_cols[0]));
+}
+
+static void show_dependents(const cJSON *json)
+{
+    out_rows(cJSON_GetObjectItemCaseSensitive(json, "dependents"), link_cols,
+             sizeof(link_cols) / sizeof(link_cols[0]));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(json, "more"))) {
+        printf("more: only the first 1000 are shown\n");
+    }
+}
+
+static int run_deps(struct cli *c, const struct args *a)
+{
+    if (args_has(a, "dependents")) {
+        return job_call(c, a, "jobq deps", "GET", "/dependents", show_dependents);
+    }
+    return job_call(c, a, "jobq deps", "GET", "/dependencies", show_dependencies);
+}
+
+const struct command cmd_deps = {
+    "deps", "[--dependents] ID",
+    "list the jobs a job waits for, with their status and result (or those waiting for it)",
+    deps_opts, run_deps};
+
 /* ----- list ------------------------------------------------------------------------- */
 
 static const struct opt list_opts[] = {
     {"queue", 'q', "NAME", "only this queue"},
-    {"status", 's', "STATUS", "only jobs in this state (queued, running, succeeded, ...)"},
+    {"status", 's', "STATUS", "only jobs in this state (queued, blocked, running, succeeded, ...)"},
     {"limit", 'n', "N", "at most N jobs (default 100, at most 1000)"},
     {"cursor", 0, "CURSOR", "go on from where the previous page ended"},
     {NULL, 0, NULL, NULL},

@@ -15,7 +15,7 @@ struct command {
     int (*run)(struct cli *c, const struct args *a);
 };
 
-extern const struct command cmd_enqueue, cmd_get, cmd_list, cmd_attempts, cmd_retry,
+extern const struct command cmd_enqueue, cmd_get, cmd_list, cmd_attempts, cmd_deps, cmd_retry,
     cmd_cancel;                                                          /* cmd_jobs.c */
 extern const struct command cmd_stats, cmd_pause, cmd_resume, cmd_purge; /* cmd_queues.c */
 extern const struct command cmd_work;                                    /* work.c */

@@ -1,5 +1,6 @@
 // The job list (filters, cursor paging) and one job's detail (fields, payload, result,
-// progress, errors, dependencies, attempt history, retry and cancel).
+// progress, errors, its workflow: parents and children with their statuses, attempt history,
+// retry and cancel).
 
 import { api, ApiError } from './api.js';
 import { $, badge, el, fillTable, fmtJSON, fmtTime, replaceKeepFocus } from './dom.js';
@@ -65,11 +66,40 @@ export function makeJobs(view, ui) {
     return [el('dt', {}, dt), el('dd', {}, dd === null || dd === undefined || dd === '' ? '—' : dd)];
   }
 
-  function depLink(id) {
-    return el('li', {}, el('button', {
-      type: 'button', class: 'link', data: { key: 'dep-' + id, job: id },
-      'aria-label': `Open job ${id}`,
-    }, '#' + id));
+  // One parent or child: a link to it and its status (unknown when it no longer exists).
+  function linkItem(kind, id, status) {
+    return el('li', { data: { link: kind + '-' + id } }, el('button', {
+      type: 'button', class: 'link', data: { key: kind + '-' + id, job: id },
+      'aria-label': `Open ${kind === 'dep' ? 'parent' : 'child'} job ${id}`,
+    }, '#' + id), ' ', status ? badge(status) : el('span', { class: 'badge' }, 'deleted'));
+  }
+
+  // "2 succeeded, 1 running" for the statuses of links, in the order statuses first appear.
+  function counts(links) {
+    const n = new Map();
+    for (const l of links) n.set(l.status, (n.get(l.status) || 0) + 1);
+    return [...n].map(([st, k]) => `${k} ${st}`).join(', ');
+  }
+
+  // The workflow at a glance: its parents (depends_on, with their statuses) and children.
+  function renderFlow(j, parents, kids) {
+    const ids = Array.isArray(j.depends_on) ? j.depends_on : [];
+    const known = new Map((parents ? parents.dependencies : []).map((d) => [d.id, d.status]));
+    const children = kids ? kids.dependents : [];
+    $('d-flow').hidden = ids.length === 0 && children.length === 0;
+    $('d-deps-box').hidden = ids.length === 0;
+    $('d-kids-box').hidden = children.length === 0;
+    replaceKeepFocus($('d-deps'), ids.map((id) => linkItem('dep', id, known.get(id))));
+    replaceKeepFocus($('d-kids'), children.map((k) => linkItem('kid', k.id, k.status)));
+    $('d-kids-more').hidden = !(kids && kids.more);
+    const parts = [];
+    if (ids.length) {
+      const ps = ids.map((id) => ({ status: known.get(id) || 'deleted' }));
+      parts.push(`Parents: ${counts(ps)}` + (j.status === 'blocked' ? ' (waiting)' : ''));
+      parts.push(`if one fails: ${j.on_dependency_failure === 'run' ? 'run anyway' : 'cancel'}`);
+    }
+    if (children.length) parts.push(`Children: ${counts(children)}${kids.more ? ' and more' : ''}`);
+    $('d-flow-sum').textContent = parts.join(' · ');
   }
 
   function renderAttempts(attempts, note) {
@@ -87,8 +117,8 @@ export function makeJobs(view, ui) {
     $('d-attempts-note').hidden = !msg;
   }
 
-  function renderDetail(j, attempts, note) {
-    const text = JSON.stringify([j, attempts, note]);
+  function renderDetail(j, attempts, note, parents, kids) {
+    const text = JSON.stringify([j, attempts, note, parents, kids]);
     if (text === lastDetail) return;
     lastDetail = text;
     $('detail-h').textContent = `Job #${j.id}`;
@@ -105,15 +135,14 @@ export function makeJobs(view, ui) {
       ...field('Finished', fmtTime(j.finished_at)),
       ...field('Fencing token', String(j.fencing_token)),
       ...field('Requires', (j.requires || []).join(', ')),
-      ...field('Idempotency key', j.idempotency_key));
+      ...field('Idempotency key', j.idempotency_key),
+      ...field('If a parent fails', (j.depends_on || []).length ? j.on_dependency_failure : ''));
     $('d-payload').textContent = fmtJSON(j.payload);
     $('d-result').textContent = fmtJSON(j.result);
     $('d-progress').textContent = fmtJSON(j.progress);
     $('d-error').textContent = j.error_code
       ? j.error_code + (j.error_detail ? '\n' + j.error_detail : '') : '—';
-    const deps = Array.isArray(j.depends_on) ? j.depends_on : [];
-    $('d-deps-box').hidden = deps.length === 0;
-    replaceKeepFocus($('d-deps'), deps.map(depLink));
+    renderFlow(j, parents, kids);
     $('d-retry').disabled = !RETRYABLE.includes(j.status);
     $('d-cancel').disabled = !CANCELLABLE.includes(j.status);
     renderAttempts(attempts, note);
@@ -123,15 +152,17 @@ export function makeJobs(view, ui) {
     const id = view.job;
     if (!id) return;
     try {
-      const [j, hist] = await Promise.all([
+      const [j, hist, parents, kids] = await Promise.all([
         api('GET', `/jobs/${id}`),
         api('GET', `/jobs/${id}/attempts`).catch((e) => e),
+        api('GET', `/jobs/${id}/dependencies`).catch(() => null),
+        api('GET', `/jobs/${id}/dependents`).catch(() => null),
       ]);
       if (view.job !== id) return; // another job was opened meanwhile
       let note = '';
       if (hist instanceof ApiError) note = `Attempt history unavailable: ${hist.message}`;
       else if (hist instanceof Error) throw hist;
-      renderDetail(j, hist instanceof ApiError ? [] : hist.attempts, note);
+      renderDetail(j, hist instanceof ApiError ? [] : hist.attempts, note, parents, kids);
       ui.clear('detail');
     } catch (e) {
       ui.report('detail', e, `Job ${id}`);

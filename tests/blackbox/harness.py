@@ -70,13 +70,14 @@ JOB_FIELDS = (
     "fencing_token", "max_runtime_seconds", "requires", "idempotency_key", "created_at",
     "claimed_at", "heartbeat_at", "lease_expires_at", "worker_id", "finished_at", "result",
     "progress", "error_code", "error_detail", "concurrency_key", "expires_at", "dedup",
+    "depends_on", "on_dependency_failure",
 )
 INT_FIELDS = ("id", "priority", "run_at", "attempts", "max_attempts", "fencing_token",
               "created_at")
 NULLABLE_INT_FIELDS = ("max_runtime_seconds", "claimed_at", "heartbeat_at", "lease_expires_at",
                        "finished_at", "expires_at")
 NULLABLE_STR_FIELDS = ("idempotency_key", "worker_id", "error_code", "concurrency_key")
-STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+STATUSES = ("queued", "blocked", "running", "succeeded", "failed", "cancelled")
 
 
 def _program(var, name, what):
@@ -788,6 +789,10 @@ class ServerTest(unittest.TestCase):
         self.assertIsInstance(j["requires"], list)
         for t in j["requires"]:
             self.assertIsInstance(t, str)
+        self.assertIsInstance(j["depends_on"], list)
+        for d in j["depends_on"]:
+            self.assertTrue(type(d) is int and d > 0, "depends_on: %r" % j)
+        self.assertIn(j["on_dependency_failure"], ("cancel", "run"))
         self.assertGreater(j["id"], 0)
         if claimed:
             self.assertIn("lease_token", j)

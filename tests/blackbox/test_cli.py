@@ -13,7 +13,7 @@ import test_auth  # its token helpers (the module, not its classes: they run in 
 from cli_helpers import cli_env, run_jobq, run_jobq_tty
 from harness import HOST, ServerTest, free_port
 
-COMMANDS = ("enqueue", "get", "list", "attempts", "stats", "retry", "cancel", "pause",
+COMMANDS = ("enqueue", "get", "list", "attempts", "deps", "stats", "retry", "cancel", "pause",
             "resume", "purge", "work")
 
 
@@ -121,6 +121,38 @@ class TestJobCommands(CliTest):
         self.assertEqual(lines[2].split()[:3], [str(ids[1]), self.q, "cancelled"], out)
         self.assertRegex(lines[4], r"^more: jobq list --cursor \S+$")
         self.assert_refused(["list", "--status", "bogus"], "invalid_request", "status")
+
+    def test_enqueue_after_and_deps(self):
+        a = self.enqueue({"step": "a"})["id"]
+        b = self.enqueue({"step": "b"})["id"]
+        j = self.jobq_json("enqueue", "-q", self.q, "--after", str(a), "--after", str(b),
+                           "--after", str(a), "--on-dependency-failure", "run", "{}")
+        self.assertEqual((j["status"], sorted(j["depends_on"]), j["on_dependency_failure"]),
+                         ("blocked", sorted([a, b]), "run"))
+        out, _ = self.jobq_tty("get", str(j["id"]))
+        self.assertRegex(out, r"(?m)^depends_on +\[%d,%d\]$" % tuple(sorted([a, b])))
+        self.assertRegex(out, r"(?m)^status +blocked$")
+        deps = self.jobq_json("deps", str(j["id"]))
+        self.assertEqual([(d["id"], d["status"]) for d in deps["dependencies"]],
+                         [(a, "queued"), (b, "queued")])
+        job = self.claim_one()
+        self.assertEqual(job["id"], a)
+        self.act(a, "complete", {"lease_token": job["lease_token"], "result": {"rows": 7}})
+        out, _ = self.jobq_tty("deps", str(j["id"]))
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split(), ["ID", "STATUS", "QUEUE", "RESULT"], out)
+        self.assertEqual(lines[1].split(), [str(a), "succeeded", self.q, '{"rows":7}'], out)
+        self.assertEqual(lines[2].split()[:2], [str(b), "queued"], out)
+        kids = self.jobq_json("deps", "--dependents", str(a))
+        self.assertEqual(([d["id"] for d in kids["dependents"]], kids["more"]), ([j["id"]], False))
+        self.assert_refused(["enqueue", "-q", self.q, "--after", "987654321", "{}"],
+                            "invalid_request", "987654321")
+        self.assert_refused(["enqueue", "-q", self.q, "--after", str(a),
+                             "--on-dependency-failure", "later", "{}"],
+                            "invalid_request", "on_dependency_failure")
+        self.assert_refused(["deps", "987654321"], "not_found")
+        _, err = self.jobq("enqueue", "--after", "x", "{}", expect=2)
+        self.assertIn("--after", err)
 
     def test_cancel_and_retry(self):
         job_id = self.enqueue()["id"]

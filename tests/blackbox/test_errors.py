@@ -468,6 +468,7 @@ class SchemaLimits(ServerTest):
             else:
                 drop(body, w)
         for where, value in values:
+            value = self.real_deps(where, value)
             if where.startswith("query."):
                 query[where[6:]] = value
             elif where.startswith("path."):
@@ -481,6 +482,24 @@ class SchemaLimits(ServerTest):
             return self.c.request(method, path, raw=b"",
                                   headers={"Content-Type": "application/json"})
         return self.c.request(method, path, body=body)
+
+    def real_deps(self, where, value):
+        """A depends_on value with the ids the schema's samples give (0, 1, 2...) made ids of
+        jobs that exist (an accepted depends_on names existing jobs); an id below the
+        minimum as it is."""
+        if "depends_on" not in where:
+            return value
+        if not getattr(self, "dep_pool", None):
+            qn = self.queue("deps")
+            self.dep_pool = []
+            for _ in range(2):
+                r = self.c.post("/jobs/batch", {"jobs": [{"queue": qn, "payload": 1}] * 600})
+                self.assertEqual(r.status, 201, r)
+                self.dep_pool += [j["id"] for j in r.json["jobs"]]
+        if isinstance(value, list):
+            return [self.dep_pool[v] if isinstance(v, int) and 0 <= v < len(self.dep_pool)
+                    else v for v in value]
+        return self.dep_pool[0] if isinstance(value, int) and value >= 1 else value
 
     def check(self, op, where, label, r, accepted, names=None):
         """r answers a request that sent the case `label` of the value at where: accepted or
@@ -571,7 +590,11 @@ class SchemaLimits(ServerTest):
                      ("GET /limits/{key}", "path.key"), ("DELETE /limits/{key}", "path.key"),
                      ("PUT /schedules/{name}", "body.every_seconds"),
                      ("PUT /schedules/{name}", "body.job.priority"),
-                     ("DELETE /schedules/{name}", "path.name")):
+                     ("DELETE /schedules/{name}", "path.name"),
+                     ("POST /jobs", "body.depends_on"), ("POST /jobs", "body.depends_on[]"),
+                     ("POST /jobs/batch", "body.jobs[].depends_on"),
+                     ("POST /jobs/batch", "body.jobs[].ref"),
+                     ("POST /jobs/batch", "body.jobs[].on_dependency_failure")):
             self.assertIn(must, tried)
 
 

@@ -1,4 +1,5 @@
-"""The README's recipes ("Flow control: recipes", "Schedules: recipes"), run as they stand:
+"""The README's recipes ("Flow control: recipes", "Schedules: recipes",
+"Workflows: recipes"), run as they stand:
 each ```console block of those sections is one recipe, run on a fresh server and database. Every
 `$ ` line (with its `\\` continuation lines) is a shell command run in one bash session (so
 `TOKEN=$(...)` carries to the next command), with localhost:8080 turned into the test
@@ -17,7 +18,7 @@ from harness import HOST, ServerTest
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
-SECTIONS = ("## Flow control: recipes", "## Schedules: recipes")
+SECTIONS = ("## Flow control: recipes", "## Schedules: recipes", "## Workflows: recipes")
 RUN_TIMEOUT = 60  # seconds for one recipe
 MARK = "@@recipe-step@@"
 
@@ -27,14 +28,16 @@ def recipes():
     with open(README, encoding="utf-8") as f:
         text = f.read()
     out = []
-    for title in SECTIONS:
-        start = text.index(title)
-        end = text.find("\n## ", start + len(title))
-        out += section_recipes(text[start:end if end >= 0 else len(text)])
+    for name in SECTIONS:
+        out += section_recipes(text, name)
     return out
 
 
-def section_recipes(section):
+def section_recipes(text, name):
+    """recipes() of the one section `name`."""
+    start = text.index(name)
+    end = text.find("\n## ", start + len(name))
+    section = text[start:end if end >= 0 else len(text)]
     out = []
     for m in re.finditer(r"^\*\*([^*]+)\*\*.*?```console\n(.*?)```", section, re.S | re.M):
         steps = []
@@ -89,12 +92,16 @@ class ReadmeRecipes(ServerTest):
     def test_every_second_never_two_at_once(self):
         self.run_recipe("Every second, never two at once.")
 
+    def test_batch_with_a_completion_callback(self):
+        self.run_recipe("A batch with a completion callback.")
+
     def test_every_recipe_is_run(self):
         self.assertEqual([t for t, _ in recipes()],
                          ["One customer at a time.", "At most N calls per second to an API.",
                           "Reacting to a 429.", "Unique while running.",
                           "A report every Monday at 9 in Berlin.",
-                          "Every second, never two at once."])
+                          "Every second, never two at once.",
+                          "A batch with a completion callback."])
 
 
 if __name__ == "__main__":

@@ -223,6 +223,25 @@ class UiBrowser(ServerTest, Browser):
         for n in (cron, every):
             self.assertEqual(self.c.request("DELETE", "/schedules/" + n).status, 200)
 
+    def test_workflow(self):
+        r = self.c.post("/jobs/batch", {"jobs": [
+            {"queue": self.q, "payload": {"step": "top"}, "ref": "top"},
+            {"queue": self.q, "payload": {"step": "left"}, "ref": "l", "depends_on": ["top"]},
+            {"queue": self.q, "payload": {"step": "right"}, "ref": "r", "depends_on": ["top"]},
+            {"queue": self.q, "payload": {"step": "bottom"}, "ref": "b",
+             "depends_on": ["l", "r"]},
+            {"queue": self.q, "payload": {"step": "notify"}, "depends_on": ["b"],
+             "on_dependency_failure": "run"}]})
+        self.assertEqual(r.status, 201, r)
+        top, left, right, bottom, callback = [j["id"] for j in r.json["jobs"]]
+        for want in (top, left):
+            j = self.claim_one()
+            self.assertEqual(j["id"], want)
+            self.act(want, "complete", {"lease_token": j["lease_token"]})
+        self.assertEqual(self.claim_one()["id"], right)  # left running
+        self.drive("workflow", queue=self.q, left=left, right=right, bottom=bottom,
+                   callback=callback)
+
     def test_phone_width(self):
         self.enqueue({"n": 1})
         job = self.enqueue({"text": "a long payload line " * 20})["id"]

@@ -113,6 +113,15 @@ static void job_spec_keyed(const char *w, int key)
              dedup_mode_name(DEDUP_WINDOW), dedup_mode_name(DEDUP_DEBOUNCE));
     line(b, "enum", modes);
     integer(at(b, sizeof b, d, "seconds"), 0, DEDUP_SECONDS_MAX);
+    /* parse_workflow: a batch element's entries may be refs too (the schema's oneOf, which
+     * the walk does not enter), POST /jobs's are ids. */
+    if (key) /* a schedule's job refuses depends_on whole */
+        num(at(b, sizeof b, w, "depends_on"), "maxItems", JOB_DEPS_MAX);
+    if (strcmp(w, "body") == 0)
+        num("body.depends_on[]", "minimum", 1);
+    snprintf(modes, sizeof modes, "%s,%s", job_dep_mode_name(DEP_CANCEL),
+             job_dep_mode_name(DEP_RUN));
+    line(at(b, sizeof b, w, "on_dependency_failure"), "enum", modes);
 }
 
 static void job_spec(const char *w)
@@ -140,6 +149,7 @@ static void bodies(void)
     num("body.jobs", "minItems", 1);
     num("body.jobs", "maxItems", JOB_BATCH_MAX);
     job_spec("body.jobs[]");
+    text("body.jobs[].ref", JOB_REF_MAX); /* parse_batch_ref */
 
     op = "POST /claim"; /* parse_claim */
     required("body");
@@ -234,9 +244,9 @@ static void queries(void)
     num("query.cursor", "maxLength", 13);
     line("query.cursor", "pattern", "^([1-9a-z][0-9a-z]{0,11}|1[0-9a-x][0-9a-z]{11})$");
 
-    op = "DELETE /queues/{name}/jobs"; /* purge_status: any status but running, or blocked */
+    op = "DELETE /queues/{name}/jobs"; /* purge_status: any status but running */
     required("query.status");
-    line("query.status", "enum", statuses(buf, sizeof buf, JOB_RUNNING, "blocked"));
+    line("query.status", "enum", statuses(buf, sizeof buf, JOB_RUNNING, NULL));
 }
 
 /* The router's path parameters: {id} a positive int64 (else 404), {name} a queue name and

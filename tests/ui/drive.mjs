@@ -234,6 +234,37 @@ const scenarios = {
     await text(page, row(args.every) + ' .next', /\d/, 'a next run again');
   },
 
+  // A workflow: a job's parents and children as links with their statuses, the counts at a
+  // glance, the blocked column of the queues table and the blocked filter.
+  async workflow({ page }) {
+    await page.goto(base + `/ui/#queue=${encodeURIComponent(args.queue)}&job=${args.bottom}`);
+    await text(page, '#detail-h', new RegExp(`^Job #${args.bottom}$`), 'the blocked job opens');
+    await text(page, '#d-fields', /blocked/, 'its status');
+    await text(page, '#d-flow-sum', /^Parents: 1 succeeded, 1 running \(waiting\) · if one fails: cancel · Children: 1 blocked$/,
+      'the workflow at a glance');
+    await text(page, `#d-deps [data-link="dep-${args.left}"]`, /succeeded/, 'a parent and its status');
+    await text(page, `#d-deps [data-link="dep-${args.right}"]`, /running/, 'the other parent');
+    await text(page, `#d-kids [data-link="kid-${args.callback}"]`, /blocked/, 'a child and its status');
+    const row = page.locator('#queue-table tbody tr', { has: button(page, `Show the jobs of queue ${args.queue}`) });
+    const cells = await row.locator('td.num').allTextContents();
+    check(cells[2] === '2', `the queue's blocked column says 2 (${JSON.stringify(cells)})`);
+    await shot(page, 'blocked');
+
+    // Follow a parent: its own child is the blocked job; it has no parents.
+    await button(page, `Open parent job ${args.left}`).click();
+    await text(page, '#detail-h', new RegExp(`^Job #${args.left}$`), 'the parent opens');
+    await text(page, '#d-flow-sum', /^Parents: 1 succeeded · if one fails: cancel · Children: 1 blocked$/,
+      "the parent's workflow");
+    await visible(button(page, `Open child job ${args.bottom}`), 'its child');
+
+    // The blocked filter lists exactly the blocked jobs.
+    await page.locator('#f-status').selectOption('blocked');
+    await button(page, 'Show').click();
+    await text(page, '#p-info', /^Page 1, 2 jobs$/, 'the blocked jobs');
+    await visible(button(page, `Open job ${args.bottom}`), 'the blocked job listed');
+    await shot(page, 'filter');
+  },
+
   // At phone width: no sideways scrolling, the job detail readable, screenshots of both.
   async phone({ page }) {
     await page.goto(base + '/ui/');

@@ -265,6 +265,8 @@ TEST(role_matrix)
         {"POST", "/jobs/{id}/retry", A},
         {"POST", "/claim", W | A},
         {"GET", "/jobs/{id}/attempts", P | W | A},
+        {"GET", "/jobs/{id}/dependencies", P | W | A},
+        {"GET", "/jobs/{id}/dependents", P | W | A},
         {"GET", "/queues", P | W | A},
         {"GET", "/stats/throughput", P | W | A},
         {"POST", "/queues/{name}/pause", A},

@@ -80,6 +80,9 @@ cJSON *job_to_json(const struct job *j, int with_token)
     } else {
         ok = ok && cJSON_AddNullToObject(o, "dedup") != NULL;
     }
+    ok = ok && add_raw(o, "depends_on", j->depends_on, "[]");
+    ok = ok && cJSON_AddStringToObject(o, "on_dependency_failure",
+                                       job_dep_mode_name(j->on_dependency_failure)) != NULL;
     if (ok && with_token && j->lease_token)
         ok = cJSON_AddStringToObject(o, "lease_token", j->lease_token) != NULL;
     if (!ok) {
@@ -132,7 +135,8 @@ TEST(fresh_job_in_contract_order)
         "\"claimed_at\":null,\"heartbeat_at\":null,\"lease_expires_at\":null,"
         "\"worker_id\":null,\"finished_at\":null,\"result\":null,\"progress\":null,"
         "\"error_code\":null,\"error_detail\":null,\"concurrency_key\":null,"
-        "\"expires_at\":null,\"dedup\":null}";
+        "\"expires_at\":null,\"dedup\":null,\"depends_on\":[],"
+        "\"on_dependency_failure\":\"cancel\"}";
     int same = strcmp(text, want) == 0;
     if (!same)
         fprintf(stderr, "got  %s\nwant %s\n", text, want);
@@ -170,6 +174,8 @@ TEST(claimed_job_with_token_and_exact_ints)
     j.dedup_key = "d";
     j.dedup_mode = DEDUP_DEBOUNCE;
     j.dedup_seconds = 0;
+    j.depends_on = "[3,9007199254740993]";
+    j.on_dependency_failure = DEP_RUN;
     char *text = print_job(&j, 1);
     CHECK(text != NULL);
     int ok =
@@ -177,7 +183,9 @@ TEST(claimed_job_with_token_and_exact_ints)
         strstr(text, "\"run_at\":9007199254740993,") &&
         strstr(text, "\"fencing_token\":9007199254740995,") && strstr(text, "\"requires\":[],") &&
         strstr(text, "\"idempotency_key\":\"k\\\"ey\"") && strstr(text, "\"result\":[1.50],") &&
-        strstr(text, "\"error_detail\":\"d\",") && strstr(text, ",\"lease_token\":\"tok\"}");
+        strstr(text, "\"error_detail\":\"d\",") &&
+        strstr(text, ",\"depends_on\":[3,9007199254740993],\"on_dependency_failure\":\"run\",") &&
+        strstr(text, ",\"lease_token\":\"tok\"}");
     if (!ok)
         fprintf(stderr, "got %s\n", text);
     free(text);
@@ -261,6 +269,32 @@ TEST(error_table)
     CHECK_STR(err_code(ERR_COUNT), "internal");
 }
 
+/* GET /jobs/{id}/dependencies and /dependents: id, status, result (null or as stored), queue,
+ * and "more" only for dependents. */
+TEST(links)
+{
+    struct job_link l[2] = {{3, JOB_SUCCEEDED, "{\"n\":1.50}", "q\"1"},
+                            {9, JOB_BLOCKED, NULL, "default"}};
+    struct jtext t = {0};
+    jtext_links(&t, "dependencies", l, 2, -1);
+    CHECK(t.p != NULL);
+    int ok = strcmp(t.p, "{\"dependencies\":[{\"id\":3,\"status\":\"succeeded\",\"result\":{"
+                         "\"n\":1.50},\"queue\":\"q\\\"1\"},{\"id\":9,\"status\":\"blocked\","
+                         "\"result\":null,\"queue\":\"default\"}]}") == 0;
+    if (!ok)
+        fprintf(stderr, "got %s\n", t.p);
+    free(t.p);
+    CHECK(ok);
+    t = (struct jtext){0};
+    jtext_links(&t, "dependents", NULL, 0, 1);
+    CHECK(t.p && strcmp(t.p, "{\"dependents\":[],\"more\":true}") == 0);
+    free(t.p);
+    t = (struct jtext){0};
+    jtext_links(&t, "dependents", l + 1, 1, 0);
+    CHECK(t.p && strstr(t.p, "],\"more\":false}") != NULL);
+    free(t.p);
+}
+
 TEST_MAIN(TEST_ENTRY(fresh_job_in_contract_order),
           TEST_ENTRY(claimed_job_with_token_and_exact_ints),
-          TEST_ENTRY(direct_text_escapes_like_cjson), TEST_ENTRY(error_table))
+          TEST_ENTRY(direct_text_escapes_like_cjson), TEST_ENTRY(error_table), TEST_ENTRY(links))

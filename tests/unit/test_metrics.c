@@ -105,6 +105,7 @@ TEST(queue_gauges_counters_and_store)
     rows[0].oldest_queued_age = 17;
     rows[1].name = "we\"ird\\q\n";
     rows[1].count[JOB_CANCELLED] = 4;
+    rows[1].count[JOB_BLOCKED] = 6;
     rows[1].paused = 1;
     struct counters_row counters[2];
     memset(counters, 0, sizeof counters);
@@ -134,6 +135,7 @@ TEST(queue_gauges_counters_and_store)
         has_line(text, "jobq_jobs{queue=\"default\",status=\"failed\"} 0") &&
         has_line(text, "jobq_queue_oldest_age_seconds{queue=\"default\"} 17") &&
         has_line(text, "jobq_jobs{queue=\"we\\\"ird\\\\q\\n\",status=\"cancelled\"} 4") &&
+        has_line(text, "jobq_jobs{queue=\"we\\\"ird\\\\q\\n\",status=\"blocked\"} 6") &&
         has_line(text, "# TYPE jobq_jobs gauge") && has_line(text, "jobq_store_up 1") &&
         has_line(text, "# TYPE jobq_jobs_enqueued_total counter") &&
         has_line(text, "jobq_jobs_enqueued_total{queue=\"default\"} 3") &&

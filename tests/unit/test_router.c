@@ -33,6 +33,8 @@ TEST(every_route_present)
         {"GET", "/jobs/7", handle_get_job, 0},
         {"GET", "/jobs", handle_list_jobs, 0},
         {"GET", "/jobs/7/attempts", handle_attempts, 0},
+        {"GET", "/jobs/7/dependencies", handle_dependencies, 0},
+        {"GET", "/jobs/7/dependents", handle_dependents, 0},
         {"GET", "/queues", handle_queues, 0},
         {"GET", "/stats/throughput", handle_throughput, 0},
         {"POST", "/queues/a.b:c-d_e/pause", handle_pause, 0},

@@ -1,0 +1,644 @@
+"""Workflows (API.md "Workflows"): depends_on with ids and, inside a batch, refs;
+on_dependency_failure; the blocked status; release when the last dependency succeeds, the
+cancel of "cancel" dependents down the graph when one fails, "run" dependents that run anyway;
+a dependency already finished at enqueue; cancel of a blocked job; the retry that resumes a
+failed workflow; GET /jobs/{id}/dependencies and /dependents; a batch with a completion
+callback; long polls woken by a release; bad input refused with nothing created; a graph of
+10,000 jobs (10 batches of 1,000) worked by several threads, each job run once, after all of
+its parents, never when a "cancel" parent failed; on PostgreSQL the same over three jobqd
+processes sharing one database."""
+
+import random
+import re
+import sys
+import threading
+import time
+import unittest
+
+from harness import REQUEST_TIMEOUT, Server, ServerTest, backend, wait_until
+
+FINAL = ("succeeded", "failed", "cancelled")
+GRAPH_DEADLINE = 420.0  # seconds the 10,000-job graph may take to finish, bounded
+GRAPH_STALL = 150.0  # seconds without a job becoming final: the graph is stuck (past a lease)
+GRAPH_LEASE = 120  # seconds: a worker ends its 10 jobs one by one, however slow the machine
+RETRIES_503 = 20  # a worker sends a request again after 503 unavailable, as clients should
+
+
+class WorkflowTest(ServerTest):
+    """Helpers over the class's server."""
+
+    def batch(self, jobs, status=201):
+        for j in jobs:
+            j.setdefault("queue", self.q)
+            j.setdefault("payload", {})
+        r = self.c.post("/jobs/batch", {"jobs": jobs})
+        self.assertEqual(r.status, status, r)
+        if status == 201:
+            for j in r.json["jobs"]:
+                self.assert_job(j)
+            return r.json["jobs"]
+        return r
+
+    def status_of(self, job_id):
+        return self.get_job(job_id)["status"]
+
+    def finish(self, job, result=None):
+        return self.act(job["id"], "complete", {"lease_token": job["lease_token"],
+                                                "result": result}).json
+
+    def fail_for_good(self, job):
+        return self.act(job["id"], "fail", {"lease_token": job["lease_token"],
+                                            "error_code": "boom", "retry": False}).json
+
+    def run_one(self, expect_id, result=None):
+        """Claim the one due job of the queue, check it is expect_id, complete it."""
+        j = self.claim_one(max_jobs=10)
+        self.assertEqual(j["id"], expect_id)
+        return self.finish(j, result)
+
+    def total_jobs(self):
+        return len(self.list_all(""))
+
+    def refused(self, path, body, mentions):
+        """path answers body with 400 invalid_request naming `mentions`, and creates no job."""
+        before = self.total_jobs()
+        r = self.c.post(path, body)
+        self.assert_error(r, 400, "invalid_request", mentions)
+        self.assertEqual(self.total_jobs(), before, "a refused request created jobs")
+        return r
+
+
+class BadInput(WorkflowTest):
+    def test_refusals_name_the_field_and_create_nothing(self):
+        a = self.enqueue()["id"]
+        missing = a + 1000000
+        self.refused("/jobs", {"queue": self.q, "payload": 1, "depends_on": [a, missing]},
+                     "job %d does not exist" % missing)
+        self.refused("/jobs", {"queue": self.q, "payload": 1, "depends_on": [a, "x"]},
+                     "depends_on[1]")
+        self.refused("/jobs", {"queue": self.q, "payload": 1, "depends_on": [0]},
+                     "depends_on[0]")
+        self.refused("/jobs", {"queue": self.q, "payload": 1, "depends_on": a},
+                     "depends_on")
+        self.refused("/jobs", {"queue": self.q, "payload": 1,
+                               "depends_on": list(range(1, 1002))}, "depends_on")
+        self.refused("/jobs", {"queue": self.q, "payload": 1, "depends_on": [a],
+                               "on_dependency_failure": "skip"}, "on_dependency_failure")
+        el = {"queue": self.q, "payload": 1}
+        self.refused("/jobs/batch", {"jobs": [dict(el, ref="a"), dict(el, depends_on=["b"])]},
+                     'jobs[1].depends_on[0]: no element of the batch has ref "b"')
+        self.refused("/jobs/batch", {"jobs": [dict(el, ref="a"), dict(el), dict(el, ref="a")]},
+                     'jobs[2].ref: "a" is also jobs[0].ref')
+        self.refused("/jobs/batch", {"jobs": [dict(el, ref="a", depends_on=["c"]),
+                                              dict(el, ref="b", depends_on=["a"]),
+                                              dict(el, ref="c", depends_on=["b"])]},
+                     "depends_on: a cycle")
+        self.refused("/jobs/batch", {"jobs": [dict(el), dict(el, ref="s", depends_on=["s"])]},
+                     "jobs[1].depends_on: a cycle")
+        # An unknown id in a later element: the earlier ones are not created either.
+        self.refused("/jobs/batch", {"jobs": [dict(el, ref="a"), dict(el, depends_on=[a]),
+                                              dict(el, depends_on=["a", missing])]},
+                     "jobs[2].depends_on: job %d does not exist" % missing)
+        self.refused("/jobs/batch", {"jobs": [dict(el), dict(el, on_dependency_failure=1)]},
+                     "jobs[1].on_dependency_failure")
+        self.refused("/jobs/batch", {"jobs": [dict(el, depends_on=[a] * 1001)]},
+                     "jobs[0].depends_on must be an array of at most 1000")
+        self.refused("/jobs/batch", {"jobs": [dict(el, ref="r" * 201)]}, "jobs[0].ref")
+        # At the limit: 1000 entries (repeats count once) and a ref of 200 bytes are taken.
+        ids = [j["id"] for j in self.batch([{} for _ in range(999)])] + [a]
+        j = self.enqueue(depends_on=ids)
+        self.assertEqual((j["status"], sorted(j["depends_on"])), ("blocked", sorted(ids)))
+        jobs = self.batch([{"ref": "r" * 200}, {"depends_on": ["r" * 200, a, a]}])
+        self.assertEqual(sorted(jobs[1]["depends_on"]), sorted([jobs[0]["id"], a]))
+
+    def test_no_dependencies_shows_empty(self):
+        j = self.enqueue()
+        self.assertEqual((j["status"], j["depends_on"], j["on_dependency_failure"]),
+                         ("queued", [], "cancel"))
+        r = self.c.get("/jobs/%d/dependencies" % j["id"])
+        self.assertEqual((r.status, r.json), (200, {"dependencies": []}))
+        r = self.c.get("/jobs/%d/dependents" % j["id"])
+        self.assertEqual((r.status, r.json), (200, {"dependents": [], "more": False}))
+        for kind in ("dependencies", "dependents"):
+            self.assert_error(self.c.get("/jobs/987654321/%s" % kind), 404, "not_found")
+
+
+class Graphs(WorkflowTest):
+    def test_chain_runs_in_order_and_blocked_is_listed(self):
+        a = self.enqueue({"step": "a"})["id"]
+        b = self.enqueue({"step": "b"}, depends_on=[a])
+        c = self.enqueue({"step": "c"}, depends_on=[b["id"]])
+        self.assertEqual((b["status"], b["depends_on"]), ("blocked", [a]))
+        self.assertEqual(c["status"], "blocked")
+        listed = [j["id"] for j in self.list_all("queue=%s&status=blocked" % self.q)]
+        self.assertEqual(listed, [b["id"], c["id"]])
+        row = {q["name"]: q for q in self.c.get("/queues").json["queues"]}[self.q]
+        self.assertEqual((row["queued"], row["blocked"]), (1, 2))
+        # Only a is claimable, however many are asked for.
+        self.run_one(a, {"a": 1})
+        self.assertEqual(self.status_of(b["id"]), "queued")
+        self.assertEqual(self.status_of(c["id"]), "blocked")
+        self.run_one(b["id"])
+        self.run_one(c["id"])
+        self.claim(expect=0)
+        row = {q["name"]: q for q in self.c.get("/queues").json["queues"]}[self.q]
+        self.assertEqual((row["succeeded"], row["blocked"]), (3, 0))
+
+    def test_diamond_in_one_batch_children_first(self):
+        jobs = self.batch([
+            {"ref": "bottom", "depends_on": ["left", "right"]},
+            {"ref": "left", "depends_on": ["top"]},
+            {"ref": "right", "depends_on": ["top"]},
+            {"ref": "top"},
+        ])
+        bottom, left, right, top = [j["id"] for j in jobs]
+        self.assertEqual([j["status"] for j in jobs], ["blocked", "blocked", "blocked", "queued"])
+        self.assertEqual(sorted(jobs[0]["depends_on"]), sorted([left, right]))
+        self.assertEqual(jobs[1]["depends_on"], [top])
+        self.run_one(top)
+        got = self.claim(max_jobs=10, expect=2)
+        self.assertEqual(sorted(j["id"] for j in got), sorted([left, right]))
+        self.finish(got[0])
+        self.assertEqual(self.status_of(bottom), "blocked")
+        self.finish(got[1])
+        self.run_one(bottom)
+        kids = self.c.get("/jobs/%d/dependents" % top).json
+        self.assertEqual([(k["id"], k["status"]) for k in kids["dependents"]],
+                         [(left, "succeeded"), (right, "succeeded")])
+
+    def test_failure_cancels_down_the_graph_and_run_dependents_run(self):
+        jobs = self.batch([
+            {"ref": "a"},
+            {"ref": "b", "depends_on": ["a"]},
+            {"ref": "c", "depends_on": ["b"]},
+            {"ref": "cleanup", "depends_on": ["a"], "on_dependency_failure": "run"},
+            {"ref": "after_c", "depends_on": ["c"], "on_dependency_failure": "run"},
+        ])
+        a, b, c, cleanup, after_c = [j["id"] for j in jobs]
+        self.fail_for_good(self.claim_one())
+        jb, jc = self.get_job(b), self.get_job(c)
+        self.assertEqual((jb["status"], jb["error_code"], jb["error_detail"]),
+                         ("cancelled", "dependency_failed", {"dependency": a}))
+        self.assertEqual((jc["status"], jc["error_code"], jc["error_detail"]),
+                         ("cancelled", "dependency_failed", {"dependency": b}))
+        # The "run" dependents are released: the clean-up at once, after_c once c is cancelled.
+        got = self.claim(max_jobs=10, expect=2)
+        self.assertEqual(sorted(j["id"] for j in got), sorted([cleanup, after_c]))
+        deps = self.c.get("/jobs/%d/dependencies" % cleanup).json["dependencies"]
+        self.assertEqual([(d["id"], d["status"]) for d in deps], [(a, "failed")])
+
+    def test_dependency_finished_at_enqueue_counts_at_once(self):
+        done = self.enqueue({"x": 1})["id"]
+        self.run_one(done, {"fine": True})
+        bad = self.enqueue({"x": 2})["id"]
+        self.fail_for_good(self.claim_one())
+        gone = self.enqueue({"x": 3})["id"]
+        self.act(gone, "cancel")
+        j = self.enqueue(depends_on=[done])
+        self.assertEqual(j["status"], "queued")
+        j = self.enqueue(depends_on=[done, bad])
+        self.assertEqual((j["status"], j["error_code"], j["error_detail"]),
+                         ("cancelled", "dependency_failed", {"dependency": bad}))
+        j = self.enqueue(depends_on=[gone], on_dependency_failure="run")
+        self.assertEqual(j["status"], "queued")
+        j = self.enqueue(depends_on=[gone])
+        self.assertEqual((j["status"], j["error_code"]), ("cancelled", "dependency_failed"))
+        # In a batch too, and an element depending on such an element is cancelled with it.
+        jobs = self.batch([{"ref": "x", "depends_on": [bad]}, {"depends_on": ["x"]}])
+        self.assertEqual([j["status"] for j in jobs], ["cancelled", "cancelled"])
+        self.assertEqual(jobs[1]["error_detail"], {"dependency": jobs[0]["id"]})
+
+    def test_cancel_of_a_blocked_job(self):
+        a = self.enqueue()["id"]
+        b = self.enqueue(depends_on=[a])["id"]
+        c = self.enqueue(depends_on=[b])["id"]
+        j = self.act(b, "cancel").json
+        self.assertEqual(j["status"], "cancelled")
+        jc = self.get_job(c)
+        self.assertEqual((jc["status"], jc["error_detail"]),
+                         ("cancelled", {"dependency": b}))
+        self.act(b, "cancel", status=409)
+        self.run_one(a)
+        self.claim(expect=0)
+
+    def test_retry_resumes_a_failed_workflow(self):
+        jobs = self.batch([{"ref": "a"}, {"ref": "b", "depends_on": ["a"]},
+                           {"ref": "c", "depends_on": ["b"]},
+                           {"ref": "d", "depends_on": ["a", "c"]}])
+        a, b, c, d = [j["id"] for j in jobs]
+        self.fail_for_good(self.claim_one())
+        self.assertEqual([self.status_of(x) for x in (b, c, d)], ["cancelled"] * 3)
+        j = self.act(a, "retry").json
+        self.assertEqual(j["status"], "queued")
+        self.assertEqual([self.status_of(x) for x in (b, c, d)], ["blocked"] * 3)
+        for x in (a, b, c, d):
+            self.run_one(x)
+        self.assertEqual([self.status_of(x) for x in (a, b, c, d)], ["succeeded"] * 4)
+
+    def test_parked_long_poll_is_woken_by_a_release(self):
+        a = self.enqueue()["id"]
+        b = self.enqueue(depends_on=[a])["id"]
+        ja = self.claim_one()
+        got = {}
+
+        def park():
+            c = self.server.client(timeout=REQUEST_TIMEOUT + 30)
+            try:
+                t0 = time.monotonic()
+                r = c.post("/claim", {"worker_id": "parked", "queue": self.q,
+                                      "wait_seconds": 30}, timeout=REQUEST_TIMEOUT + 30)
+                got["r"], got["t"] = r, time.monotonic() - t0
+            finally:
+                c.close()
+
+        t = threading.Thread(target=park)
+        t.start()
+        # It parks: it finds nothing (b is blocked, a is running).
+        wait_until(lambda: re.search(r"(?m)^jobq_waiting_claims [1-9]",
+                                     self.c.get("/metrics").body.decode()), 10, 0.05,
+                   "the claim to park")
+        t_done = time.monotonic()
+        self.finish(ja)
+        t.join(40)
+        self.assertFalse(t.is_alive())
+        r = got["r"]
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual([j["id"] for j in r.json["jobs"]], [b])
+        self.assertLess(time.monotonic() - t_done, 10, "the parked claim was not woken")
+
+    def test_purge_blocked(self):
+        a = self.enqueue()["id"]
+        b = self.enqueue(depends_on=[a])["id"]
+        r = self.c.request("DELETE", "/queues/%s/jobs?status=blocked" % self.q)
+        self.assertEqual((r.status, r.json["deleted"]), (200, 1), r)
+        self.assert_error(self.c.get("/jobs/%d" % b), 404, "not_found")
+        self.assertEqual(self.status_of(a), "queued")
+
+
+class CompletionCallback(WorkflowTest):
+    def test_callback_runs_once_after_every_member_and_reads_them(self):
+        n = 20
+        members = [{"ref": "m%d" % i, "payload": {"i": i}} for i in range(n)]
+        callback = {"payload": {"callback": True}, "on_dependency_failure": "run",
+                    "depends_on": ["m%d" % i for i in range(n)]}
+        jobs = self.batch(members + [callback])
+        cb = jobs[-1]["id"]
+        ids = [j["id"] for j in jobs[:-1]]
+        self.assertEqual(jobs[-1]["status"], "blocked")
+        outcome = {}
+        claimed_cb = []
+        for _ in range(2 * n):  # bounded: each round finishes at least one member
+            got = self.claim(max_jobs=3)
+            if not got:
+                break
+            for j in got:
+                if j["id"] == cb:
+                    claimed_cb.append(j)
+                    self.assertEqual(sorted(outcome), sorted(ids), "callback before the end")
+                    continue
+                i = j["payload"]["i"]
+                if i % 5 == 4:
+                    self.fail_for_good(j)
+                    outcome[j["id"]] = ("failed", None)
+                else:
+                    self.finish(j, {"double": 2 * i})
+                    outcome[j["id"]] = ("succeeded", {"double": 2 * i})
+                if len(outcome) < n:
+                    self.assertEqual(self.status_of(cb), "blocked")
+        self.assertEqual(len(claimed_cb), 1, "the callback ran %d times" % len(claimed_cb))
+        deps = self.c.get("/jobs/%d/dependencies" % cb).json["dependencies"]
+        self.assertEqual({d["id"]: (d["status"], d["result"]) for d in deps}, outcome)
+        self.assertEqual([d["id"] for d in deps], sorted(ids))
+        self.finish(claimed_cb[0], {"seen": len(deps)})
+        self.claim(expect=0)
+
+
+class DeepChain(WorkflowTest):
+    """A chain longer than one transaction visits (DEPEND_STEP_MAX, 1000): the cancel of its
+    descendants and their return to blocked on retry are finished by the sweeper."""
+
+    server_args = ("--sweep-interval", "1")
+    LENGTH = 2500
+
+    def queue_row(self):
+        rows = {q["name"]: q for q in self.c.get("/queues").json["queues"]}
+        return rows.get(self.q, {})
+
+    def test_cancel_and_retry_down_a_long_chain(self):
+        ids = []
+        for start in range(0, self.LENGTH, 1000):
+            jobs = []
+            for g in range(start, min(start + 1000, self.LENGTH)):
+                j = {"ref": "r%d" % g, "payload": {"g": g}}
+                if g > start:
+                    j["depends_on"] = ["r%d" % (g - 1)]
+                elif g > 0:
+                    j["depends_on"] = [ids[-1]]
+                jobs.append(j)
+            ids += [j["id"] for j in self.batch(jobs)]
+        self.assertEqual(self.queue_row()["blocked"], self.LENGTH - 1)
+        root = self.claim_one()
+        self.assertEqual(root["id"], ids[0])
+        self.fail_for_good(root)
+        wait_until(lambda: self.queue_row()["cancelled"] == self.LENGTH - 1, 60, 0.2,
+                   "every descendant cancelled")
+        last = self.get_job(ids[-1])
+        self.assertEqual((last["error_code"], last["error_detail"]),
+                         ("dependency_failed", {"dependency": ids[-2]}))
+        self.act(ids[0], "retry")
+        wait_until(lambda: self.queue_row()["blocked"] == self.LENGTH - 1, 60, 0.2,
+                   "every descendant blocked again")
+        self.assertEqual(self.claim(max_jobs=10, expect=1)[0]["id"], ids[0])
+
+
+# ----- a large graph, worked by several threads ------------------------------------------
+
+class Graph:
+    """A random graph of `batches` batches of `size` jobs (seeded): inside a batch an element
+    depends on up to 3 earlier elements by ref, and on up to 2 jobs of earlier batches by id
+    (after those are created), some with "run"; `failing` jobs fail for good when run. It
+    knows what must happen: which jobs run and which end cancelled."""
+
+    def __init__(self, batches, size, failing, seed):
+        rnd = random.Random(seed)
+        self.batches, self.size = batches, size
+        total = batches * size
+        self.parents = []  # global index -> list of global indices
+        self.mode = []
+        for g in range(total):
+            b, i = divmod(g, size)
+            ps = set()
+            if i > 0:
+                for _ in range(rnd.randint(0, 3)):
+                    ps.add(b * size + rnd.randrange(max(0, i - 50), i))
+            if b > 0 and rnd.random() < 0.3:
+                for _ in range(rnd.randint(1, 2)):
+                    ps.add(rnd.randrange(0, b * size))
+            self.parents.append(sorted(ps))
+            self.mode.append("run" if rnd.random() < 0.05 else "cancel")
+        self.fails = set(rnd.sample(range(total), failing))
+        self.expect = []  # global index -> final status
+        for g in range(total):
+            bad = [p for p in self.parents[g] if self.expect[p] in ("failed", "cancelled")]
+            if bad and self.mode[g] == "cancel":
+                self.expect.append("cancelled")
+            else:
+                self.expect.append("failed" if g in self.fails else "succeeded")
+
+    def body(self, b, ids, queue):
+        """The jobs of batch b, given the ids of the earlier batches' jobs."""
+        jobs = []
+        for i in range(self.size):
+            g = b * self.size + i
+            deps = [ids[p] if p < b * self.size else "r%d" % p for p in self.parents[g]]
+            # The key makes a batch sent again after an ambiguous 503 create nothing new.
+            j = {"queue": queue, "payload": {"g": g}, "ref": "r%d" % g,
+                 "idempotency_key": "g%d" % g}
+            if deps:
+                j["depends_on"] = deps
+            if self.mode[g] == "run":
+                j["on_dependency_failure"] = "run"
+            jobs.append(j)
+        return jobs
+
+
+class Workers:
+    """Threads that claim from `queue` over `clients`, check each claimed job's parents were
+    all reported done (their complete or fail sent) before it was claimed, and complete (or
+    fail, for graph.fails) it."""
+
+    def __init__(self, clients, queue, graph):
+        self.clients, self.queue, self.graph = clients, queue, graph
+        self.lock = threading.Lock()
+        self.sent = set()  # global indices whose complete/fail was sent (before sending)
+        self.claims = {}  # global index -> number of claims
+        self.early = []  # (g, parents not done) claimed too early
+        self.errors = []
+        self.unavailable = []  # (path, body) of each 503 answered (then sent again)
+        self.stop = threading.Event()
+        self.threads = []
+
+    def start(self):
+        for k in range(len(self.clients)):
+            t = threading.Thread(target=self._work, args=(k,), name="w%d" % k)
+            t.start()
+            self.threads.append(t)
+
+    def post(self, c, path, body, timeout=REQUEST_TIMEOUT + 2):
+        """POST, sent again (bounded) while the answer is 503 unavailable: a complete or fail
+        with the same token is idempotent or answers what happened; a claim that took jobs
+        without answering loses them until their lease ends (the sweeper requeues them)."""
+        for _ in range(RETRIES_503):
+            r = c.post(path, body, timeout=timeout)
+            if r.status != 503:
+                return r
+            with self.lock:
+                self.unavailable.append((path, r.body[:200]))
+            time.sleep(0.1)
+        return r
+
+    def _work(self, k):
+        c = self.clients[k]
+        deadline = time.monotonic() + GRAPH_DEADLINE
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            try:
+                r = self.post(c, "/claim", {"worker_id": "w%d" % k, "queue": self.queue,
+                                            "max_jobs": 10, "wait_seconds": 1,
+                                            "lease_seconds": GRAPH_LEASE})
+            except Exception as e:  # noqa: BLE001 - recorded, the test fails on it
+                with self.lock:
+                    self.errors.append(("claim", repr(e)))
+                return
+            if r.status != 200:
+                with self.lock:
+                    self.errors.append(("claim", r.status, r.body[:200]))
+                return
+            for j in r.json["jobs"]:
+                g = j["payload"]["g"]
+                with self.lock:
+                    self.claims[g] = self.claims.get(g, 0) + 1
+                    # A parent that ends cancelled is never claimed: it was cancelled in
+                    # the transaction of a failure sent before (a "run" child may go on).
+                    missing = [p for p in self.graph.parents[g] if p not in self.sent and
+                               self.graph.expect[p] != "cancelled"]
+                    if missing:
+                        self.early.append((g, missing))
+                    self.sent.add(g)
+                if g in self.graph.fails:
+                    body = {"lease_token": j["lease_token"], "error_code": "boom",
+                            "retry": False}
+                    r2 = self.post(c, "/jobs/%d/fail" % j["id"], body)
+                else:
+                    r2 = self.post(c, "/jobs/%d/complete" % j["id"],
+                                   {"lease_token": j["lease_token"], "result": {"g": g}})
+                if r2.status != 200:
+                    with self.lock:
+                        self.errors.append(("end", g, r2.status, r2.body[:200]))
+
+    def join(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(REQUEST_TIMEOUT + 10)
+        return not any(t.is_alive() for t in self.threads)
+
+
+def run_graph(test, servers, graph, workers_per_server):
+    """Enqueue graph's batches through servers (round robin) while workers over them work it;
+    wait until every job is final; check every job's end, claims and order."""
+    q = test.q
+    clients = []
+    for i in range(workers_per_server * len(servers)):
+        cl = servers[i % len(servers)].client(timeout=REQUEST_TIMEOUT + 5)
+        test.addCleanup(cl.close)
+        clients.append(cl)
+    workers = Workers(clients, q, graph)
+    ids = {}
+    producer = servers[0].client(timeout=120)
+    test.addCleanup(producer.close)
+    try:
+        for b in range(graph.batches):
+            p = servers[b % len(servers)].client(timeout=120)
+            r = workers.post(p, "/jobs/batch", {"jobs": graph.body(b, ids, q)}, timeout=120)
+            p.close()
+            test.assertIn(r.status, (200, 201), r)
+            for i, j in enumerate(r.json["jobs"]):
+                ids[b * graph.size + i] = j["id"]
+            if b == 0:
+                workers.start()
+        total = graph.batches * graph.size
+
+        progress = {"final": -1, "at": time.monotonic()}
+
+        def settled():
+            if workers.errors or workers.early:
+                return True
+            r = producer.get("/queues")
+            row = [x for x in r.json["queues"] if x["name"] == q]
+            final = sum(row[0][s] for s in FINAL) if row else 0
+            if final != progress["final"]:
+                progress.update(final=final, at=time.monotonic())
+            elif time.monotonic() - progress["at"] > GRAPH_STALL:
+                raise AssertionError("no job became final for %.0f s (%d of %d final)"
+                                     % (GRAPH_STALL, final, total))
+            return final == total
+
+        try:
+            wait_until(settled, GRAPH_DEADLINE, 1.0, "every job of the graph to be final")
+        except AssertionError as e:
+            raise AssertionError("%s; not final: %s" % (e, stuck(producer, q)))
+    finally:
+        test.assertTrue(workers.join(), "workers did not stop")
+    if workers.unavailable:  # allowed (the client sends again), but worth seeing
+        sys.stderr.write("\n%d answers were 503 unavailable, e.g. %r\n"
+                         % (len(workers.unavailable), workers.unavailable[:3]))
+    test.assertEqual(workers.errors, [])
+    test.assertEqual(workers.early[:5], [], "jobs claimed before their parents ended")
+    jobs = list_queue(producer, q)
+    by_g = {j["payload"]["g"]: j for j in jobs}
+    test.assertEqual(len(by_g), graph.batches * graph.size)
+    wrong = [(g, by_g[g]["status"], graph.expect[g]) for g in sorted(by_g)
+             if by_g[g]["status"] != graph.expect[g]]
+    test.assertEqual(wrong[:10], [], "%d jobs ended otherwise than expected" % len(wrong))
+    twice = {g: n for g, n in workers.claims.items() if n != 1}
+    test.assertEqual(twice, {}, "jobs claimed more than once")
+    ran = {g for g, s in enumerate(graph.expect) if s != "cancelled"}
+    test.assertEqual(set(workers.claims), ran, "the jobs run are not the expected ones")
+    for g, j in by_g.items():
+        if graph.expect[g] == "cancelled":
+            test.assertEqual(j["error_code"], "dependency_failed", j)
+            test.assertIsNone(j["claimed_at"], j)
+    return workers
+
+
+def stuck(client, q):
+    """The first jobs of queue q that are not final, each with its dependencies' statuses."""
+    out = []
+    for j in [j for j in list_queue(client, q) if j["status"] not in FINAL][:5]:
+        deps = client.get("/jobs/%d/dependencies" % j["id"]).json["dependencies"]
+        out.append((j["id"], j["status"], j["payload"], j["attempts"], j["lease_expires_at"],
+                    [(d["id"], d["status"]) for d in deps]))
+    return out
+
+
+def list_queue(client, q):
+    """Every job of queue q, through the pages of GET /jobs (bounded)."""
+    out, cursor = [], None
+    for _ in range(100):
+        path = "/jobs?queue=%s&limit=1000" % q + ("&cursor=" + cursor if cursor else "")
+        r = client.get(path)
+        if r.status != 200:
+            raise AssertionError("GET %s -> %r" % (path, r))
+        out.extend(r.json["jobs"])
+        cursor = r.json["next_cursor"]
+        if cursor is None:
+            return out
+    raise AssertionError("paging did not end")
+
+
+class LargeGraph(WorkflowTest):
+    def test_ten_thousand_jobs_in_ten_batches(self):
+        graph = Graph(batches=10, size=1000, failing=12, seed=18)
+        self.assertGreater(sum(1 for s in graph.expect if s == "cancelled"), 12)
+        self.assertGreater(sum(1 for p in graph.parents if len(p) > 1), 1000)
+        run_graph(self, [self.server], graph, workers_per_server=4)
+
+
+@unittest.skipUnless(backend() == "pg", "several processes share a PostgreSQL database")
+class ThreeProcesses(unittest.TestCase):
+    """Three jobqd processes on one database, workers spread over them: each child is
+    released (claimed) exactly once, after its parents."""
+
+    def setUp(self):
+        self.servers = []
+        for _ in range(3):
+            srv = Server(("--sweep-interval", "1"),
+                         db=self.servers[0].db if self.servers else None)
+            self.addCleanup(srv.cleanup)  # LIFO: the first one (owner of the db) goes last
+            srv.start()
+            self.servers.append(srv)
+        self.q = "wf3-%d" % time.monotonic_ns()
+
+    def test_release_wakes_a_claim_parked_on_another_process(self):
+        c0 = self.servers[0].client()
+        self.addCleanup(c0.close)
+        r = c0.post("/jobs/batch", {"jobs": [{"queue": self.q, "payload": 1, "ref": "a"},
+                                             {"queue": self.q, "payload": 2,
+                                              "depends_on": ["a"]}]})
+        self.assertEqual(r.status, 201, r)
+        a, b = [j["id"] for j in r.json["jobs"]]
+        ja = c0.post("/claim", {"worker_id": "w0", "queue": self.q}).json["jobs"][0]
+        self.assertEqual(ja["id"], a)
+        got = {}
+
+        def park():
+            c = self.servers[1].client(timeout=REQUEST_TIMEOUT + 30)
+            try:
+                got["r"] = c.post("/claim", {"worker_id": "w1", "queue": self.q,
+                                             "wait_seconds": 30}, timeout=REQUEST_TIMEOUT + 30)
+            finally:
+                c.close()
+
+        t = threading.Thread(target=park)
+        t.start()
+        c1 = self.servers[1].client()
+        self.addCleanup(c1.close)
+        wait_until(lambda: re.search(r"(?m)^jobq_waiting_claims [1-9]",
+                                     c1.get("/metrics").body.decode()), 10, 0.05,
+                   "the claim to park on process 1")
+        t0 = time.monotonic()
+        r = c0.post("/jobs/%d/complete" % a, {"lease_token": ja["lease_token"]})
+        self.assertEqual(r.status, 200, r)
+        t.join(40)
+        self.assertFalse(t.is_alive())
+        self.assertEqual([j["id"] for j in got["r"].json["jobs"]], [b])
+        self.assertLess(time.monotonic() - t0, 5, "the parked claim was not woken")
+
+    def test_workflow_over_three_processes(self):
+        graph = Graph(batches=3, size=1000, failing=6, seed=3)
+        run_graph(self, self.servers, graph, workers_per_server=3)
+        for srv in self.servers:
+            srv.stop_checked(self)
+
+
+if __name__ == "__main__":
+    unittest.main()
