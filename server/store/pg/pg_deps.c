@@ -9,22 +9,6 @@
 #include "log.h"
 #include "pg_row.h"
 
-void pg_news_queues(struct store_news *notes, const char *names)
-{
-    const char *p = names;
-    while (p && *p) {
-        const char *end = strchr(p, ' ');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char queue[JOB_QUEUE_MAX + 1];
-        if (len > 0 && len <= JOB_QUEUE_MAX) {
-            memcpy(queue, p, len);
-            queue[len] = '\0';
-            store_news_ready(notes, queue, 0);
-        }
-        p = end ? end + 1 : NULL;
-    }
-}
-
 /* Run statement id with n parameters and drop its rows: STORE_OK or the failure. */
 static enum store_result run(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *p,
                              const char *what)

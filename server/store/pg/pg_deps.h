@@ -34,7 +34,4 @@ enum store_result pg_deps_retried(struct pg_conn *c, struct job *j, int *blocked
 enum store_result pg_deps_sweep(struct pg_conn *c, int64_t now, int batch, int *visited,
                                 struct store_news *notes);
 
-/* on_ready news for each queue of `names` (space-separated, as PG_COMPLETE gives them). */
-void pg_news_queues(struct store_news *notes, const char *names);
-
 #endif

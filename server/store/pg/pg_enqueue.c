@@ -154,8 +154,10 @@ static enum store_result idempotency_find(struct pg_conn *c, const struct job_sp
 }
 
 /* The existing jobs of the specs that hit their idempotency_key. */
-static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a)
+static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a,
+                                       struct store_news *notes)
 {
+    (void)notes;
     struct store_call *call = a->call;
     for (size_t s = 0; s < call->enqueue.n; s++) {
         if (call->enqueue.created[s])

@@ -79,11 +79,7 @@ static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
         calls[i].call->result = STORE_OK;
         calls[i].follow = 1;
     }
-    /* A complete's rows also name the queues of the jobs it released (PG_COMPLETE). */
-    int rows = PQntuples(res), ord_col = PQfnumber(res, "ord");
-    int released = PQfnumber(res, "released");
-    if (ord_col < 0)
-        ord_col = PQnfields(res) - 1;
+    int rows = PQntuples(res), ord_col = PQnfields(res) - 1;
     for (int row = 0; row < rows; row++) {
         int64_t ord = pg_row_int(res, row, ord_col);
         if (ord < 1 || ord > (int64_t)k || !calls[ord - 1].follow)
@@ -96,8 +92,6 @@ static void lease_recv(struct pg_call *calls, size_t k, const PGresult *res,
         else if (a->call->kind == STORE_CALL_COMPLETE && out->concurrency_key)
             store_news_ready(notes, out->queue, !out->requires); /* its key has room again */
     }
-    if (released >= 0 && rows > 0 && !PQgetisnull(res, 0, released))
-        pg_news_queues(notes, PQgetvalue(res, 0, released));
 }
 
 static int lease_same(const struct pg_call *a, const struct pg_call *b)
@@ -106,19 +100,65 @@ static int lease_same(const struct pg_call *a, const struct pg_call *b)
            store_call_job_id(a->call) != store_call_job_id(b->call);
 }
 
-static enum store_result heartbeat_follow(struct pg_conn *c, struct pg_call *a)
+static enum store_result heartbeat_follow(struct pg_conn *c, struct pg_call *a,
+                                          struct store_news *notes)
 {
+    (void)notes;
     return pg_miss(c, a->call->heartbeat.id, STORE_LEASE_LOST);
 }
 
-/* Complete missed: the same token on a job it already completed is an idempotent repeat. */
-static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a)
+/* Complete job m->id, which some job depends on, in a transaction of its own (or in the one c
+ * is in): the job's row first (its lock makes an enqueue that names it wait, and read it
+ * succeeded after this commits), then its dependents, each statement on a snapshot taken after
+ * that lock, so an edge an enqueue committed meanwhile is settled too (depend.h). A deadlock
+ * with another such write is retried a few times. */
+static enum store_result complete_deps(struct pg_conn *c, struct pg_call *a,
+                                       struct store_news *notes)
+{
+    struct store_complete_call *m = &a->call->complete;
+    int own = PQtransactionStatus(c->db) == PQTRANS_IDLE;
+    char id[24], now[24];
+    const char *p[4] = {pg_int_param(id, m->id), m->token, pg_int_param(now, a->now), m->result};
+    enum store_result r = STORE_BUSY;
+    for (int attempt = 0; attempt < 3 && r == STORE_BUSY; attempt++) {
+        job_clear(m->out);
+        r = own ? pg_command(c, "BEGIN", "complete: begin") : STORE_OK;
+        if (r == STORE_OK)
+            r = pg_one_row(c, PG_COMPLETE_DEPS, 4, p, 0, "complete", m->out);
+        if (r == STORE_NOT_FOUND)
+            r = STORE_LEASE_LOST; /* the lease ended meanwhile */
+        if (r == STORE_OK)
+            r = pg_deps_moved(c, m->out->id, m->out->queue, 1, a->now, notes);
+        if (r == STORE_OK && m->out->concurrency_key)
+            store_news_ready(notes, m->out->queue, !m->out->requires); /* its key has room */
+        if (own && r == STORE_OK)
+            r = pg_commit(c, a->st->statement_ms, "complete");
+        else if (own && PQtransactionStatus(c->db) != PQTRANS_IDLE)
+            pg_command(c, "ROLLBACK", "complete: rollback");
+        if (!own)
+            break; /* the caller's transaction retries as a whole */
+    }
+    if (r != STORE_OK)
+        job_clear(m->out);
+    return r;
+}
+
+/* Complete missed: a live lease on a job that some job depends on completes in a transaction
+ * of its own (complete_deps); the same token on a job it already completed is an idempotent
+ * repeat. */
+static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a,
+                                         struct store_news *notes)
 {
     struct store_complete_call *m = &a->call->complete;
     struct job j;
     enum store_result r = pg_get_on(c, m->id, 1, &j);
     if (r != STORE_OK)
         return r;
+    if (j.status == JOB_RUNNING && j.has_dependents && m->token && j.lease_token &&
+        strcmp(j.lease_token, m->token) == 0) {
+        job_clear(&j);
+        return complete_deps(c, a, notes);
+    }
     int repeat = j.status == JOB_SUCCEEDED && m->token && j.lease_token &&
                  strcmp(j.lease_token, m->token) == 0;
     job_clear(&j);

@@ -31,7 +31,7 @@ enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct store_news *not
     r = pc->call->result;
     PQclear(res);
     if (r == STORE_OK && pc->follow)
-        r = pc->one->follow(c, pc);
+        r = pc->one->follow(c, pc, notes);
     return r;
 }
 
@@ -248,11 +248,14 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
     atomic_fetch_add(&st->ops, n);
     pg_news_publish(st, &notes);
     store_news_clear(&notes);
-    /* The reads that decide the calls whose statement found nothing. */
+    /* The reads that decide the calls whose statement found nothing (a follow-up may also be a
+     * transaction of its own on c: its news go out after it). */
     for (size_t i = 0; i < n; i++) {
         if (calls[i].call->result == STORE_OK && calls[i].follow)
-            calls[i].call->result = calls[i].one->follow(c, &calls[i]);
+            calls[i].call->result = calls[i].one->follow(c, &calls[i], &notes);
     }
+    pg_news_publish(st, &notes);
+    store_news_clear(&notes);
     pg_pool_give(st, c);
     return PG_PIPE_DONE;
 }

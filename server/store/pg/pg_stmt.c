@@ -85,25 +85,8 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
 
 /* complete: the lease ends in success (lease_token is kept for idempotent repeats). */
 #define COMPLETE_SET(result)                                                                       \
-    "WITH d AS (UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, "         \
-    "result = " result ", ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
-
-/* complete, in the same statement: a succeeded job settles every edge to its dependents
- * (depend_effect: success settles whatever the mode); a blocked dependent with none left is
- * queued at depend_release_run_at (the later of its run_at and now). The rows are the
- * completed jobs, then the queues of the released jobs (space-separated, NULL when none),
- * then the element's ordinal. A job nobody depends on reads no edge. */
-#define COMPLETE_RELEASE(ord)                                                                      \
-    " RETURNING " COLS ", j.has_dependents AS hd, " ord " AS ord), "                               \
-    "s AS (UPDATE jobq_deps e SET settled = true FROM d WHERE d.hd AND e.dep_id = d.id AND NOT "   \
-    "e.settled RETURNING e.job_id), "                                                              \
-    "r AS (UPDATE jobq_jobs c SET deps_pending = c.deps_pending - x.n, status = CASE WHEN "        \
-    "c.deps_pending <= x.n THEN " QUEUED " ELSE " BLOCKED " END, run_at = CASE WHEN "              \
-    "c.deps_pending <= x.n THEN greatest(c.run_at, $3::bigint) ELSE c.run_at END FROM (SELECT "    \
-    "job_id, count(*) AS n FROM s GROUP BY job_id) AS x WHERE c.id = x.job_id AND c.status "       \
-    "= " BLOCKED " RETURNING c.queue, c.status) "                                                  \
-    "SELECT d.*, (SELECT string_agg(DISTINCT r.queue, ' ') FROM r WHERE r.status = " QUEUED        \
-    ") AS released FROM d"
+    "UPDATE jobq_jobs j SET status = " SUCCEEDED ", finished_at = $3::bigint, result = " result    \
+    ", ended_at = $3::bigint, attempt_outcome = " OUTCOME_SUCCEEDED " "
 
 /* List: jobs matching cond after id $1, at most $2 of them, by id. */
 #define LIST(cond)                                                                                 \
@@ -205,12 +188,17 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      COMPLETE_SET("u.result")
      "FROM unnest($1::bigint[], $2::text[], $4::text[]) WITH ORDINALITY "
      "AS u(id, token, result, ord) "
-     "WHERE " LIVE_LEASE("u.id", "u.token") COMPLETE_RELEASE("u.ord"),
+     "WHERE " LIVE_LEASE("u.id", "u.token") " AND NOT j.has_dependents RETURNING " COLS ", u.ord",
      "complete: several calls (arrays of ids, tokens, results); ord (the last column) says "
      "which element of the arrays a row answers"},
     {PG_COMPLETE_ONE, "complete_one",
-     COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text") COMPLETE_RELEASE("1"),
+     COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text")
+     " AND NOT j.has_dependents RETURNING " COLS ", 1",
      "complete: one call, as PG_COMPLETE with scalars"},
+    {PG_COMPLETE_DEPS, "complete_deps",
+     COMPLETE_SET("$4::text") "WHERE " LIVE_LEASE("$1::bigint", "$2::text") " RETURNING " COLS,
+     "complete of a job some job depends on (PG_COMPLETE passes it by: a job with dependents "
+     "completes in a transaction of its own, which then settles them on a later snapshot)"},
     {PG_LEASE_LOCK, "lease_lock",
      "SELECT j.attempts, j.max_attempts, j.concurrency_key IS NOT NULL FROM jobq_jobs j WHERE "
      LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
@@ -618,14 +606,16 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_DEP_SETTLE, "dep_settle",
      "WITH e AS (UPDATE jobq_deps SET settled = true WHERE dep_id = $1::bigint AND NOT settled "
      "RETURNING job_id), "
+     "l AS (SELECT j.id FROM jobq_jobs j JOIN e ON e.job_id = j.id ORDER BY j.id FOR UPDATE OF "
+     "j), "
      "x AS (UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $2::bigint, "
-     "error_code = $6::text, error_detail = $5::text, deps_pending = 0 FROM e WHERE j.id = "
-     "e.job_id AND j.status = " BLOCKED " AND j.on_dep_failure = ANY ($3::smallint[]) "
+     "error_code = $6::text, error_detail = $5::text, deps_pending = 0 FROM l WHERE j.id = "
+     "l.id AND j.status = " BLOCKED " AND j.on_dep_failure = ANY ($3::smallint[]) "
      "RETURNING j.id, j.has_dependents, j.queue), "
      "y AS (UPDATE jobq_jobs j SET deps_pending = j.deps_pending - 1, status = CASE WHEN "
      "j.deps_pending <= 1 THEN " QUEUED " ELSE " BLOCKED " END, run_at = CASE WHEN "
-     "j.deps_pending <= 1 THEN greatest(j.run_at, $2::bigint) ELSE j.run_at END FROM e WHERE "
-     "j.id = e.job_id AND j.status = " BLOCKED " AND j.on_dep_failure = ANY ($4::smallint[]) "
+     "j.deps_pending <= 1 THEN greatest(j.run_at, $2::bigint) ELSE j.run_at END FROM l WHERE "
+     "j.id = l.id AND j.status = " BLOCKED " AND j.on_dep_failure = ANY ($4::smallint[]) "
      "RETURNING j.id, j.status = " QUEUED " AS released, j.queue, j.run_at) "
      "SELECT true, id, has_dependents, queue, 0::bigint FROM x UNION ALL "
      "SELECT false, id, released, queue, run_at FROM y",

@@ -20,6 +20,7 @@ enum pg_stmt_id {
     PG_HEARTBEAT_ONE,
     PG_COMPLETE,
     PG_COMPLETE_ONE,
+    PG_COMPLETE_DEPS,
     PG_LEASE_LOCK,
     PG_LEASE_END,
     PG_SNOOZE,

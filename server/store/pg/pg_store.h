@@ -274,7 +274,7 @@ struct pg_one {
      * must decide it. */
     void (*recv)(struct pg_call *calls, size_t k, const PGresult *res, struct store_news *notes);
     /* That read: the call's result. */
-    enum store_result (*follow)(struct pg_conn *c, struct pg_call *pc);
+    enum store_result (*follow)(struct pg_conn *c, struct pg_call *pc, struct store_news *notes);
     /* 1 when b may share a's statement; NULL: never. */
     int (*same)(const struct pg_call *a, const struct pg_call *b);
 };
