@@ -389,6 +389,52 @@ static int has_any(const struct store_enqueue_call *e, int what)
     return 0;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Lock every existing job the call's specs depend on, all at once and in id order (two
+ * batches that share dependencies never lock them in opposite orders), before any element is
+ * inserted. STORE_NOT_FOUND with missing_spec and missing_id set when one does not exist. */
+static enum store_result lock_dependencies(struct pg_conn *c, struct store_enqueue_call *e)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < e->n; s++)
+        for (size_t d = 0; d < e->specs[s].ndeps; d++)
+            n += e->specs[s].deps[d].id > 0;
+    if (n == 0)
+        return STORE_OK;
+    int64_t *ids = malloc(n * sizeof *ids);
+    unsigned char *settled = malloc(n);
+    if (!ids || !settled) {
+        free(ids);
+        free(settled);
+        log_error("out of memory locking %zu dependencies", n);
+        return STORE_ERROR;
+    }
+    size_t k = 0;
+    for (size_t s = 0; s < e->n; s++)
+        for (size_t d = 0; d < e->specs[s].ndeps; d++)
+            if (e->specs[s].deps[d].id > 0)
+                ids[k++] = e->specs[s].deps[d].id;
+    qsort(ids, n, sizeof *ids, id_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || ids[u - 1] != ids[i])
+            ids[u++] = ids[i];
+    struct depend_plan plan;
+    enum store_result r = pg_deps_plan(c, ids, u, DEP_CANCEL, settled, &plan, &e->missing_id);
+    for (size_t s = 0; r == STORE_NOT_FOUND && s < e->n; s++)
+        for (size_t d = 0; d < e->specs[s].ndeps; d++)
+            if (e->specs[s].deps[d].id == e->missing_id)
+                e->missing_spec = s;
+    free(ids);
+    free(settled);
+    return r;
+}
+
 /* The transaction of an enqueue call with a dedup key or dependencies (struct pg_tx's fn,
  * arg its pg_call): elements one at a time, in depend_order's order (an element's index
  * dependencies are inserted before it). */
@@ -408,6 +454,8 @@ static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_new
         return STORE_ERROR;
     }
     enum store_result r = has_any(e, 0) ? dedup_lock(c, e) : STORE_OK;
+    if (r == STORE_OK && deps)
+        r = lock_dependencies(c, e);
     for (size_t k = 0; k < e->n && r == STORE_OK; k++) {
         size_t s = order ? order[k] : k;
         const struct job_spec *sp = &e->specs[s];
