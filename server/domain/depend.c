@@ -46,6 +46,51 @@ int depend_cancelled_by(const char *code, const char *detail, int64_t dep)
            strcmp(detail, depend_detail(dep, want)) == 0;
 }
 
+char *depend_ids_text(const int64_t *ids, size_t n)
+{
+    char *text = malloc(n * 21 + 3);
+    if (!text)
+        return NULL;
+    size_t at = 0;
+    text[at++] = '[';
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, 22, i ? ",%" PRId64 : "%" PRId64, ids[i]);
+    text[at++] = ']';
+    text[at] = '\0';
+    return text;
+}
+
+int depend_walk_push(struct depend_walk *w, int64_t id)
+{
+    if (w->n == w->cap) {
+        size_t want = w->cap ? w->cap * 2 : 16;
+        int64_t *grown = realloc(w->ids, want * sizeof *grown);
+        if (!grown)
+            return -1;
+        w->ids = grown;
+        w->cap = want;
+    }
+    w->ids[w->n++] = id;
+    return 0;
+}
+
+int depend_walk_next(struct depend_walk *w, int64_t *id)
+{
+    if (w->head >= w->n || w->visited >= w->budget)
+        return 0;
+    *id = w->ids[w->head++];
+    w->visited++;
+    return 1;
+}
+
+void depend_walk_clear(struct depend_walk *w)
+{
+    if (!w)
+        return;
+    free(w->ids);
+    *w = (struct depend_walk){.budget = w->budget};
+}
+
 /* The element an index entry of specs[i] names, or n for an id entry. */
 static size_t entry_index(const struct job_spec *sp, size_t d, size_t n)
 {

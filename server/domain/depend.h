@@ -71,6 +71,30 @@ char *depend_detail(int64_t dep, char buf[DEPEND_DETAIL_MAX]);
  * function can't fail. */
 int depend_cancelled_by(const char *code, const char *detail, int64_t dep);
 
+/* depends_on as the API shows it, "[id,...]" of ids[0..n), as a new string (the caller frees
+ * it); NULL when out of memory. */
+char *depend_ids_text(const int64_t *ids, size_t n);
+
+/* A walk down a graph: the jobs whose dependents are still to be visited (ids[head..n)), at
+ * most `budget` visited (DEPEND_STEP_MAX for a write, the batch for a sweep); what is left
+ * when the budget is spent goes to the sweep. Start from {.budget = B}; release with
+ * depend_walk_clear(). */
+struct depend_walk {
+    int64_t *ids;
+    size_t head, n, cap;
+    int visited, budget;
+};
+
+/* Add job id to visit. Returns 0, or -1 when out of memory. */
+int depend_walk_push(struct depend_walk *w, int64_t id);
+
+/* The next job to visit into *id (counted as visited): 1, or 0 when none is left or the
+ * budget is spent (then ids[head..n) are the jobs left). This function can't fail. */
+int depend_walk_next(struct depend_walk *w, int64_t *id);
+
+/* Release what w holds and empty it. Accepts NULL. */
+void depend_walk_clear(struct depend_walk *w);
+
 /* Check the dependencies inside one batch of n specs and put the elements in an order where
  * every element comes after the elements it depends on (the order of the batch where it
  * allows: the earliest element first). order must hold n entries. Returns -1 when the batch

@@ -100,11 +100,9 @@ enum store_result pg_deps_record(struct pg_conn *c, int64_t id, const int64_t *i
     return pg_one_row(c, PG_DEP_SET, 8, p, 0, "enqueue: dependent", out);
 }
 
-/* The jobs a walk visits: ids[head..n) wait; at most `budget` are visited. */
+/* A walk down the graph (depend.h) and what its visits need. */
 struct walk {
-    int64_t *ids;
-    size_t head, n, cap;
-    int visited, budget;
+    struct depend_walk q;
     int64_t now;
     struct store_news *notes;
     const char *queue; /* of the job the walk started from (NULL: the sweep's own walk) */
@@ -112,18 +110,10 @@ struct walk {
 
 static int push(struct walk *w, int64_t id)
 {
-    if (w->n == w->cap) {
-        size_t want = w->cap ? w->cap * 2 : 16;
-        int64_t *grown = realloc(w->ids, want * sizeof *grown);
-        if (!grown) {
-            log_error("out of memory walking dependents");
-            return -1;
-        }
-        w->ids = grown;
-        w->cap = want;
-    }
-    w->ids[w->n++] = id;
-    return 0;
+    if (depend_walk_push(&w->q, id) == 0)
+        return 0;
+    log_error("out of memory walking dependents");
+    return -1;
 }
 
 /* The modes whose dependents a dependency in status s cancels (want DEPEND_CANCEL) or settles
@@ -271,20 +261,18 @@ static enum store_result visit(struct pg_conn *c, struct walk *w, int64_t id)
 static enum store_result walk_run(struct pg_conn *c, struct walk *w)
 {
     enum store_result r = STORE_OK;
-    while (r == STORE_OK && w->head < w->n && w->visited < w->budget) {
-        r = visit(c, w, w->ids[w->head++]);
-        w->visited++;
-    }
-    if (r == STORE_OK && w->head < w->n) {
-        char *lit = ids_literal(w->ids + w->head, w->n - w->head);
+    int64_t id;
+    while (r == STORE_OK && depend_walk_next(&w->q, &id))
+        r = visit(c, w, id);
+    if (r == STORE_OK && w->q.head < w->q.n) {
+        char *lit = ids_literal(w->q.ids + w->q.head, w->q.n - w->q.head);
         const char *p[2] = {lit, "true"};
         r = lit ? run(c, PG_DEP_TODO, 2, p, "dependents later") : STORE_ERROR;
         free(lit);
         if (r == STORE_OK && w->queue)
             store_news_later(w->notes, w->queue, w->now); /* wakes the sweeper */
     }
-    free(w->ids);
-    w->ids = NULL;
+    depend_walk_clear(&w->q);
     return r;
 }
 
@@ -293,7 +281,7 @@ enum store_result pg_deps_moved(struct pg_conn *c, int64_t id, const char *queue
 {
     if (!has_dependents)
         return STORE_OK;
-    struct walk w = {.budget = DEPEND_STEP_MAX, .now = now, .notes = notes, .queue = queue};
+    struct walk w = {.q = {.budget = DEPEND_STEP_MAX}, .now = now, .notes = notes, .queue = queue};
     if (push(&w, id) != 0)
         return STORE_ERROR;
     return walk_run(c, &w);
@@ -328,7 +316,7 @@ enum store_result pg_deps_sweep(struct pg_conn *c, int64_t now, int batch, int *
     PGresult *res = pg_exec(c, PG_DEP_TODO_PICK, 1, p, "sweep dependents", &r);
     if (!res)
         return r;
-    struct walk w = {.budget = batch, .now = now, .notes = notes};
+    struct walk w = {.q = {.budget = batch}, .now = now, .notes = notes};
     int n = PQntuples(res);
     r = STORE_OK;
     for (int i = 0; i < n && r == STORE_OK; i++)
@@ -336,7 +324,7 @@ enum store_result pg_deps_sweep(struct pg_conn *c, int64_t now, int batch, int *
             r = STORE_ERROR;
     PQclear(res);
     if (r == STORE_OK && n > 0) {
-        char *lit = ids_literal(w.ids, w.n);
+        char *lit = ids_literal(w.q.ids, w.q.n);
         const char *q[2] = {lit, "false"};
         r = lit ? run(c, PG_DEP_TODO, 2, q, "dependents visited") : STORE_ERROR;
         free(lit);
@@ -344,7 +332,7 @@ enum store_result pg_deps_sweep(struct pg_conn *c, int64_t now, int batch, int *
     if (r == STORE_OK)
         r = walk_run(c, &w);
     else
-        free(w.ids);
-    *visited = w.visited;
+        depend_walk_clear(&w.q);
+    *visited = w.q.visited;
     return r;
 }

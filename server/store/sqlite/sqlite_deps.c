@@ -165,29 +165,19 @@ static enum store_result cancel(struct sqlite_conn *c, const struct job *j, int6
     return r;
 }
 
-/* The jobs a walk visits: ids[head..n) wait; at most DEPEND_STEP_MAX are visited. */
+/* A walk down the graph (depend.h) and what its visits need. */
 struct walk {
-    int64_t *ids;
-    size_t head, n, cap;
-    int visited, budget;
+    struct depend_walk q;
     int64_t now;
     struct sqlite_notes *notes;
 };
 
 static int push(struct walk *w, int64_t id)
 {
-    if (w->n == w->cap) {
-        size_t want = w->cap ? w->cap * 2 : 16;
-        int64_t *grown = realloc(w->ids, want * sizeof *grown);
-        if (!grown) {
-            log_error("out of memory walking dependents");
-            return -1;
-        }
-        w->ids = grown;
-        w->cap = want;
-    }
-    w->ids[w->n++] = id;
-    return 0;
+    if (depend_walk_push(&w->q, id) == 0)
+        return 0;
+    log_error("out of memory walking dependents");
+    return -1;
 }
 
 /* The pending count of blocked job id moves by delta; *left is what remains. */
@@ -338,21 +328,16 @@ static enum store_result visit(struct sqlite_conn *c, struct walk *w, int64_t id
 static enum store_result walk_run(struct sqlite_conn *c, struct walk *w, const char *queue)
 {
     enum store_result r = STORE_OK;
-    while (r == STORE_OK && w->head < w->n) {
-        int64_t id = w->ids[w->head];
-        if (w->visited >= w->budget) {
-            sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_TODO_MARK);
-            r = run(c, st, bind(st, "ii", id, (int64_t)1), "dependents later");
-            if (r == STORE_OK && queue)
-                store_news_later(&w->notes->news, queue, w->now); /* wakes the sweeper */
-        } else {
-            r = visit(c, w, id);
-            w->visited++;
-        }
-        w->head++;
+    int64_t id;
+    while (r == STORE_OK && depend_walk_next(&w->q, &id))
+        r = visit(c, w, id);
+    for (size_t i = w->q.head; r == STORE_OK && i < w->q.n; i++) {
+        sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_TODO_MARK);
+        r = run(c, st, bind(st, "ii", w->q.ids[i], (int64_t)1), "dependents later");
+        if (r == STORE_OK && queue)
+            store_news_later(&w->notes->news, queue, w->now); /* wakes the sweeper */
     }
-    free(w->ids);
-    w->ids = NULL;
+    depend_walk_clear(&w->q);
     return r;
 }
 
@@ -361,7 +346,7 @@ enum store_result sqlite_deps_moved(struct sqlite_conn *c, const struct job *j, 
 {
     if (!j->has_dependents)
         return STORE_OK;
-    struct walk w = {.budget = DEPEND_STEP_MAX, .now = now, .notes = notes};
+    struct walk w = {.q = {.budget = DEPEND_STEP_MAX}, .now = now, .notes = notes};
     if (push(&w, j->id) != 0)
         return STORE_ERROR;
     return walk_run(c, &w, j->queue);
@@ -405,7 +390,7 @@ enum store_result sqlite_deps_sweep(struct sqlite_conn *c, int64_t now, int batc
     size_t n = 0;
     enum store_result r =
         rows(c, st, bind(st, "i", (int64_t)batch), "dependents to visit", &ids, &n);
-    struct walk w = {.budget = batch, .now = now, .notes = notes};
+    struct walk w = {.q = {.budget = batch}, .now = now, .notes = notes};
     for (size_t i = 0; r == STORE_OK && i < n; i++) {
         st = sqlite_conn_stmt(c, STMT_DEP_TODO_MARK);
         r = run(c, st, bind(st, "ii", ids[i], (int64_t)0), "dependents visited");
@@ -416,7 +401,7 @@ enum store_result sqlite_deps_sweep(struct sqlite_conn *c, int64_t now, int batc
     if (r == STORE_OK)
         r = walk_run(c, &w, NULL);
     else
-        free(w.ids);
-    *visited = w.visited;
+        depend_walk_clear(&w.q);
+    *visited = w.q.visited;
     return r;
 }

@@ -178,21 +178,6 @@ static enum store_result insert_row(struct sqlite_conn *c, const struct job_spec
     return STORE_OK;
 }
 
-/* depends_on as the API shows it: "[id,...]" of ids[0..n), into a new string. */
-static char *ids_text(const int64_t *ids, size_t n)
-{
-    char *text = malloc(n * 21 + 3);
-    if (!text)
-        return NULL;
-    size_t at = 0;
-    text[at++] = '[';
-    for (size_t i = 0; i < n; i++)
-        at += (size_t)snprintf(text + at, 22, i ? ",%lld" : "%lld", (long long)ids[i]);
-    text[at++] = ']';
-    text[at] = '\0';
-    return text;
-}
-
 /* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h): blocked, queued
  * or cancelled as its plan says, with its edges. STORE_NOT_FOUND with *missing set when a
  * dependency does not exist. */
@@ -202,7 +187,7 @@ static enum store_result insert_deps(struct sqlite_conn *c, const struct job_spe
 {
     size_t n = sp->ndeps;
     unsigned char *settled = malloc(n ? n : 1);
-    char *text = ids_text(ids, n);
+    char *text = depend_ids_text(ids, n);
     enum store_result r = settled && text ? STORE_OK : STORE_ERROR;
     struct depend_plan plan = {0};
     if (r == STORE_OK)

@@ -142,7 +142,37 @@ TEST(order_of_a_wide_batch_is_quick)
     free(specs);
 }
 
-TEST_MAIN(TEST_ENTRY(effect_of_each_status), TEST_ENTRY(plan_cancel_wins_then_waiting),
+TEST(ids_text_as_the_api_shows_them)
+{
+    int64_t ids[3] = {1, 42, INT64_MAX};
+    char *t = depend_ids_text(ids, 3);
+    CHECK_STR(t, "[1,42,9223372036854775807]");
+    free(t);
+    t = depend_ids_text(ids, 0);
+    CHECK_STR(t, "[]");
+    free(t);
+}
+
+TEST(walk_stops_at_its_budget)
+{
+    struct depend_walk w = {.budget = 2};
+    for (int64_t i = 1; i <= 5; i++)
+        CHECK_INT(depend_walk_push(&w, i * 10), 0);
+    int64_t id = 0;
+    CHECK_INT(depend_walk_next(&w, &id), 1);
+    CHECK_INT(id, 10);
+    CHECK_INT(depend_walk_next(&w, &id), 1);
+    CHECK_INT(id, 20);
+    CHECK_INT(depend_walk_next(&w, &id), 0); /* the budget is spent: 30, 40, 50 are left */
+    CHECK_INT(w.n - w.head, 3);
+    CHECK_INT(w.ids[w.head], 30);
+    depend_walk_clear(&w);
+    CHECK_INT(w.budget, 2);
+    CHECK_INT(depend_walk_next(&w, &id), 0);
+}
+
+TEST_MAIN(TEST_ENTRY(ids_text_as_the_api_shows_them), TEST_ENTRY(walk_stops_at_its_budget),
+          TEST_ENTRY(effect_of_each_status), TEST_ENTRY(plan_cancel_wins_then_waiting),
           TEST_ENTRY(release_never_earlier_than_its_run_at),
           TEST_ENTRY(detail_names_the_dependency),
           TEST_ENTRY(order_keeps_the_batch_order_when_it_can), TEST_ENTRY(order_puts_parents_first),
