@@ -10,6 +10,7 @@
 #include "handlers.h"
 #include "jobjson.h"
 #include "parse.h"
+#include "parse_deps.h"
 #include "pending.h"
 #include "reply.h"
 

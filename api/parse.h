@@ -39,22 +39,6 @@ struct spec_buf {
  * owned texts (release with spec_buf_clear(), also after a failure). */
 int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf);
 
-/* Read a batch element's ref (1..JOB_REF_MAX bytes, optional) into buf->ref. POST /jobs does
- * not read it (an unknown field there). Returns 0, or -1 with f's error set. */
-int parse_batch_ref(struct fields *f, struct spec_buf *buf);
-
-/* The checks of a POST /jobs spec that a batch element does not have: a string entry in
- * depends_on (a ref) is invalid_request naming depends_on[i]. Returns 0, or -1 with f's
- * error set. */
-int parse_single_deps(struct fields *f, const struct job_spec *spec, const struct spec_buf *buf);
-
-/* Resolve the refs of a batch of n specs (bufs from parse_job_spec): each string entry of an
- * element's depends_on becomes the index of the element with that ref, repeated entries are
- * dropped, and the batch is checked for cycles (depend_order). A duplicate ref, an unknown
- * ref or a cycle is invalid_request naming the element ("jobs[3].depends_on[1]: ...",
- * "jobs[5].ref: ...", "jobs[4].depends_on: ..."). Returns 0, or -1 with f's error set. */
-int parse_batch_deps(struct fields *f, struct job_spec *specs, struct spec_buf *bufs, size_t n);
-
 /* The checks of a spec that need a clock: an expires_at that is not after now (the
  * caller's clock: a bound on what a client may ask, not a time the store keeps) is
  * invalid_request. Returns 0, or -1 with f's error set. */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fields.h"
-#include "parse.h"
+#include "parse_deps.h"
 #include "testlib.h"
 
 #define BATCH_MAX 8
