@@ -13,6 +13,7 @@
 #include "pending.h"
 #include "reply.h"
 #include "sched_rule.h"
+#include "store_schedule.h"
 #include "ticker.h"
 
 #define SCHEDULES_PATH "/schedules/"

@@ -15,6 +15,7 @@
 #include "pending.h"
 #include "reply.h"
 #include "router.h"
+#include "store_schedule.h"
 #include "ticker.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"

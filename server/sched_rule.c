@@ -5,6 +5,7 @@
 
 #include "job.h"
 #include "store.h"
+#include "store_schedule.h"
 #include "zoneinfo.h"
 
 enum sched_rule_result sched_rule_make(const struct schedule_body *b, struct sched_rule *out,

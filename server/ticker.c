@@ -11,6 +11,7 @@
 #include "log.h"
 #include "sched_rule.h"
 #include "store.h"
+#include "store_schedule.h"
 
 #define TICKER_READ 100 /* schedules read per look */
 

@@ -1,6 +1,7 @@
 /* store_open (the backend is chosen from the URL), the synchronous writes built on
  * store_submit, and result names. */
 #include "store.h"
+#include "store_schedule.h"
 
 #include <stdio.h>
 #include <stdlib.h>

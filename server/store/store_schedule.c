@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "store.h"
+#include "store_schedule.h"
 
 void store_schedule_clear(struct store_schedule *s)
 {

@@ -32,6 +32,7 @@
 #include "pg_stmt.h"
 #include "store.h"
 #include "store_news.h"
+#include "store_schedule.h"
 
 /* Executor threads per process, each with at most one pipeline in flight. One, as SQLite's
  * writer: the calls that arrive while its pipeline runs make the next one, and calls of one

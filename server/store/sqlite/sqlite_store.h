@@ -10,6 +10,7 @@
 #include "sqlite_pool.h"
 #include "sqlite_tx.h"
 #include "store.h"
+#include "store_schedule.h"
 
 #define SQLITE_PROMOTE_BATCH 200 /* due scheduled jobs promoted at the start of a claim */
 

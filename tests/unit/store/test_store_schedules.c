@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "store_schedule.h"
 #include "test_store_util.h"
 
 /* Run sql (no rows) on the test's own connection to the database under test. */
