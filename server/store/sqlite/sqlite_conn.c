@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -308,4 +309,36 @@ int sqlite_conn_bind_time(sqlite3_stmt *st, int i, int64_t t)
     if (t == JOB_NONE)
         return sqlite3_bind_null(st, i);
     return sqlite3_bind_int64(st, i, t);
+}
+
+int sqlite_conn_bindf(sqlite3_stmt *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = SQLITE_OK;
+    for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
+        if (fmt[i] == 'i')
+            rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+        else if (fmt[i] == 'n')
+            rc = sqlite_conn_bind_time(st, i + 1, va_arg(ap, int64_t));
+        else if (fmt[i] == 'j')
+            rc = sqlite_conn_bind_json(st, i + 1, va_arg(ap, const char *));
+        else
+            rc = sqlite_conn_bind_text(st, i + 1, va_arg(ap, const char *));
+    }
+    va_end(ap);
+    return rc;
+}
+
+enum store_result sqlite_conn_finish(struct sqlite_conn *c, sqlite3_stmt *st, int rc,
+                                     const char *what)
+{
+    if (rc == SQLITE_OK) {
+        do
+            rc = sqlite_conn_step(c, st);
+        while (rc == SQLITE_ROW);
+    }
+    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, what);
+    sqlite3_reset(st);
+    return r;
 }

@@ -71,6 +71,16 @@ int sqlite_conn_bind_text(sqlite3_stmt *st, int i, const char *s); /* NULL: SQL 
 int sqlite_conn_bind_json(sqlite3_stmt *st, int i, const char *s); /* NULL, "null": NULL */
 int sqlite_conn_bind_time(sqlite3_stmt *st, int i, int64_t t);     /* JOB_NONE: NULL */
 
+/* Bind st's parameters from 1 by fmt, one character each: 'i' an int64_t, 'n' an int64_t
+ * that is NULL when JOB_NONE, 't' a text (NULL: SQL NULL), 'j' JSON text (NULL or "null":
+ * NULL). Returns the first sqlite3_bind_* code that is not SQLITE_OK, or SQLITE_OK. */
+int sqlite_conn_bindf(sqlite3_stmt *st, const char *fmt, ...);
+
+/* Step st (its bind result rc: nothing is stepped unless SQLITE_OK) to its end, its rows
+ * unread, and reset it: STORE_OK, or the failure logged as `what`. */
+enum store_result sqlite_conn_finish(struct sqlite_conn *c, sqlite3_stmt *st, int rc,
+                                     const char *what);
+
 /* For tests: make the nth sqlite_conn_step() call from now (1 = the next one, on any
  * connection) return rc without stepping. n <= 0 cancels a pending fault. Same as
  * sqlite_conn_fault_run(n, rc, 1). */

@@ -1,7 +1,6 @@
 /* Workflows on SQLite (sqlite_deps.h): the rules are depend.h's; this file stores and selects. */
 #include "sqlite_deps.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,24 +8,6 @@
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_stmt.h"
-
-/* Bind ?1.. from fmt: 'i' an int64_t, 't' a text (NULL: SQL NULL), 'j' JSON text. */
-static int bind(sqlite3_stmt *st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = SQLITE_OK;
-    for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
-        if (fmt[i] == 'i')
-            rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-        else if (fmt[i] == 'j')
-            rc = sqlite_conn_bind_json(st, i + 1, va_arg(ap, const char *));
-        else
-            rc = sqlite_conn_bind_text(st, i + 1, va_arg(ap, const char *));
-    }
-    va_end(ap);
-    return rc;
-}
 
 /* Step st (bound with result rc) to its end, reading the first column of each row into
  * ids (when not NULL; grown as needed, *n of them), and reset it. */
@@ -67,12 +48,6 @@ static enum store_result rows(struct sqlite_conn *c, sqlite3_stmt *st, int rc, c
     return r;
 }
 
-/* Step st (bound with result rc) to its end and reset it. */
-static enum store_result run(struct sqlite_conn *c, sqlite3_stmt *st, int rc, const char *what)
-{
-    return rows(c, st, rc, what, NULL, NULL);
-}
-
 enum store_result sqlite_deps_plan(struct sqlite_conn *c, const int64_t *ids, size_t n,
                                    enum dep_mode mode, unsigned char *settled,
                                    struct depend_plan *plan, int64_t *missing)
@@ -80,7 +55,7 @@ enum store_result sqlite_deps_plan(struct sqlite_conn *c, const int64_t *ids, si
     int64_t waiting = 0, cancel_dep = 0;
     for (size_t i = 0; i < n; i++) {
         sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_MARK);
-        int rc = bind(st, "i", ids[i]);
+        int rc = sqlite_conn_bindf(st, "i", ids[i]);
         if (rc == SQLITE_OK)
             rc = sqlite_conn_step(c, st);
         int status = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
@@ -114,19 +89,20 @@ enum store_result sqlite_deps_record(struct sqlite_conn *c, int64_t id, const in
     for (size_t i = 0; i < n; i++) {
         sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_EDGE);
         enum store_result r =
-            run(c, st, bind(st, "iii", ids[i], id, (int64_t)settled[i]), "dependency edge");
+            sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "iii", ids[i], id, (int64_t)settled[i]),
+                               "dependency edge");
         if (r != STORE_OK)
             return r;
     }
     char detail[DEPEND_DETAIL_MAX];
     int cancelled = plan->status == JOB_CANCELLED;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_JOB_SET);
-    int rc = bind(st, "itiitj", id, text, (int64_t)mode, plan->pending,
-                  cancelled ? DEPEND_FAILED_CODE : NULL,
-                  cancelled ? depend_detail(plan->cancel_dep, detail) : NULL);
+    int rc = sqlite_conn_bindf(st, "itiitj", id, text, (int64_t)mode, plan->pending,
+                               cancelled ? DEPEND_FAILED_CODE : NULL,
+                               cancelled ? depend_detail(plan->cancel_dep, detail) : NULL);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_time(st, 7, cancelled ? now : JOB_NONE);
-    return run(c, st, rc, "dependent's columns");
+    return sqlite_conn_finish(c, st, rc, "dependent's columns");
 }
 
 /* A blocked job j is released: queued at depend_release_run_at (scheduled when later). */
@@ -136,7 +112,8 @@ static enum store_result release(struct sqlite_conn *c, struct job *j, int64_t n
     int64_t run_at = depend_release_run_at(j->run_at, now);
     int stored = run_at > now ? SQLITE_SCHEDULED : JOB_QUEUED;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_RELEASE);
-    enum store_result r = run(c, st, bind(st, "iii", j->id, (int64_t)stored, run_at), "release");
+    enum store_result r = sqlite_conn_finish(
+        c, st, sqlite_conn_bindf(st, "iii", j->id, (int64_t)stored, run_at), "release");
     if (r == STORE_OK && sqlite_counts_move(&notes->counts, j->queue, JOB_BLOCKED, stored) != 0)
         r = STORE_ERROR;
     if (r != STORE_OK)
@@ -156,9 +133,10 @@ static enum store_result cancel(struct sqlite_conn *c, const struct job *j, int6
 {
     char detail[DEPEND_DETAIL_MAX];
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_CANCEL);
-    enum store_result r =
-        run(c, st, bind(st, "iitj", j->id, now, DEPEND_FAILED_CODE, depend_detail(dep, detail)),
-            "dependency cancel");
+    enum store_result r = sqlite_conn_finish(
+        c, st,
+        sqlite_conn_bindf(st, "iitj", j->id, now, DEPEND_FAILED_CODE, depend_detail(dep, detail)),
+        "dependency cancel");
     if (r == STORE_OK &&
         sqlite_counts_move(&notes->counts, j->queue, JOB_BLOCKED, JOB_CANCELLED) != 0)
         r = STORE_ERROR;
@@ -185,7 +163,7 @@ static enum store_result pending_add(struct sqlite_conn *c, int64_t id, int64_t 
                                      int64_t *left)
 {
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_PENDING);
-    int rc = bind(st, "ii", id, delta);
+    int rc = sqlite_conn_bindf(st, "ii", id, delta);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(c, st);
     *left = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
@@ -204,7 +182,7 @@ static enum store_result reevaluate(struct sqlite_conn *c, struct job *j, int64_
 {
     *reblocked = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_PARENTS);
-    int rc = bind(st, "i", j->id);
+    int rc = sqlite_conn_bindf(st, "i", j->id);
     int64_t waiting = 0, cancel_dep = 0;
     int64_t *deps = NULL;
     unsigned char *flags = NULL;
@@ -241,7 +219,8 @@ static enum store_result reevaluate(struct sqlite_conn *c, struct job *j, int64_
     sqlite3_reset(st);
     for (size_t i = 0; r == STORE_OK && i < n; i++) {
         st = sqlite_conn_stmt(c, STMT_DEP_EDGE_SET);
-        r = run(c, st, bind(st, "iii", deps[i], j->id, (int64_t)flags[i]), "edge");
+        r = sqlite_conn_finish(
+            c, st, sqlite_conn_bindf(st, "iii", deps[i], j->id, (int64_t)flags[i]), "edge");
     }
     free(deps);
     free(flags);
@@ -251,11 +230,12 @@ static enum store_result reevaluate(struct sqlite_conn *c, struct job *j, int64_
     char detail[DEPEND_DETAIL_MAX];
     if (plan.status == JOB_CANCELLED) { /* still cancelled: by the one that failed now */
         st = sqlite_conn_stmt(c, STMT_DEP_DETAIL);
-        return run(c, st, bind(st, "ij", j->id, depend_detail(cancel_dep, detail)),
-                   "dependency detail");
+        return sqlite_conn_finish(
+            c, st, sqlite_conn_bindf(st, "ij", j->id, depend_detail(cancel_dep, detail)),
+            "dependency detail");
     }
     st = sqlite_conn_stmt(c, STMT_DEP_BLOCK);
-    r = run(c, st, bind(st, "ii", j->id, plan.pending), "re-block");
+    r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "ii", j->id, plan.pending), "re-block");
     if (r == STORE_OK &&
         sqlite_counts_move(&notes->counts, j->queue, JOB_CANCELLED, JOB_BLOCKED) != 0)
         r = STORE_ERROR;
@@ -317,7 +297,7 @@ static enum store_result visit(struct sqlite_conn *c, struct walk *w, int64_t id
     sqlite3_stmt *st = sqlite_conn_stmt(c, which);
     int64_t *kids = NULL;
     size_t n = 0;
-    r = rows(c, st, bind(st, "i", id), "dependents", &kids, &n);
+    r = rows(c, st, sqlite_conn_bindf(st, "i", id), "dependents", &kids, &n);
     for (size_t i = 0; r == STORE_OK && i < n; i++)
         r = reach(c, w, id, s, kids[i]);
     free(kids);
@@ -333,7 +313,8 @@ static enum store_result walk_run(struct sqlite_conn *c, struct walk *w, const c
         r = visit(c, w, id);
     for (size_t i = w->q.head; r == STORE_OK && i < w->q.n; i++) {
         sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_TODO_MARK);
-        r = run(c, st, bind(st, "ii", w->q.ids[i], (int64_t)1), "dependents later");
+        r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "ii", w->q.ids[i], (int64_t)1),
+                               "dependents later");
         if (r == STORE_OK && queue)
             store_news_later(&w->notes->news, queue, w->now); /* wakes the sweeper */
     }
@@ -358,7 +339,7 @@ enum store_result sqlite_deps_retried(struct sqlite_conn *c, struct job *j, int 
     if (!j->depends_on)
         return STORE_OK;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_WAITING);
-    int rc = bind(st, "i", j->id);
+    int rc = sqlite_conn_bindf(st, "i", j->id);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(c, st);
     int64_t waiting = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -368,12 +349,12 @@ enum store_result sqlite_deps_retried(struct sqlite_conn *c, struct job *j, int 
     sqlite3_reset(st);
     if (r == STORE_OK) { /* its edges settled as they are now */
         st = sqlite_conn_stmt(c, STMT_DEP_EDGES_RESET);
-        r = run(c, st, bind(st, "i", j->id), "edges of a retried job");
+        r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "i", j->id), "edges of a retried job");
     }
     if (r != STORE_OK || waiting == 0)
         return r;
     st = sqlite_conn_stmt(c, STMT_DEP_BLOCK);
-    r = run(c, st, bind(st, "ii", j->id, waiting), "retry blocked");
+    r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "ii", j->id, waiting), "retry blocked");
     if (r == STORE_OK) {
         j->status = JOB_BLOCKED;
         *blocked = 1;
@@ -389,11 +370,12 @@ enum store_result sqlite_deps_sweep(struct sqlite_conn *c, int64_t now, int batc
     int64_t *ids = NULL;
     size_t n = 0;
     enum store_result r =
-        rows(c, st, bind(st, "i", (int64_t)batch), "dependents to visit", &ids, &n);
+        rows(c, st, sqlite_conn_bindf(st, "i", (int64_t)batch), "dependents to visit", &ids, &n);
     struct walk w = {.q = {.budget = batch}, .now = now, .notes = notes};
     for (size_t i = 0; r == STORE_OK && i < n; i++) {
         st = sqlite_conn_stmt(c, STMT_DEP_TODO_MARK);
-        r = run(c, st, bind(st, "ii", ids[i], (int64_t)0), "dependents visited");
+        r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "ii", ids[i], (int64_t)0),
+                               "dependents visited");
         if (r == STORE_OK && push(&w, ids[i]) != 0)
             r = STORE_ERROR;
     }

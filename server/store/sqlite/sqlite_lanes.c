@@ -1,7 +1,6 @@
 /* Lanes and concurrency keys on SQLite (docs/flow-control.md): the lane of an enqueued job,
  * the bookkeeping when a job re-enters the queue or a keyed job stops running, and the
  * primitives of the claim (lane_claim.h) with their candidates. One writer: no locks. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,42 +10,10 @@
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
 
-/* Bind st's parameters from 1 by fmt: 't' a text (NULL: SQL NULL), 'i' an int64, 'n' an
- * int64 or NULL when JOB_NONE. */
-static int bind(sqlite3_stmt *st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = SQLITE_OK;
-    for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
-        if (fmt[i] == 't')
-            rc = sqlite_conn_bind_text(st, i + 1, va_arg(ap, const char *));
-        else if (fmt[i] == 'i')
-            rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-        else
-            rc = sqlite_conn_bind_time(st, i + 1, va_arg(ap, int64_t));
-    }
-    va_end(ap);
-    return rc;
-}
-
 /* 1 while a row loop may step again: bound (SQLITE_OK) or after a row. */
 static int more(int rc)
 {
     return rc == SQLITE_OK || rc == SQLITE_ROW;
-}
-
-/* Step a statement that returns no row (or whose rows are not read) and reset it. */
-static enum store_result run(struct sqlite_conn *c, sqlite3_stmt *st, int rc, const char *what)
-{
-    if (rc == SQLITE_OK) {
-        do
-            rc = sqlite_conn_step(c, st);
-        while (rc == SQLITE_ROW);
-    }
-    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, what);
-    sqlite3_reset(st);
-    return r;
 }
 
 /* Step a statement that returns one integer (0 when no row) into *v and reset it. */
@@ -72,8 +39,9 @@ enum store_result sqlite_lane_of(struct sqlite_conn *c, const struct job_spec *s
     if (!sp->requires && !sp->concurrency_key)
         return STORE_OK;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANE_UPSERT);
-    int rc = bind(st, "ttti", sp->queue, sp->requires ? sp->requires : "",
-                  sp->concurrency_key ? sp->concurrency_key : "", due ? (int64_t)0 : LIMIT_NEVER);
+    int rc = sqlite_conn_bindf(st, "ttti", sp->queue, sp->requires ? sp->requires : "",
+                               sp->concurrency_key ? sp->concurrency_key : "",
+                               due ? (int64_t)0 : LIMIT_NEVER);
     return one_int(c, st, rc, "lane of a job", lane);
 }
 
@@ -82,7 +50,7 @@ enum store_result sqlite_lanes_drop(struct sqlite_conn *c, int64_t *from, int ba
     *dropped = 0;
     int64_t last = 0, seen = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANES_WINDOW);
-    int rc = bind(st, "ii", *from, (int64_t)batch);
+    int rc = sqlite_conn_bindf(st, "ii", *from, (int64_t)batch);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(c, st);
     if (rc == SQLITE_ROW) {
@@ -97,7 +65,7 @@ enum store_result sqlite_lanes_drop(struct sqlite_conn *c, int64_t *from, int ba
         return r;
     }
     st = sqlite_conn_stmt(c, STMT_LANES_DROP);
-    r = run(c, st, bind(st, "ii", *from, last), "lanes drop");
+    r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "ii", *from, last), "lanes drop");
     if (r != STORE_OK)
         return r;
     *dropped = sqlite3_changes(c->db);
@@ -119,14 +87,16 @@ enum store_result sqlite_lane_requeued(struct sqlite_conn *c, const struct job *
     if (!j->requires && !j->concurrency_key)
         return STORE_OK;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANE_TOUCH_JOB);
-    return run(c, st, bind(st, "i", j->id), "lane of a requeued job");
+    return sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "i", j->id), "lane of a requeued job");
 }
 
 enum store_result sqlite_lane_promoted(struct sqlite_conn *c, int64_t lane)
 {
     sqlite3_stmt *st =
         sqlite_conn_stmt(c, lane == JOB_NONE ? STMT_LANES_TOUCH_EMPTY : STMT_LANE_TOUCH);
-    return run(c, st, lane == JOB_NONE ? SQLITE_OK : bind(st, "i", lane), "lane of a promoted job");
+    return sqlite_conn_finish(c, st,
+                              lane == JOB_NONE ? SQLITE_OK : sqlite_conn_bindf(st, "i", lane),
+                              "lane of a promoted job");
 }
 
 enum store_result sqlite_key_released(struct sqlite_conn *c, const struct job *j,
@@ -135,7 +105,7 @@ enum store_result sqlite_key_released(struct sqlite_conn *c, const struct job *j
     if (!j->concurrency_key)
         return STORE_OK;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_KEY_REOPEN);
-    int rc = bind(st, "t", j->concurrency_key);
+    int rc = sqlite_conn_bindf(st, "t", j->concurrency_key);
     while (more(rc) && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
         const char *queue = (const char *)sqlite3_column_text(st, 0);
         if (queue)
@@ -164,7 +134,7 @@ static enum store_result be_head(void *p, struct lane_cand *cand)
 {
     struct lanes_be *b = p;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_LANE_BEST);
-    int rc = bind(st, "ii", cand->lane, b->now);
+    int rc = sqlite_conn_bindf(st, "ii", cand->lane, b->now);
     cand->id = 0;
     if (rc == SQLITE_OK)
         rc = sqlite_conn_step(b->c, st);
@@ -180,11 +150,11 @@ static enum store_result be_head(void *p, struct lane_cand *cand)
         return r;
     /* A queued job is due on SQLite (later ones are scheduled): promotion marks the lane. */
     st = sqlite_conn_stmt(b->c, STMT_LANE_HEAD);
-    rc = cand->id
-             ? bind(st, "iiiii", cand->lane, cand->id, cand->priority, cand->run_at,
-                    (int64_t)LIMIT_NEVER)
-             : bind(st, "innni", cand->lane, JOB_NONE, JOB_NONE, JOB_NONE, (int64_t)LIMIT_NEVER);
-    return run(b->c, st, rc, "lane head set");
+    rc = cand->id ? sqlite_conn_bindf(st, "iiiii", cand->lane, cand->id, cand->priority,
+                                      cand->run_at, (int64_t)LIMIT_NEVER)
+                  : sqlite_conn_bindf(st, "innni", cand->lane, JOB_NONE, JOB_NONE, JOB_NONE,
+                                      (int64_t)LIMIT_NEVER);
+    return sqlite_conn_finish(b->c, st, rc, "lane head set");
 }
 
 /* The limits that may apply to k->key, resolved into k. */
@@ -198,7 +168,7 @@ static enum store_result key_limit(struct lanes_be *b, struct lane_key *k)
     size_t max = strlen(k->key) + 2, n = 0;
     struct limit *found = calloc(max, sizeof *found);
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_LIMITS);
-    int rc = found ? bind(st, "t", keys) : SQLITE_NOMEM;
+    int rc = found ? sqlite_conn_bindf(st, "t", keys) : SQLITE_NOMEM;
     while (more(rc) && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW && n < max) {
         struct limit *l = &found[n++];
         const char *key = (const char *)sqlite3_column_text(st, 0);
@@ -227,20 +197,22 @@ static enum store_result be_key_load(void *p, struct lane_key *k)
     sqlite3_stmt *st;
     if (r == STORE_OK) {
         st = sqlite_conn_stmt(b->c, STMT_KEY_RUNNING);
-        r = one_int(b->c, st, bind(st, "t", k->key), "running of a key", &k->running);
+        r = one_int(b->c, st, sqlite_conn_bindf(st, "t", k->key), "running of a key", &k->running);
     }
     if (r == STORE_OK) {
         st = sqlite_conn_stmt(b->c, STMT_KEY_PAUSED);
-        r = one_int(b->c, st, bind(st, "t", k->key), "pause of a key", &k->paused_until);
+        r = one_int(b->c, st, sqlite_conn_bindf(st, "t", k->key), "pause of a key",
+                    &k->paused_until);
     }
     k->window = 0;
     if (r == STORE_OK && k->has_limit && k->limit.rate_jobs > 0) {
         int64_t from = limit_window_start(&k->limit, b->now);
         st = sqlite_conn_stmt(b->c, STMT_KEY_CLAIMS_PRUNE);
-        r = run(b->c, st, bind(st, "ti", k->key, from), "window prune");
+        r = sqlite_conn_finish(b->c, st, sqlite_conn_bindf(st, "ti", k->key, from), "window prune");
         if (r == STORE_OK) {
             st = sqlite_conn_stmt(b->c, STMT_KEY_WINDOW);
-            r = one_int(b->c, st, bind(st, "ti", k->key, from), "window of a key", &k->window);
+            r = one_int(b->c, st, sqlite_conn_bindf(st, "ti", k->key, from), "window of a key",
+                        &k->window);
         }
     }
     return r;
@@ -252,7 +224,8 @@ static enum store_result be_key_claimed(void *p, struct lane_key *k)
     if (!k->has_limit || k->limit.rate_jobs <= 0)
         return STORE_OK;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_CLAIMED);
-    return run(b->c, st, bind(st, "tii", k->key, b->now, (int64_t)1), "claim of a key");
+    return sqlite_conn_finish(b->c, st, sqlite_conn_bindf(st, "tii", k->key, b->now, (int64_t)1),
+                              "claim of a key");
 }
 
 static enum store_result be_key_window(void *p, const struct lane_key *k, int64_t from,
@@ -261,7 +234,7 @@ static enum store_result be_key_window(void *p, const struct lane_key *k, int64_
     struct lanes_be *b = p;
     *n = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_WINDOW_ROWS);
-    int rc = bind(st, "ti", k->key, from);
+    int rc = sqlite_conn_bindf(st, "ti", k->key, from);
     while (more(rc) && *n < cap && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW) {
         rows[*n].at = sqlite3_column_int64(st, 0);
         rows[(*n)++].n = sqlite3_column_int64(st, 1);
@@ -278,7 +251,7 @@ static enum store_result be_key_close(void *p, const struct lane_key *k, int64_t
     struct lanes_be *b = p;
     enum store_result r;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_CLOSE);
-    int rc = bind(st, "ti", k->key, at);
+    int rc = sqlite_conn_bindf(st, "ti", k->key, at);
     while (more(rc) && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW) {
         const char *queue = (const char *)sqlite3_column_text(st, 0);
         if (queue && at != LIMIT_NEVER)
@@ -298,7 +271,7 @@ static enum store_result refresh(struct lanes_be *b, const char *queue)
     int64_t ids[SQLITE_LANES_CHECK];
     size_t n = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_LANES_DUE);
-    int rc = bind(st, "tii", queue, b->now, (int64_t)SQLITE_LANES_CHECK);
+    int rc = sqlite_conn_bindf(st, "tii", queue, b->now, (int64_t)SQLITE_LANES_CHECK);
     while (more(rc) && (rc = sqlite_conn_step(b->c, st)) == SQLITE_ROW && n < SQLITE_LANES_CHECK)
         ids[n++] = sqlite3_column_int64(st, 0);
     enum store_result r =
@@ -321,7 +294,7 @@ enum store_result sqlite_lanes_candidates(struct sqlite_conn *c, const char *que
     if (r != STORE_OK)
         return r;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_LANES_OPEN);
-    int rc = bind(st, "titi", queue, now, caps, (int64_t)limit);
+    int rc = sqlite_conn_bindf(st, "titi", queue, now, caps, (int64_t)limit);
     while (more(rc) && *n < (size_t)limit && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
         struct lane_cand *cand = &out[*n];
         const char *ckey = (const char *)sqlite3_column_text(st, 1);
