@@ -152,19 +152,16 @@ static void counted_done(struct store_call *call)
     call->done(call); /* may free call */
 }
 
-/* A purge that needs no transaction, by the same rules on every backend: running jobs are
- * never purged; a status below 0 names no job. Returns 1 with call->result set. */
+/* A purge that needs no transaction, by the same rule on every backend: running jobs are
+ * never purged. Returns 1 with call->result set. */
 static int purge_settled(struct store_call *call)
 {
     if (call->kind != STORE_CALL_PURGE)
         return 0;
     call->purge.deleted = 0;
-    if (call->purge.status == JOB_RUNNING)
-        call->result = STORE_CONFLICT;
-    else if (call->purge.status < 0)
-        call->result = STORE_OK;
-    else
+    if (call->purge.status != JOB_RUNNING)
         return 0;
+    call->result = STORE_CONFLICT;
     return 1;
 }
 

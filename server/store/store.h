@@ -255,7 +255,7 @@ struct store_pause_call {
 /* STORE_CALL_PURGE: store_purge. */
 struct store_purge_call {
     const char *queue; /* in: the queue's name */
-    int status;        /* in: the API status (enum job_status; -1: blocked) */
+    int status;        /* in: the API status (enum job_status) */
     int limit;         /* in: at most this many jobs (1..STORE_PURGE_BATCH) */
     size_t deleted;    /* out: how many were deleted */
 };
@@ -468,7 +468,7 @@ enum store_result store_pause(struct store *s, const char *queue, int paused, in
 
 /* Delete at most limit (1..STORE_PURGE_BATCH) jobs of queue in API status `status`
  * (JOB_QUEUED covers jobs due later too; JOB_BLOCKED the jobs waiting for dependencies;
- * JOB_RUNNING is never purged: STORE_CONFLICT; a status below 0 deletes nothing), oldest id first, in one transaction; *deleted is how many. The caller
+ * JOB_RUNNING is never purged: STORE_CONFLICT), oldest id first, in one transaction; *deleted is how many. The caller
  * repeats while *deleted == limit. */
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
                               int64_t now, size_t *deleted);
