@@ -323,14 +323,21 @@ class ThreeProcesses(unittest.TestCase):
             f.seek(offset)
             return f.read().decode("utf-8", "replace")
 
+    def swept_by(self, procs, offsets, what):
+        """The processes of `procs` whose log (from offsets[i], else its start) has a sweep
+        that requeued leases. The sweeper logs after its transaction commits, so a requeue
+        can be visible a moment before its line: wait for it, bounded."""
+        def found():
+            return [i for i in procs if SWEPT_RE.search(self.log_from(i, offsets.get(i, 0)))]
+        return wait_until(found, 5, 0.05, what)
+
     def test_sigkill_of_one_process_mid_load(self):
         # Which process sweeps? Leases that only a sweeper can end, then its log says.
         first = []
         for i in range(3):
             first += self.ghost_claims(i, "ghost1.%d" % i, 1, lease=1)
         self.wait_requeued(0, first, 15)
-        sweepers = [i for i in range(3) if SWEPT_RE.search(self.log_from(i, 0))]
-        self.assertTrue(sweepers, "no process logged the requeue")
+        sweepers = self.swept_by(range(3), {}, "a process to log the requeue")
         victim = sweepers[-1]
         survivors = [i for i in range(3) if i != victim]
         load = Load(self.s, per_producer=200)
@@ -348,8 +355,7 @@ class ThreeProcesses(unittest.TestCase):
         self.run_load(load, fault=kill, at=0.4)
         # A survivor took the sweeper role: the victim's leases were requeued, by a survivor.
         self.wait_requeued(survivors[0], late, 15)
-        self.assertTrue(any(SWEPT_RE.search(self.log_from(i, offsets[i])) for i in survivors),
-                        "no survivor logged a sweep that requeued leases")
+        self.swept_by(survivors, offsets, "a survivor to log a sweep that requeued leases")
         # Only the killed process failed connections; its clients carried on elsewhere.
         self.assertEqual([e for e in load.conn_errors if e[0] != victim], [])
         moved = {m[0] for m in load.moved}
