@@ -31,8 +31,19 @@ static char *ids_literal(const int64_t *ids, size_t n)
     return lit;
 }
 
-enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, enum dep_mode mode,
-                               unsigned char *settled, struct depend_plan *plan, int64_t *missing)
+struct dep_row {
+    int64_t id;
+    enum job_status status;
+};
+
+static int dep_row_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const struct dep_row *)a)->id, y = ((const struct dep_row *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+enum store_result pg_deps_lock(struct pg_conn *c, const int64_t *ids, size_t n,
+                               enum job_status *status, int64_t *missing)
 {
     char *lit = ids_literal(ids, n);
     if (!lit)
@@ -44,60 +55,43 @@ enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, 
     if (!res)
         return r;
     int rows = PQntuples(res);
-    int64_t waiting = 0, cancel_dep = 0;
-    r = STORE_OK;
+    struct dep_row *got = malloc((size_t)(rows ? rows : 1) * sizeof *got);
+    r = got ? STORE_OK : STORE_ERROR;
+    for (int k = 0; got && k < rows; k++)
+        got[k] = (struct dep_row){pg_row_int(res, k, 0), (enum job_status)pg_row_int(res, k, 1)};
+    PQclear(res);
+    if (got)
+        qsort(got, (size_t)rows, sizeof *got, dep_row_cmp);
     for (size_t i = 0; i < n && r == STORE_OK; i++) {
-        int found = -1;
-        for (int k = 0; k < rows && found < 0; k++)
-            if (pg_row_int(res, k, 0) == ids[i])
-                found = k;
-        if (found < 0) {
+        struct dep_row key = {.id = ids[i]};
+        const struct dep_row *f = bsearch(&key, got, (size_t)rows, sizeof *got, dep_row_cmp);
+        if (!f) {
             *missing = ids[i];
             r = STORE_NOT_FOUND;
-            break;
+        } else {
+            status[i] = f->status;
         }
-        enum depend_effect e = depend_effect((enum job_status)pg_row_int(res, found, 1), mode);
+    }
+    free(got);
+    return r;
+}
+
+enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, enum dep_mode mode,
+                               unsigned char *settled, struct depend_plan *plan, int64_t *missing)
+{
+    enum job_status *status = malloc((n ? n : 1) * sizeof *status);
+    enum store_result r = status ? pg_deps_lock(c, ids, n, status, missing) : STORE_ERROR;
+    int64_t waiting = 0, cancel_dep = 0;
+    for (size_t i = 0; i < n && r == STORE_OK; i++) {
+        enum depend_effect e = depend_effect(status[i], mode);
         settled[i] = e != DEPEND_WAIT;
         waiting += e == DEPEND_WAIT;
         if (e == DEPEND_CANCEL && cancel_dep == 0)
             cancel_dep = ids[i];
     }
-    PQclear(res);
+    free(status);
     *plan = depend_plan(waiting, cancel_dep);
     return r;
-}
-
-enum store_result pg_deps_record(struct pg_conn *c, int64_t id, const int64_t *ids, size_t n,
-                                 const unsigned char *settled, const char *text, enum dep_mode mode,
-                                 const struct depend_plan *plan, int64_t now, struct job *out)
-{
-    struct pg_arr deps = {0}, flags = {0};
-    for (size_t i = 0; i < n; i++) {
-        pg_arr_int(&deps, ids[i]);
-        pg_arr_bool(&flags, settled[i]);
-    }
-    char *d = pg_arr_take(&deps), *f = pg_arr_take(&flags);
-    char idb[24], status[8], modeb[8], pending[24], fin[24], detail[DEPEND_DETAIL_MAX];
-    int cancelled = plan->status == JOB_CANCELLED;
-    enum store_result r = d && f ? STORE_OK : STORE_ERROR;
-    if (r == STORE_OK) {
-        const char *p[3] = {d, pg_int_param(idb, id), f};
-        r = run(c, PG_DEP_EDGES, 3, p, "enqueue: edges");
-    }
-    free(d);
-    free(f);
-    if (r != STORE_OK)
-        return r;
-    const char *p[8] = {idb,
-                        pg_int_param(status, plan->status),
-                        text,
-                        pg_int_param(modeb, mode),
-                        pg_int_param(pending, plan->pending),
-                        cancelled ? DEPEND_FAILED_CODE : NULL,
-                        cancelled ? depend_detail(plan->cancel_dep, detail) : NULL,
-                        cancelled ? pg_int_param(fin, now) : NULL};
-    job_clear(out);
-    return pg_one_row(c, PG_DEP_SET, 8, p, 0, "enqueue: dependent", out);
 }
 
 /* A walk down the graph (depend.h) and what its visits need. */

@@ -7,18 +7,17 @@
 #include "depend.h"
 #include "pg_store.h"
 
-/* Lock the dependencies ids[0..n) of a job of mode `mode` about to be enqueued (in id order),
- * mark them as waited for and read their statuses after the lock: settled[i] (1 when
- * dependency i counts already) and *plan (depend_plan). STORE_NOT_FOUND with *missing set
- * when one does not exist. */
+/* Lock the jobs ids[0..n) that jobs about to be enqueued depend on (in id order, whatever the
+ * order of ids; repeats allowed), mark them as waited for (has_dependents) and read their
+ * statuses after the lock into status[0..n). STORE_NOT_FOUND with *missing set when one does
+ * not exist. */
+enum store_result pg_deps_lock(struct pg_conn *c, const int64_t *ids, size_t n,
+                               enum job_status *status, int64_t *missing);
+
+/* pg_deps_lock for the dependencies ids[0..n) of one job of mode `mode`, then its plan:
+ * settled[i] (1 when dependency i counts already) and *plan (depend_plan). */
 enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, enum dep_mode mode,
                                unsigned char *settled, struct depend_plan *plan, int64_t *missing);
-
-/* Job id, just inserted queued, takes its plan's status and dependency columns (text: the ids
- * as the API shows them) and its edges; *out is its row then (replaced). */
-enum store_result pg_deps_record(struct pg_conn *c, int64_t id, const int64_t *ids, size_t n,
-                                 const unsigned char *settled, const char *text, enum dep_mode mode,
-                                 const struct depend_plan *plan, int64_t now, struct job *out);
 
 /* Job id (of queue) ended or was retried, when it has dependents: settle, release, cancel or
  * re-block them down the graph for at most DEPEND_STEP_MAX jobs (the rest marked for

@@ -11,13 +11,10 @@
 #include "job_cols.h"
 #include "log.h"
 #include "pg_deps.h"
+#include "pg_enqueue.h"
 #include "pg_row.h"
-#include "pg_store.h"
 
-#define INSERT_PARAMS 14 /* of PG_JOB_INSERT: one array per column, and $9, now */
-
-/* Append the columns of one job of sp, enqueued at now, to col[] (col[8] stays empty). */
-static void insert_cols(struct pg_arr col[INSERT_PARAMS], const struct job_spec *sp, int64_t now)
+void pg_insert_cols(struct pg_arr col[PG_INSERT_PARAMS], const struct job_spec *sp, int64_t now)
 {
     pg_arr_text(&col[0], sp->queue);
     pg_arr_text(&col[1], sp->payload);
@@ -34,14 +31,12 @@ static void insert_cols(struct pg_arr col[INSERT_PARAMS], const struct job_spec 
     pg_arr_int(&col[13], job_spec_dedup_seconds(sp));
 }
 
-/* Fill b for PG_JOB_INSERT from the columns in col[] (which this empties) and now. Returns 0,
- * or -1 (logged). */
-static int insert_params(struct pg_arr col[INSERT_PARAMS], int64_t now, struct pg_bind *b)
+int pg_insert_params(struct pg_arr col[PG_INSERT_PARAMS], int64_t now, struct pg_bind *b)
 {
-    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = INSERT_PARAMS};
+    *b = (struct pg_bind){.id = PG_JOB_INSERT, .what = "enqueue", .n = PG_INSERT_PARAMS};
     int rc = 0;
-    for (int c = 0; c < INSERT_PARAMS; c++) {
-        if (c != 8)
+    for (int c = 0; c < PG_INSERT_PARAMS; c++) {
+        if (c != 8 && (c < PG_INSERT_PLAIN || col[c].s))
             rc |= pg_arr_bind(&col[c], b, c);
     }
     b->params[8] = pg_int_param(b->ints[8], now);
@@ -53,18 +48,19 @@ static int insert_params(struct pg_arr col[INSERT_PARAMS], int64_t now, struct p
 static int insert_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
     int64_t now = pg_calls_now(calls, k); /* the database's clock: delays are resolved on it */
-    struct pg_arr col[INSERT_PARAMS] = {{0}};
+    struct pg_arr col[PG_INSERT_PARAMS] = {{0}};
     for (size_t i = 0; i < k; i++) {
         const struct store_call *call = calls[i].call;
         for (size_t s = 0; s < call->enqueue.n; s++)
-            insert_cols(col, &call->enqueue.specs[s], now);
+            pg_insert_cols(col, &call->enqueue.specs[s], now);
     }
-    return insert_params(col, now, b);
+    return pg_insert_params(col, now, b);
 }
 
-/* The news of a job that a commit leaves queued at j->run_at. */
-static void note_queued(struct store_news *notes, const struct job *j, int64_t now)
+void pg_note_queued(struct store_news *notes, const struct job *j, int64_t now)
 {
+    if (j->status != JOB_QUEUED)
+        return;
     if (j->run_at <= now)
         store_news_ready(notes, j->queue, !j->requires);
     else
@@ -126,7 +122,7 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
             call->result = STORE_ERROR;
             continue;
         }
-        note_queued(notes, out, now);
+        pg_note_queued(notes, out, now);
     }
     for (size_t i = 0; i < k; i++) {
         struct store_call *call = calls[i].call;
@@ -145,9 +141,7 @@ static void insert_recv(struct pg_call *calls, size_t k, const PGresult *res,
     }
 }
 
-/* The job that holds sp's idempotency_key into *out: STORE_OK, or STORE_NOT_FOUND. */
-static enum store_result idempotency_find(struct pg_conn *c, const struct job_spec *sp,
-                                          struct job *out)
+enum store_result pg_idempotency_find(struct pg_conn *c, const struct job_spec *sp, struct job *out)
 {
     const char *key[2] = {sp->queue, sp->idempotency_key};
     return pg_one_row(c, PG_JOB_BY_KEY, 2, key, 0, "enqueue: idempotency hit", out);
@@ -162,7 +156,8 @@ static enum store_result insert_follow(struct pg_conn *c, struct pg_call *a,
     for (size_t s = 0; s < call->enqueue.n; s++) {
         if (call->enqueue.created[s])
             continue;
-        enum store_result r = idempotency_find(c, &call->enqueue.specs[s], &call->enqueue.out[s]);
+        enum store_result r =
+            pg_idempotency_find(c, &call->enqueue.specs[s], &call->enqueue.out[s]);
         if (r == STORE_NOT_FOUND)
             r = STORE_BUSY; /* inserted by a transaction that rolled back */
         if (r != STORE_OK)
@@ -216,33 +211,6 @@ static enum store_result dedup_lock(struct pg_conn *c, const struct store_enqueu
     return STORE_OK;
 }
 
-static enum store_result insert_row(struct pg_conn *c, const struct job_spec *sp, int64_t now,
-                                    struct job *out, int *created, struct store_news *notes);
-
-/* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h): its dependencies
- * locked and read first, then the job, which takes its plan's status, and its edges.
- * STORE_NOT_FOUND with *missing set when a dependency does not exist. */
-static enum store_result insert_deps(struct pg_conn *c, const struct job_spec *sp,
-                                     const int64_t *ids, int64_t now, struct job *out, int *created,
-                                     struct store_news *notes, int64_t *missing)
-{
-    size_t n = sp->ndeps;
-    unsigned char *settled = malloc(n ? n : 1);
-    char *text = depend_ids_text(ids, n);
-    enum store_result r = settled && text ? STORE_OK : STORE_ERROR;
-    struct depend_plan plan = {0};
-    if (r == STORE_OK)
-        r = pg_deps_plan(c, ids, n, sp->on_dependency_failure, settled, &plan, missing);
-    if (r == STORE_OK)
-        r = insert_row(c, sp, now, out, created, notes);
-    if (r == STORE_OK && *created)
-        r = pg_deps_record(c, out->id, ids, n, settled, text, sp->on_dependency_failure, &plan, now,
-                           out);
-    free(settled);
-    free(text);
-    return r;
-}
-
 /* Insert one job of sp at now on its own into *out (*created = 1), or read the job that
  * holds its idempotency_key; ids: its dependencies (NULL when it has none). */
 static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *sp,
@@ -250,17 +218,11 @@ static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *
                                       int *created, struct store_news *notes, int64_t *missing)
 {
     if (ids)
-        return insert_deps(c, sp, ids, now, out, created, notes, missing);
-    return insert_row(c, sp, now, out, created, notes);
-}
-
-static enum store_result insert_row(struct pg_conn *c, const struct job_spec *sp, int64_t now,
-                                    struct job *out, int *created, struct store_news *notes)
-{
-    struct pg_arr col[INSERT_PARAMS] = {{0}};
-    insert_cols(col, sp, now);
+        return pg_enqueue_dep_one(c, sp, ids, now, out, created, notes, missing);
+    struct pg_arr col[PG_INSERT_PARAMS] = {{0}};
+    pg_insert_cols(col, sp, now);
     struct pg_bind b;
-    if (insert_params(col, now, &b) != 0)
+    if (pg_insert_params(col, now, &b) != 0)
         return STORE_ERROR;
     enum store_result r;
     PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
@@ -274,10 +236,10 @@ static enum store_result insert_row(struct pg_conn *c, const struct job_spec *sp
         return r;
     if (rows == 1) {
         *created = 1;
-        note_queued(notes, out, now);
+        pg_note_queued(notes, out, now);
         return STORE_OK;
     }
-    r = sp->idempotency_key ? idempotency_find(c, sp, out) : STORE_ERROR;
+    r = sp->idempotency_key ? pg_idempotency_find(c, sp, out) : STORE_ERROR;
     if (r == STORE_NOT_FOUND)
         r = STORE_BUSY; /* inserted by a transaction that rolled back */
     return r;
@@ -315,7 +277,7 @@ static enum store_result dedup_replace(struct pg_conn *c, const struct job_spec 
     const char *p[3] = {pg_int_param(ids, id), sp->payload, pg_int_param(runs, run_at)};
     enum store_result r = pg_one_row(c, PG_DEDUP_REPLACE, 3, p, 0, "enqueue: dedup replace", out);
     if (r == STORE_OK)
-        note_queued(notes, out, now);
+        pg_note_queued(notes, out, now);
     return r;
 }
 
@@ -328,7 +290,7 @@ static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp,
 {
     enum store_result r = STORE_NOT_FOUND;
     if (sp->idempotency_key)
-        r = idempotency_find(c, sp, out);
+        r = pg_idempotency_find(c, sp, out);
     if (r != STORE_NOT_FOUND)
         return r; /* a hit (created stays 0), or an error */
     struct job found = {0};
@@ -374,15 +336,10 @@ static int has_any(const struct store_enqueue_call *e, int what)
     return 0;
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Lock every existing job the call's specs depend on, all at once and in id order (two
  * batches that share dependencies never lock them in opposite orders), before any element is
- * inserted. STORE_NOT_FOUND with missing_spec and missing_id set when one does not exist. */
+ * inserted. STORE_NOT_FOUND with missing_spec (the first naming it) and missing_id set when
+ * one does not exist. */
 static enum store_result lock_dependencies(struct pg_conn *c, struct store_enqueue_call *e)
 {
     size_t n = 0;
@@ -392,32 +349,49 @@ static enum store_result lock_dependencies(struct pg_conn *c, struct store_enque
     if (n == 0)
         return STORE_OK;
     int64_t *ids = malloc(n * sizeof *ids);
-    unsigned char *settled = malloc(n);
-    if (!ids || !settled) {
-        free(ids);
-        free(settled);
-        log_error("out of memory locking %zu dependencies", n);
-        return STORE_ERROR;
-    }
+    enum job_status *status = malloc(n * sizeof *status);
+    enum store_result r = ids && status ? STORE_OK : STORE_ERROR;
     size_t k = 0;
-    for (size_t s = 0; s < e->n; s++)
+    for (size_t s = 0; r == STORE_OK && s < e->n; s++)
         for (size_t d = 0; d < e->specs[s].ndeps; d++)
             if (e->specs[s].deps[d].id > 0)
                 ids[k++] = e->specs[s].deps[d].id;
-    qsort(ids, n, sizeof *ids, id_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (u == 0 || ids[u - 1] != ids[i])
-            ids[u++] = ids[i];
-    struct depend_plan plan;
-    enum store_result r = pg_deps_plan(c, ids, u, DEP_CANCEL, settled, &plan, &e->missing_id);
-    for (size_t s = 0; r == STORE_NOT_FOUND && s < e->n; s++)
+    if (r == STORE_OK)
+        r = pg_deps_lock(c, ids, n, status, &e->missing_id);
+    for (size_t s = e->n; r == STORE_NOT_FOUND && s-- > 0;)
         for (size_t d = 0; d < e->specs[s].ndeps; d++)
             if (e->specs[s].deps[d].id == e->missing_id)
                 e->missing_spec = s;
     free(ids);
-    free(settled);
+    free(status);
     return r;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const struct job_spec *x = *(const struct job_spec *const *)a;
+    const struct job_spec *y = *(const struct job_spec *const *)b;
+    int q = strcmp(x->queue, y->queue);
+    return q ? q : strcmp(x->idempotency_key, y->idempotency_key);
+}
+
+/* 1 when two of e's specs hold one (queue, idempotency_key) (the later one hits the earlier
+ * in this very transaction), or memory ran out; else 0. */
+static int keys_repeat(const struct store_enqueue_call *e)
+{
+    const struct job_spec **at = malloc(e->n * sizeof *at);
+    size_t k = 0;
+    if (!at)
+        return 1;
+    for (size_t s = 0; s < e->n; s++)
+        if (e->specs[s].idempotency_key)
+            at[k++] = &e->specs[s];
+    qsort(at, k, sizeof *at, key_cmp);
+    int repeat = 0;
+    for (size_t i = 1; i < k && !repeat; i++)
+        repeat = key_cmp(&at[i - 1], &at[i]) == 0;
+    free(at);
+    return repeat;
 }
 
 /* The transaction of an enqueue call with a dedup key or dependencies (struct pg_tx's fn,
@@ -438,7 +412,16 @@ static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_new
         free(ids);
         return STORE_ERROR;
     }
-    enum store_result r = has_any(e, 0) ? dedup_lock(c, e) : STORE_OK;
+    int dedup = has_any(e, 0);
+    if (deps && !dedup && !keys_repeat(e)) {
+        free(ids);
+        enum store_result r = pg_enqueue_deps(c, e, order, pc->now, notes);
+        free(order);
+        if (r != STORE_OK)
+            return r;
+        return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
+    }
+    enum store_result r = dedup ? dedup_lock(c, e) : STORE_OK;
     if (r == STORE_OK && deps)
         r = lock_dependencies(c, e);
     for (size_t k = 0; k < e->n && r == STORE_OK; k++) {

@@ -126,13 +126,16 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "SELECT " COLS " FROM jobq_jobs j WHERE j.queue = $1::text AND j.idempotency_key = $2::text",
      "enqueue: the existing job of an idempotency_key hit"},
     {PG_JOB_INSERT, "job_insert",
-     "WITH e AS MATERIALIZED (SELECT nextval((SELECT pg_get_serial_sequence('jobq_jobs', 'id')"
-     "::regclass)) AS id, u.* "
+     "WITH e AS MATERIALIZED (SELECT coalesce(u.gid, nextval((SELECT "
+     "pg_get_serial_sequence('jobq_jobs', 'id')::regclass))) AS id, u.* "
      "FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::integer[], "
      "$6::bigint[], $7::text[], $8::text[], $10::text[], $11::bigint[], $12::text[], "
-     "$13::smallint[], $14::bigint[]) WITH ORDINALITY "
+     "$13::smallint[], $14::bigint[], $15::bigint[], $16::smallint[], $17::text[], "
+     "$18::smallint[], $19::integer[], $20::boolean[], $21::text[], $22::text[], $23::bigint[]) "
+     "WITH ORDINALITY "
      "AS u(queue, payload, priority, run_at, max_attempts, runtime, requires, ikey, ckey, "
-     "expires_at, dkey, dmode, dseconds, ord) "
+     "expires_at, dkey, dmode, dseconds, gid, status, deps, odf, pending, has_deps, ecode, "
+     "edetail, fin, ord) "
      "ORDER BY u.ord), "
      "ln AS (INSERT INTO jobq_lanes AS l (queue, requires, ckey, check_at) "
      "SELECT e.queue, coalesce(e.requires, ''), coalesce(e.ckey, ''), min(e.run_at) FROM e "
@@ -141,11 +144,13 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "least(l.check_at, excluded.check_at) RETURNING l.id, l.queue, l.requires, l.ckey), "
      "n AS (INSERT INTO jobq_jobs AS j (id, queue, status, payload, priority, run_at, "
      "max_attempts, max_runtime_seconds, requires, idempotency_key, created_at, "
-     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, lane) "
-     "SELECT e.id, e.queue, " QUEUED ", e.payload, e.priority, e.run_at, e.max_attempts, "
-     "e.runtime, CASE WHEN e.requires IS NULL THEN NULL ELSE "
+     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, lane, depends_on, "
+     "on_dep_failure, deps_pending, has_dependents, error_code, error_detail, finished_at) "
+     "SELECT e.id, e.queue, coalesce(e.status, " QUEUED "), e.payload, e.priority, e.run_at, "
+     "e.max_attempts, e.runtime, CASE WHEN e.requires IS NULL THEN NULL ELSE "
      "ARRAY(SELECT json_array_elements_text(e.requires::json)) END, e.ikey, $9::bigint, "
-     "e.ckey, e.expires_at, e.dkey, e.dmode, e.dseconds, ln.id "
+     "e.ckey, e.expires_at, e.dkey, e.dmode, e.dseconds, ln.id, e.deps, coalesce(e.odf, 0), "
+     "coalesce(e.pending, 0), coalesce(e.has_deps, false), e.ecode, e.edetail, e.fin "
      "FROM e LEFT JOIN ln ON ln.queue = e.queue AND ln.requires = coalesce(e.requires, '') "
      "AND ln.ckey = coalesce(e.ckey, '') ORDER BY e.ord "
      "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
@@ -154,7 +159,18 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "enqueue: insert jobs, one per element of the arrays, in their order (ids drawn in that "
      "order); each row names its element (ord, the last column: RETURNING promises no order); "
      "an idempotency_key hit inserts nothing and returns no row; a job with requires or a "
-     "concurrency key goes into its lane (made when new, looked at again from its run_at)"},
+     "concurrency key goes into its lane (made when new, looked at again from its run_at). "
+     "A batch with dependencies (pg_enqueue_deps.c) also gives each job its id (drawn before, "
+     "PG_JOB_IDS), its status and its dependency columns ($15..$23); else they are NULL"},
+    {PG_JOB_IDS, "job_ids",
+     "SELECT nextval((SELECT pg_get_serial_sequence('jobq_jobs', 'id')::regclass)) FROM "
+     "generate_series(1, $1::integer)",
+     "enqueue of a batch with dependencies: the ids of its new jobs, drawn before the insert"},
+    {PG_JOB_BY_KEYS, "job_by_keys",
+     "SELECT " COLS ", u.ord FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS "
+     "u(queue, ikey, ord) JOIN jobq_jobs j ON j.queue = u.queue AND j.idempotency_key = u.ikey",
+     "enqueue of a batch with dependencies: the existing jobs of its idempotency keys, each "
+     "naming its element of the arrays (ord, the last column)"},
     {PG_CLAIM, "claim",
      "WITH picked AS MATERIALIZED (SELECT c.id, c.priority, c.run_at FROM (SELECT u.name FROM "
      "unnest($1::text[]) AS u(name) WHERE NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE "
@@ -594,15 +610,10 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "NOT j.has_dependents) SELECT id, status FROM l",
      "enqueue with depends_on: lock the dependencies (in id order), mark them as waited for, "
      "and read their statuses after the lock (an end that committed before is seen)"},
-    {PG_DEP_SET, "dep_set",
-     "UPDATE jobq_jobs j SET status = $2::smallint, depends_on = $3::text, on_dep_failure = "
-     "$4::smallint, deps_pending = $5::integer, error_code = $6::text, error_detail = $7::text, "
-     "finished_at = $8::bigint WHERE j.id = $1::bigint RETURNING " COLS,
-     "enqueue with depends_on: the new job's status as planned and its dependency columns"},
     {PG_DEP_EDGES, "dep_edges",
-     "INSERT INTO jobq_deps (dep_id, job_id, settled) SELECT u.d, $2::bigint, u.s FROM "
-     "unnest($1::bigint[], $3::boolean[]) AS u(d, s) ON CONFLICT DO NOTHING",
-     "enqueue with depends_on: the new job's edges"},
+     "INSERT INTO jobq_deps (dep_id, job_id, settled) SELECT u.d, u.j, u.s FROM "
+     "unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS u(d, j, s) ON CONFLICT DO NOTHING",
+     "enqueue with depends_on: the new jobs' edges (dependency, dependent, settled)"},
     {PG_DEP_SETTLE, "dep_settle",
      "WITH e AS (UPDATE jobq_deps SET settled = true WHERE dep_id = $1::bigint AND NOT settled "
      "RETURNING job_id), "

@@ -226,7 +226,7 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx);
 void pg_submit(struct store *s, struct store_call *call);
 
 /* One statement's parameters, with room for their text. */
-#define PG_PARAMS_MAX 16
+#define PG_PARAMS_MAX 24
 struct pg_bind {
     enum pg_stmt_id id;
     const char *what; /* for logs */

@@ -180,6 +180,74 @@ TEST(batch_inserts_parents_first)
     store_close(s);
 }
 
+/* A batch sent again: the elements whose idempotency_key is taken answer their jobs and
+ * create nothing, and new elements that depend on them wait for those jobs; an element that a
+ * failed dependency cancels at once cancels its "cancel" dependents of the batch and settles
+ * its "run" ones; a key given twice in one batch gives one job. */
+TEST(batch_with_keys_sent_again_links_to_the_jobs_it_hit)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t bad = enqueue(s, "q", 0, T0, T0);
+    CHECK(fail_job(s, bad, T0));
+    struct job_dep on0 = {.index = 0}, on1 = {.index = 1}, on2 = {.index = 2};
+    struct job_dep on_bad = {.id = bad};
+    struct job_spec sp[6];
+    for (int i = 0; i < 6; i++)
+        sp[i] = spec_of("q", 0, T0);
+    sp[0].idempotency_key = "a";
+    sp[1].idempotency_key = "c";
+    sp[1].deps = &on0, sp[1].ndeps = 1;
+    sp[2].deps = &on_bad, sp[2].ndeps = 1; /* cancelled at once */
+    sp[3].deps = &on2, sp[3].ndeps = 1;    /* cancelled by element 2 */
+    sp[4].deps = &on2, sp[4].ndeps = 1;    /* runs anyway */
+    sp[4].on_dependency_failure = DEP_RUN;
+    sp[5].deps = &on1, sp[5].ndeps = 1;
+    struct job out[6];
+    int created[6];
+    CHECK_INT(store_enqueue(s, sp, 1, T0, out, created), STORE_OK);
+    int64_t a = out[0].id;
+    job_clear(&out[0]);
+    CHECK_INT(store_enqueue(s, sp, 6, T0 + 1, out, created), STORE_OK);
+    CHECK_INT(created[0], 0);
+    CHECK_INT(out[0].id, a);
+    for (int i = 1; i < 6; i++)
+        CHECK_INT(created[i], 1);
+    CHECK_INT(out[1].status, JOB_BLOCKED);
+    CHECK_INT(out[2].status, JOB_CANCELLED);
+    CHECK_STR(out[2].error_code, DEPEND_FAILED_CODE);
+    char detail[DEPEND_DETAIL_MAX];
+    CHECK_STR(out[2].error_detail, depend_detail(bad, detail));
+    CHECK_INT(out[3].status, JOB_CANCELLED);
+    CHECK_STR(out[3].error_detail, depend_detail(out[2].id, detail));
+    CHECK_INT(out[4].status, JOB_QUEUED);
+    CHECK_INT(out[5].status, JOB_BLOCKED);
+    int64_t c = out[1].id, last = out[5].id, runs = out[4].id;
+    for (int i = 0; i < 6; i++)
+        job_clear(&out[i]);
+    /* The job it hit releases the new element when it completes, and so on down. */
+    struct job j;
+    CHECK_INT(claim_one(s, "q", T0 + 2, &j), a);
+    struct job done;
+    CHECK_INT(store_complete(s, a, j.lease_token, "{}", T0 + 2, &done), STORE_OK);
+    job_clear(&j);
+    job_clear(&done);
+    CHECK_INT(status_of(s, c), JOB_QUEUED);
+    CHECK_INT(status_of(s, last), JOB_BLOCKED);
+    CHECK_INT(status_of(s, runs), JOB_QUEUED);
+    /* One key twice in a batch: one job, the second element is the first one's. */
+    struct job_spec twice[3] = {spec_of("q", 0, T0), spec_of("q", 0, T0), spec_of("q", 0, T0)};
+    twice[0].idempotency_key = twice[1].idempotency_key = "t";
+    twice[2].deps = &on1, twice[2].ndeps = 1;
+    CHECK_INT(store_enqueue(s, twice, 3, T0 + 3, out, created), STORE_OK);
+    CHECK_INT(created[0] + created[1], 1);
+    CHECK_INT(out[0].id, out[1].id);
+    CHECK_INT(out[2].status, JOB_BLOCKED);
+    for (int i = 0; i < 3; i++)
+        job_clear(&out[i]);
+    store_close(s);
+}
+
 TEST(retry_resumes_a_failed_workflow)
 {
     struct store *s = open_store();
@@ -245,6 +313,8 @@ TEST(long_cascade_is_finished_by_the_sweep)
 TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(failure_cancels_down_the_graph_and_settles_run_dependents),
           TEST_ENTRY(ended_dependency_counts_at_once_and_unknown_is_refused),
-          TEST_ENTRY(batch_inserts_parents_first), TEST_ENTRY(retry_resumes_a_failed_workflow),
+          TEST_ENTRY(batch_inserts_parents_first),
+          TEST_ENTRY(batch_with_keys_sent_again_links_to_the_jobs_it_hit),
+          TEST_ENTRY(retry_resumes_a_failed_workflow),
           TEST_ENTRY(cancel_of_a_blocked_job_and_of_its_parent),
           TEST_ENTRY(long_cascade_is_finished_by_the_sweep))
