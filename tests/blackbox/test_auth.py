@@ -349,6 +349,31 @@ class Roles(AuthServerTest):
                          "/metrics"):
                 self.assertEqual(self.as_(admin, "GET", path).status, 200, path)
 
+    def test_limits_are_changed_by_admins_and_read_by_all(self):
+        # API.md: "everything that changes a queue, a limit or a schedule is admin"; reads
+        # are producer/worker/admin. Snooze is a worker's report, as fail is.
+        key = "/limits/" + self.q + "%2Fk%3A1"
+        for role, token in (("producer", PRODUCER), ("worker", WORKER)):
+            self.assert_403(self.as_(token, "PUT", key, {"max_running": 1}), role)
+        r = self.as_(ADMIN, "PUT", key, {"max_running": 1})
+        self.assertEqual((r.status, r.json.get("key")), (200, self.q + "/k:1"), r)
+        for token in (PRODUCER, WORKER, ADMIN):
+            self.assertEqual(self.as_(token, "GET", key).status, 200)
+            r = self.as_(token, "GET", "/limits")
+            self.assertIn(self.q + "/k:1", [l["key"] for l in r.json["limits"]], r)
+        for role, token in (("producer", PRODUCER), ("worker", WORKER)):
+            self.assert_403(self.as_(token, "DELETE", key), role)
+        self.assertEqual(self.as_(ADMIN, "DELETE", key).status, 200)
+        self.assert_error(self.as_(ADMIN, "DELETE", key), 404, "not_found")
+        self.assert_401(self.c.request("PUT", key, {"max_running": 1}))
+        job = self.enqueue_as(PRODUCER)
+        j = self.claim_as(WORKER)[0]
+        snooze = {"lease_token": j["lease_token"], "seconds": 0}
+        self.assert_403(self.as_(PRODUCER, "POST", "/jobs/%d/snooze" % job["id"], snooze),
+                        "producer")
+        r = self.as_(WORKER, "POST", "/jobs/%d/snooze" % job["id"], snooze)
+        self.assertEqual((r.status, r.json.get("status")), (200, "queued"), r)
+
     def test_long_poll_claim_with_token(self):
         # A parked claim resumes on the same request: the access check is not repeated wrongly.
         r = self.as_(WORKER, "POST", "/claim",

@@ -228,6 +228,21 @@ class KeyLimits(ServerTest):
         self.assertEqual([j["id"] for j in r.json["jobs"]], waiting, r)
         self.assertLess(done_at - at, 0.6, "the parked claim was not woken by the job's end")
 
+    def test_window_freeing_a_slot_wakes_a_parked_claim(self):
+        """API.md: "When a running job of a key ends or its window frees a slot, parked long
+        polls are woken." The key's one claim per 2 s is spent (the job already ended): a long
+        poll parks and is answered when the window frees the slot, not at its 20 s end."""
+        k = self.queue("w")
+        put_limit(self.c, k, {"rate": {"jobs": 1, "per_seconds": 2}})
+        enqueue_many(self.c, self.q, 2, concurrency_key=k)
+        first = self.claim_one()
+        self.act(first["id"], "complete", {"lease_token": first["lease_token"]})
+        started = time.monotonic()
+        got = self.claim(wait_seconds=20, expect=1)
+        took = time.monotonic() - started
+        self.assertGreaterEqual(got[0]["claimed_at"], first["claimed_at"] + 2, got)
+        self.assertLess(took, 6.0, "the parked claim was not woken when the window freed a slot")
+
     def test_deleting_the_limit_releases_waiting_jobs(self):
         def delete(j, k):
             r = self.c.request("DELETE", "/limits/" + quote(k, safe=""))

@@ -377,6 +377,10 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE lanes SET open_at = 0 WHERE ckey = ?1 AND open_at = " LANE_NEVER_SQL
      " RETURNING queue, requires = ''",
      "the end of a running job of a key: the lanes it closed for max_running open again"},
+    {STMT_KEYS_OPENED, STMT_ON_WRITER,
+     "SELECT DISTINCT queue FROM lanes WHERE ckey <> '' AND open_at >= ?1 AND open_at <= ?2",
+     "sweep: the queues of keyed lanes that opened in [?1, ?2] (a rate window freed a slot, a "
+     "pause ended), whose parked claims look again"},
     {STMT_LANES_WINDOW, STMT_ON_WRITER,
      "SELECT max(id), count(*) FROM (SELECT id FROM lanes WHERE id > ?1 ORDER BY id LIMIT ?2)",
      "sweep: the last id and the number of the next ?2 lanes after lane ?1 (the lanes it looks "

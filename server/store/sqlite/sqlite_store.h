@@ -22,6 +22,7 @@ struct sqlite_store {
     int64_t backoff_max;
     int lock_fd;         /* the open PATH.lock this process holds an exclusive lock on */
     int64_t lanes_swept; /* the sweeper's: the last lane its lanes part looked at (0: none) */
+    int64_t opened_swept; /* the sweeper's: the now of its last promote part (0: none) */
 };
 
 static inline struct sqlite_store *sqlite_store_of(struct store *s)

@@ -21,6 +21,7 @@ struct sweep_arg {
     int batch;
     int64_t lanes_from; /* the lanes part: the last lane looked at before it */
     int64_t lanes_next; /* and after it (committed: the next sweep's lanes_from) */
+    int64_t opened_from; /* the promote part: the now of the last one (see keys_opened) */
     int64_t backoff_base, backoff_max;
     struct sweep_result *res;
     struct sqlite_notes *notes;
@@ -102,10 +103,31 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
     return r;
 }
 
+/* The queues of keyed lanes whose open_at came in [from, now] (a rate window freed a slot, a
+ * pause ended) are told, so that their parked claims look again: the claim that closed them
+ * poked the sweeper for that time. from is the last sweep's now, included: a claim of that
+ * second may have closed a lane after that sweep looked. */
+static enum store_result keys_opened(struct sqlite_conn *c, int64_t from, int64_t now,
+                                     struct sqlite_notes *notes)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_KEYS_OPENED);
+    int rc = sqlite_conn_bindf(st, "ii", from, now);
+    while (rc == SQLITE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        const char *queue = (const char *)sqlite3_column_text(st, 0);
+        if (queue)
+            store_news_ready(&notes->news, queue, 0);
+        rc = SQLITE_OK;
+    }
+    enum store_result r = rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "keys opened");
+    sqlite3_reset(st);
+    return r;
+}
+
 static int promote_tx(struct sqlite_conn *c, void *p)
 {
     struct sweep_arg *a = p;
-    return sqlite_sweep_promote(c, a->now, a->batch, a->notes, &a->res->promoted);
+    enum store_result r = sqlite_sweep_promote(c, a->now, a->batch, a->notes, &a->res->promoted);
+    return r == STORE_OK ? keys_opened(c, a->opened_from, a->now, a->notes) : r;
 }
 
 /* Collect at most batch expired leases before changing any row. */
@@ -346,10 +368,14 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
                           .cutoff = now - retention,
                           .batch = batch,
                           .lanes_from = st->lanes_swept,
+                          /* the first sweep: no claim is parked yet */
+                          .opened_from = st->opened_swept ? st->opened_swept : now,
                           .backoff_base = st->backoff_base,
                           .backoff_max = st->backoff_max,
                           .res = res};
     enum store_result r = part(st, &a, "sweep promote", promote_tx, &res->promoted, NULL);
+    if (r == STORE_OK)
+        st->opened_swept = now;
     if (r == STORE_OK)
         r = part(st, &a, "sweep leases", expire_tx, &res->requeued, &res->failed);
     if (r == STORE_OK)

@@ -274,6 +274,42 @@ TEST(writes_reopen_the_lanes_they_cover)
     store_close(s);
 }
 
+/* A lane a claim closed until a time (a rate window full, a key paused) opens then: the sweep
+ * that the claim poked for that time tells its queue, so that the claims parked on it look
+ * again (PostgreSQL announces the times its claims closed lanes until, from memory). */
+TEST(sweep_tells_the_queues_of_lanes_that_opened)
+{
+    SQLITE_ONLY("the SQLite sweep reads the lanes' open_at");
+    struct recorder rec;
+    memset(&rec, 0, sizeof rec);
+    struct store_hooks hooks = {.on_ready = on_ready, .ctx = &rec};
+    struct store *s = open_store_hooks(&hooks);
+    CHECK(s != NULL);
+    const char *queues[] = {"qa", "qb", "qc", "qd"}, *keys[] = {"k:a", "k:b", "k:c", "k:d"};
+    for (size_t i = 0; i < 4; i++)
+        CHECK(enqueue_keyed(s, queues[i], keys[i]) > 0);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE lanes SET open_at = CASE ckey WHEN 'k:a' THEN %lld WHEN 'k:b' THEN %lld "
+             "WHEN 'k:c' THEN 9223372036854775807 ELSE 0 END",
+             T0 + 5, T0 + 50);
+    CHECK_INT(sql_run(sql), 0);
+    rec.nready = 0;
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0, 86400, 500, &r), STORE_OK);
+    CHECK_INT(rec.nready, 0); /* nothing opened yet */
+    CHECK_INT(store_sweep(s, T0 + 10, 86400, 500, &r), STORE_OK);
+    CHECK(told(&rec, "qa"));
+    CHECK(!told(&rec, "qb") && !told(&rec, "qc") && !told(&rec, "qd"));
+    rec.nready = 0;
+    CHECK_INT(store_sweep(s, T0 + 11, 86400, 500, &r), STORE_OK);
+    CHECK_INT(rec.nready, 0); /* told once */
+    CHECK_INT(store_sweep(s, T0 + 60, 86400, 500, &r), STORE_OK);
+    CHECK(told(&rec, "qb") && !told(&rec, "qa") && !told(&rec, "qc"));
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(put_get_list_delete), TEST_ENTRY(at_most_store_limits_max),
           TEST_ENTRY(running_and_paused_by_governing_limit),
-          TEST_ENTRY(writes_reopen_the_lanes_they_cover))
+          TEST_ENTRY(writes_reopen_the_lanes_they_cover),
+          TEST_ENTRY(sweep_tells_the_queues_of_lanes_that_opened))
