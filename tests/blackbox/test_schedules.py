@@ -8,6 +8,7 @@ PostgreSQL also three jobqd processes sharing one schedule (each tick exactly on
 Schedules are server-wide: each test names its schedules and their queues after itself
 (self.q)."""
 
+import datetime
 import re
 import time
 import unittest
@@ -24,6 +25,25 @@ def metric(test, name):
     text = test.c.get("/metrics").body.decode()
     m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
     return float(m.group(1)) if m else None
+
+
+def next_utc_tick(after, minutes, hours, doms, months, dows, either):
+    """The first minute after `after` (epoch) whose UTC time matches the sets (dows: 0 is
+    Sunday); `either`: both day fields restricted, a day matches when one of them does (the
+    Vixie day rule), else when both do. A reference for the contract's cron text, searched day
+    by day over at most 800 days."""
+    start = datetime.datetime.fromtimestamp(after, datetime.timezone.utc)
+    day = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    for _ in range(800):
+        dom_ok, dow_ok = day.day in doms, (day.weekday() + 1) % 7 in dows
+        if day.month in months and ((dom_ok or dow_ok) if either else (dom_ok and dow_ok)):
+            for h in sorted(hours):
+                for m in sorted(minutes):
+                    t = int(day.replace(hour=h, minute=m).timestamp())
+                    if t > after:
+                        return t
+        day += datetime.timedelta(days=1)
+    raise AssertionError("no tick within 800 days")
 
 
 class Base(ServerTest):
@@ -227,6 +247,33 @@ class Ticks(Base):
         ticks = self.ticks_of(self.q, self.q)
         self.assertEqual(ticks[0][0], nxt)
         self.assertLessEqual(ticks[0][1]["created_at"] - nxt, LATE)
+
+    def test_macros_names_and_the_day_rule(self):
+        every = set(range(60)), set(range(24)), set(range(1, 32)), set(range(1, 13)), set(range(7))
+        minutes, hours, doms, months, dows = every
+        cases = {
+            "@hourly": ({0}, hours, doms, months, dows, False),
+            "@daily": ({0}, {0}, doms, months, dows, False),
+            "@weekly": ({0}, {0}, doms, months, {0}, False),
+            "@monthly": ({0}, {0}, {1}, months, dows, False),
+            "@yearly": ({0}, {0}, {1}, {1}, dows, False),
+            "30 6 * JAN-MAR,dec MON-FRI": ({30}, {6}, doms, {1, 2, 3, 12}, {1, 2, 3, 4, 5},
+                                           False),
+            "0 0 * * SUN": ({0}, {0}, doms, months, {0}, False),
+            "0 0 * * 7": ({0}, {0}, doms, months, {0}, False),
+            "*/20 9-17/4 * * *": ({0, 20, 40}, {9, 13, 17}, doms, months, dows, False),
+            # Both day fields restricted: the 13th or a Friday, whichever comes first.
+            "0 9 13 * FRI": ({0}, {9}, {13}, months, {5}, True),
+            "0 9 1 FEB SAT": ({0}, {9}, {1}, {2}, {6}, True),
+        }
+        for expr, sets in cases.items():
+            before = int(time.time())
+            r = self.put(self.q, {"cron": expr, "job": {"payload": 1}})
+            after = int(time.time())
+            self.assertEqual(r.json["cron"], expr)
+            want = {next_utc_tick(t, *sets) for t in (before, after)}
+            self.assertIn(r.json["next_run_at"], want, expr)
+        self.c.request("DELETE", "/schedules/" + self.q)
 
     def test_cron_in_a_time_zone(self):
         # 09:30 in Kolkata (UTC+05:30, no daylight saving) is 04:00 UTC.

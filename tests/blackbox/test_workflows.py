@@ -266,6 +266,25 @@ class Graphs(WorkflowTest):
         self.assertEqual([j["id"] for j in r.json["jobs"]], [b])
         self.assertLess(time.monotonic() - t_done, 10, "the parked claim was not woken")
 
+    def test_release_run_at_and_a_queue_of_blocked_jobs(self):
+        a = self.enqueue()["id"]
+        other = self.queue("after")
+        future = int(time.time()) + 1000
+        later = self.enqueue(queue=other, depends_on=[a], run_at=future)
+        past = self.enqueue(queue=other, depends_on=[a], run_at=100)
+        self.assertEqual((later["status"], later["run_at"]), ("blocked", future))
+        # A queue that holds only blocked jobs is listed, with nothing due.
+        row = {q["name"]: q for q in self.c.get("/queues").json["queues"]}[other]
+        self.assertEqual((row["queued"], row["blocked"], row["oldest_queued_age_seconds"]),
+                         (0, 2, 0))
+        # Released: run_at = max(its run_at, now).
+        self.run_one(a)
+        jl, jp = self.get_job(later["id"]), self.get_job(past["id"])
+        self.assertEqual((jl["status"], jl["run_at"]), ("queued", future))
+        self.assertEqual(jp["status"], "queued")
+        self.assert_near(jp["run_at"], int(time.time()))
+        self.assertEqual([j["id"] for j in self.claim(queue=other, max_jobs=10)], [past["id"]])
+
     def test_purge_blocked(self):
         a = self.enqueue()["id"]
         b = self.enqueue(depends_on=[a])["id"]
