@@ -35,7 +35,7 @@ int64_t depend_release_run_at(int64_t run_at, int64_t now)
 
 char *depend_detail(int64_t dep, char buf[DEPEND_DETAIL_MAX])
 {
-    snprintf(buf, DEPEND_DETAIL_MAX, "{\"dependency\":%" PRId64 "}", dep);
+    snprintf(buf, DEPEND_DETAIL_MAX, "\"dependency %" PRId64 " did not succeed\"", dep);
     return buf;
 }
 

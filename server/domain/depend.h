@@ -31,7 +31,7 @@
 
 #define DEPEND_STEP_MAX 1000                   /* jobs one transaction visits down a graph */
 #define DEPEND_FAILED_CODE "dependency_failed" /* error_code of a dependent cancelled */
-#define DEPEND_DETAIL_MAX 48                   /* bytes of depend_detail()'s text, NUL included */
+#define DEPEND_DETAIL_MAX 64                   /* bytes of depend_detail()'s text, NUL included */
 
 /* What a dependency in one status means for a dependent. */
 enum depend_effect {
@@ -62,8 +62,9 @@ struct depend_plan depend_plan(int64_t waiting, int64_t cancel_dep);
  * function can't fail. */
 int64_t depend_release_run_at(int64_t run_at, int64_t now);
 
-/* The error_detail (compact JSON text) of a dependent cancelled because of dependency dep, into
- * buf (DEPEND_DETAIL_MAX bytes): {"dependency":dep}. Returns buf. */
+/* The error_detail (compact JSON text: a string that names the job, so that a reader matches
+ * it as text) of a dependent cancelled because of dependency dep, into buf (DEPEND_DETAIL_MAX
+ * bytes): "dependency <dep> did not succeed". Returns buf. */
 char *depend_detail(int64_t dep, char buf[DEPEND_DETAIL_MAX]);
 
 /* 1 when a job with error_code `code` and error_detail `detail` (compact JSON text as

@@ -20,8 +20,8 @@ struct sqlite_store {
     struct sqlite_pool readers;
     int64_t backoff_base;
     int64_t backoff_max;
-    int lock_fd;         /* the open PATH.lock this process holds an exclusive lock on */
-    int64_t lanes_swept; /* the sweeper's: the last lane its lanes part looked at (0: none) */
+    int lock_fd;          /* the open PATH.lock this process holds an exclusive lock on */
+    int64_t lanes_swept;  /* the sweeper's: the last lane its lanes part looked at (0: none) */
     int64_t opened_swept; /* the sweeper's: the now of its last promote part (0: none) */
 };
 

@@ -19,8 +19,8 @@ struct sweep_arg {
     int64_t now;
     int64_t cutoff; /* retention: finished before this */
     int batch;
-    int64_t lanes_from; /* the lanes part: the last lane looked at before it */
-    int64_t lanes_next; /* and after it (committed: the next sweep's lanes_from) */
+    int64_t lanes_from;  /* the lanes part: the last lane looked at before it */
+    int64_t lanes_next;  /* and after it (committed: the next sweep's lanes_from) */
     int64_t opened_from; /* the promote part: the now of the last one (see keys_opened) */
     int64_t backoff_base, backoff_max;
     struct sweep_result *res;

@@ -46,13 +46,13 @@ TEST(release_never_earlier_than_its_run_at)
 TEST(detail_names_the_dependency)
 {
     char buf[DEPEND_DETAIL_MAX];
-    CHECK_STR(depend_detail(42, buf), "{\"dependency\":42}");
-    CHECK_STR(depend_detail(INT64_MAX, buf), "{\"dependency\":9223372036854775807}");
-    CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, "{\"dependency\":42}", 42), 1);
-    CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, "{\"dependency\":42}", 4), 0);
-    CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, "{\"dependency\":421}", 42), 0);
-    CHECK_INT(depend_cancelled_by("expired", "{\"dependency\":42}", 42), 0);
-    CHECK_INT(depend_cancelled_by(NULL, "{\"dependency\":42}", 42), 0);
+    CHECK_STR(depend_detail(42, buf), "\"dependency 42 did not succeed\"");
+    CHECK_STR(depend_detail(INT64_MAX, buf), "\"dependency 9223372036854775807 did not succeed\"");
+    CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, "\"dependency 42 did not succeed\"", 42), 1);
+    CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, "\"dependency 42 did not succeed\"", 4), 0);
+    CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, "\"dependency 421 did not succeed\"", 42), 0);
+    CHECK_INT(depend_cancelled_by("expired", "\"dependency 42 did not succeed\"", 42), 0);
+    CHECK_INT(depend_cancelled_by(NULL, "\"dependency 42 did not succeed\"", 42), 0);
     CHECK_INT(depend_cancelled_by(DEPEND_FAILED_CODE, NULL, 42), 0);
 }
 

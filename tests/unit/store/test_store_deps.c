@@ -97,11 +97,11 @@ TEST(failure_cancels_down_the_graph_and_settles_run_dependents)
     CHECK_INT(store_get(s, b, &j), STORE_OK);
     CHECK_STR(j.error_code, "dependency_failed");
     char want[64];
-    snprintf(want, sizeof want, "{\"dependency\":%lld}", (long long)a);
+    snprintf(want, sizeof want, "\"dependency %lld did not succeed\"", (long long)a);
     CHECK_STR(j.error_detail, want);
     job_clear(&j);
     CHECK_INT(store_get(s, c, &j), STORE_OK);
-    snprintf(want, sizeof want, "{\"dependency\":%lld}", (long long)b);
+    snprintf(want, sizeof want, "\"dependency %lld did not succeed\"", (long long)b);
     CHECK_STR(j.error_detail, want);
     job_clear(&j);
     CHECK(counts_exact(s, "q", T0 + 1));
