@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fields.h"
 #include "handlers.h"
 #include "reply.h"
 
@@ -156,6 +157,21 @@ enum route_match router_match(const char *method, const char *path, const struct
     return ROUTE_BAD_METHOD;
 }
 
+/* Run the handler of rq->route. A body sent to a route whose handler reads none is checked
+ * first as a route that reads its body checks it (../shared/API.md Conventions: every request
+ * body is a JSON object, with the UTF-8 and nesting rules), and answered when it is not. */
+static enum MHD_Result run_handler(struct request *rq)
+{
+    if (!rq->route->reads_body && rq->body_len > 0 && !rq->state) {
+        struct fields f;
+        cJSON *root = NULL;
+        if (fields_parse_body(&f, &root, rq->body, rq->body_len) != 0)
+            return fields_reply(rq, &f);
+        cJSON_Delete(root);
+    }
+    return rq->route->handler(rq);
+}
+
 enum MHD_Result router_dispatch(struct request *rq)
 {
     const struct route *r = NULL;
@@ -165,7 +181,7 @@ enum MHD_Result router_dispatch(struct request *rq)
     case ROUTE_FOUND:
         rq->route = r;
         rq->id = (int64_t)id;
-        return r->handler(rq);
+        return run_handler(rq);
     case ROUTE_BAD_METHOD:
         return reply_method_not_allowed(rq, allow);
     case ROUTE_NOT_FOUND:

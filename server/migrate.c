@@ -21,12 +21,14 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: jobqd migrate --from PATH --db URL [--log-level LEVEL]\n\n"
             "Copy every job (ids, statuses, attempts, leases, results, errors, progress,\n"
-            "timestamps, tags), with its attempt history, and which queues are paused, of the\n"
-            "SQLite database PATH into the PostgreSQL database URL, which must hold no job;\n"
-            "its schema is created as jobqd creates it. No jobqd may run on PATH meanwhile\n"
-            "(PATH is only read). The copy is one transaction that commits only when the jobs\n"
-            "per status and the attempt history entries match: on any failure the target is left\n"
-            "without jobs. New jobs get ids after the highest the SQLite database gave.\n\n"
+            "timestamps, tags), with its attempt history, which queues are paused, the limits\n"
+            "(with the keys' pauses and rate windows) and the schedules (with their next and\n"
+            "last runs), of the SQLite database PATH into the PostgreSQL database URL, which\n"
+            "must hold no job; its schema is created as jobqd creates it. No jobqd may run on\n"
+            "PATH meanwhile (PATH is only read). The copy is one transaction that commits only\n"
+            "when the jobs per status, the attempt history entries, the limits and the\n"
+            "schedules match: on any failure the target is left without jobs. New jobs get ids\n"
+            "after the highest the SQLite database gave.\n\n"
             "  --from PATH        the SQLite database file (jobqd's --db until now)\n"
             "  --db URL           postgres://... or postgresql://... (env JOBQ_DB)\n"
             "  --log-level LEVEL  debug|info|warn|error|off (env JOBQ_LOG_LEVEL; default info)\n"
@@ -113,9 +115,10 @@ int migrate_main(int argc, char **argv)
     const int64_t *c = rep.target.status;
     printf("jobqd migrate: copied %" PRId64 " jobs from %s to %s (queued %" PRId64
            ", running %" PRId64 ", succeeded %" PRId64 ", failed %" PRId64 ", cancelled %" PRId64
-           ": the same as the source) with %" PRId64
-           " attempt history entries; new ids start after %" PRId64 "\n",
+           ": the same as the source) with %" PRId64 " attempt history entries, %" PRId64
+           " limits and %" PRId64 " schedules; new ids start after %" PRId64 "\n",
            rep.copied, a.from, shown, c[JOB_QUEUED], c[JOB_RUNNING], c[JOB_SUCCEEDED],
-           c[JOB_FAILED], c[JOB_CANCELLED], rep.attempts, rep.source.last_id);
+           c[JOB_FAILED], c[JOB_CANCELLED], rep.attempts, rep.tables[STORE_COPY_LIMITS],
+           rep.tables[STORE_COPY_SCHEDULES], rep.source.last_id);
     return 0;
 }

@@ -1,5 +1,5 @@
-/* `jobqd migrate`: copy every job of a SQLite database into an empty PostgreSQL one (the
- * command line around store_migrate(), store_copy.h). */
+/* `jobqd migrate`: copy every job, limit and schedule of a SQLite database into an empty
+ * PostgreSQL one (the command line around store_migrate(), store_copy.h). */
 #ifndef JOBQ_MIGRATE_H
 #define JOBQ_MIGRATE_H
 

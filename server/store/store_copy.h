@@ -27,11 +27,49 @@ struct store_attempt_row {
     struct job_attempt attempt;
 };
 
+/* The tables beside the jobs that a copy carries, row by row as stored. Each row is its
+ * texts, then its integers (store_copy_shapes); the first text and the first integer (never
+ * NULL) order the rows and name one. */
+enum store_copy_table {
+    STORE_COPY_LIMITS,     /* key; max_running, rate_jobs, rate_per_seconds (NULL: none),
+                              changed_at */
+    STORE_COPY_KEYS,       /* a concurrency key's state: key; paused_until */
+    STORE_COPY_KEY_CLAIMS, /* the claims of a key in one second (rate windows): key; at, n */
+    STORE_COPY_SCHEDULES,  /* name, job, cron, timezone; created_at, every_seconds, catch_up,
+                              overlap, paused, next_run_at, last_run_at, last_job_id,
+                              updated_at, rev (struct store_schedule) */
+    STORE_COPY_TICKER,     /* the tickers' liveness row: ""; seen_at */
+    STORE_COPY_TABLES
+};
+
+#define STORE_COPY_TEXTS 4 /* texts of a table row at most */
+#define STORE_COPY_INTS 10 /* integers of a table row at most */
+
+/* How many texts and integers a row of each table has. */
+struct store_copy_shape {
+    int texts, ints;
+    const char *name; /* for messages: "limits", ... */
+};
+extern const struct store_copy_shape store_copy_shapes[STORE_COPY_TABLES];
+
+/* One row of a table beside the jobs: a NULL text or a JOB_NONE integer is SQL NULL. */
+struct store_table_row {
+    char *text[STORE_COPY_TEXTS]; /* owned (store_table_rows_clear) */
+    int64_t num[STORE_COPY_INTS];
+};
+
+/* The bytes of r's texts and r itself. Can't fail. */
+size_t store_table_row_bytes(const struct store_table_row *r);
+
+/* Release the texts of rows[0..n). Accepts NULL. */
+void store_table_rows_clear(struct store_table_row *rows, size_t n);
+
 /* How many jobs a database holds. */
 struct store_copy_counts {
-    int64_t status[JOB_STATUS_COUNT]; /* per API status (enum job_status) */
-    int64_t total;                    /* every row, one with an unknown status included */
-    int64_t attempts;                 /* entries of attempt history, of every job */
+    int64_t status[JOB_STATUS_COUNT];  /* per API status (enum job_status) */
+    int64_t total;                     /* every row, one with an unknown status included */
+    int64_t attempts;                  /* entries of attempt history, of every job */
+    int64_t tables[STORE_COPY_TABLES]; /* rows of each table beside the jobs */
     int64_t last_id; /* source: the highest id ever given, deleted jobs included (0: none) */
 };
 
@@ -62,6 +100,14 @@ struct store_export_ops {
      * into names (the caller frees each); *n is how many (0: none left). */
     enum store_result (*paused)(struct store_export *x, const char *after, size_t max, char **names,
                                 size_t *n);
+    /* The rows of table `table` after (after_text, after_int) in (first text, first
+     * integer) order, at most max_rows, and no more once their store_table_row_bytes() add
+     * up to max_bytes (at least one when one is left), into out; *n is how many (0: none
+     * left). On STORE_OK the caller owns their texts (store_table_rows_clear); else nothing
+     * is left in out. */
+    enum store_result (*table)(struct store_export *x, enum store_copy_table table,
+                               const char *after_text, int64_t after_int, size_t max_rows,
+                               size_t max_bytes, struct store_table_row *out, size_t *n);
     /* End the snapshot, release the database and free x. */
     void (*close)(struct store_export *x);
 };
@@ -87,6 +133,9 @@ struct store_import_ops {
                                         const struct store_attempt_row *rows, size_t n);
     /* Pause the queues names[0..n) as of now. Same results as write. */
     enum store_result (*pause)(struct store_import *t, char *const *names, size_t n, int64_t now);
+    /* Add rows[0..n) (borrowed) of table `table` as given. Same results as write. */
+    enum store_result (*write_table)(struct store_import *t, enum store_copy_table table,
+                                     const struct store_table_row *rows, size_t n);
     /* Count the jobs as the database now holds them, the copy included (per API status: a
      * backend without a scheduled status counts such jobs as queued). last_id is 0. */
     enum store_result (*counts)(struct store_import *t, struct store_copy_counts *out);
@@ -107,20 +156,22 @@ struct store_import {
 
 /* What store_migrate() did. */
 struct store_migrate_report {
-    struct store_copy_counts source; /* as the source held them (stored statuses) */
-    struct store_copy_counts target; /* as the target holds them after the copy */
-    int64_t copied;                  /* rows written */
-    int64_t attempts;                /* attempt history entries written */
+    struct store_copy_counts source;   /* as the source held them (stored statuses) */
+    struct store_copy_counts target;   /* as the target holds them after the copy */
+    int64_t copied;                    /* rows written */
+    int64_t attempts;                  /* attempt history entries written */
+    int64_t tables[STORE_COPY_TABLES]; /* rows written of each table beside the jobs */
 };
 
-/* Copy every job (every column, ids kept), with its attempt history, and which queues are
- * paused, of the SQLite database file `from` into the
+/* Copy every job (every column, ids kept), with its attempt history, which queues are
+ * paused, the limits, the state of the concurrency keys (pauses, rate windows), the schedules
+ * and the tickers' liveness row, of the SQLite database file `from` into the
  * PostgreSQL database `to` (a postgres:// or postgresql:// URL), which must hold no job; its
  * schema is created or brought up to date first. The source is opened read-only and only
  * while no jobqd has it open. The copy is written in batches of at most
  * STORE_COPY_BATCH_ROWS rows and STORE_COPY_BATCH_BYTES bytes, all in one target transaction
- * that commits only once the target's counts per status (and of attempt history entries)
- * equal the source's: a failed or
+ * that commits only once the target's counts per status (and of attempt history entries and of
+ * the rows of every other table) equal the source's: a failed or
  * interrupted copy leaves the target without jobs. New ids continue after the highest id the
  * source ever gave. Returns 0 with *rep filled, or -1 with one sentence in err (size n) that
  * says why, never with a password (details may have been logged before). */

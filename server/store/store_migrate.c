@@ -1,5 +1,5 @@
-/* store_migrate: copy every job of a SQLite file into an empty PostgreSQL database through
- * the copy seam (store_copy.h), in bounded batches, verified before it commits. */
+/* store_migrate: copy every job (and the limits, keys and schedules beside them) of a SQLite
+ * file into an empty PostgreSQL database through the copy seam (store_copy.h), in bounded batches, verified before it commits. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +26,30 @@ static void describe(const struct store_copy_counts *c, char *out, size_t n)
     }
 }
 
-/* 0 when source and target hold as many jobs of every API status (and in all), else -1 with
+/* 0 when source and target hold as many rows of every table beside the jobs, else -1 with
  * err set. */
+static int verify_tables(const struct store_copy_counts *src, const struct store_copy_counts *dst,
+                         char *err, size_t n)
+{
+    for (int k = 0; k < STORE_COPY_TABLES; k++)
+        if (src->tables[k] != dst->tables[k]) {
+            snprintf(err, n,
+                     "the copy does not match the source (%s: %" PRId64 " in the source, %" PRId64
+                     " in the target): nothing was committed",
+                     store_copy_shapes[k].name, src->tables[k], dst->tables[k]);
+            return -1;
+        }
+    return 0;
+}
+
+/* 0 when source and target hold as many jobs of every API status (and in all), attempt
+ * history entries and rows of every other table, else -1 with err set. */
 static int verify(const struct store_copy_counts *src, const struct store_copy_counts *dst,
                   char *err, size_t n)
 {
     if (memcmp(src->status, dst->status, sizeof src->status) == 0 && src->total == dst->total) {
         if (src->attempts == dst->attempts)
-            return 0;
+            return verify_tables(src, dst, err, n);
         snprintf(err, n,
                  "the copy does not match the source (attempt history: %" PRId64
                  " entries in the source, %" PRId64 " in the target): nothing was committed",
@@ -155,6 +171,49 @@ static int copy_paused(struct store_export *x, struct store_import *t, int64_t n
     }
 }
 
+/* Copy table `table` of x into t, batch after batch. Returns 0 with *copied set, or -1 with
+ * err set. */
+static int copy_table(struct store_export *x, struct store_import *t, enum store_copy_table table,
+                      int64_t *copied, char *err, size_t n)
+{
+    struct store_table_row *rows = calloc(STORE_COPY_BATCH_ROWS, sizeof *rows);
+    char *after = strdup("");
+    enum store_result r = rows && after ? STORE_OK : STORE_ERROR;
+    int64_t after_int = INT64_MIN;
+    *copied = 0;
+    while (r == STORE_OK) {
+        size_t got = 0;
+        r = x->ops->table(x, table, after, after_int, STORE_COPY_BATCH_ROWS, STORE_COPY_BATCH_BYTES,
+                          rows, &got);
+        if (r != STORE_OK || got == 0)
+            break;
+        r = t->ops->write_table(t, table, rows, got);
+        free(after); /* the last row's names: where the next batch starts */
+        after = rows[got - 1].text[0];
+        rows[got - 1].text[0] = NULL;
+        after_int = rows[got - 1].num[0];
+        store_table_rows_clear(rows, got);
+        *copied += r == STORE_OK ? (int64_t)got : 0;
+    }
+    free(rows);
+    free(after);
+    if (r == STORE_OK)
+        return 0;
+    snprintf(err, n, "copying the %s failed after %" PRId64 " rows: %s",
+             store_copy_shapes[table].name, *copied, store_result_name(r));
+    return -1;
+}
+
+/* Copy every table beside the jobs. Returns 0, or -1 with err set. */
+static int copy_tables(struct store_export *x, struct store_import *t,
+                       struct store_migrate_report *rep, char *err, size_t n)
+{
+    for (int k = 0; k < STORE_COPY_TABLES; k++)
+        if (copy_table(x, t, (enum store_copy_table)k, &rep->tables[k], err, n) != 0)
+            return -1;
+    return 0;
+}
+
 /* Start the copy into t. Returns 0, or -1 with err set. */
 static int begin(struct store_import *t, const struct store_copy_counts *src, const char *to,
                  char *err, size_t n)
@@ -195,7 +254,7 @@ static int run(struct store_export *x, struct store_import *t, const char *to,
     if (begin(t, &rep->source, to, err, n) != 0 ||
         copy_rows(x, t, rep->source.total, &rep->copied, err, n) != 0 ||
         copy_attempts(x, t, &rep->attempts, err, n) != 0 ||
-        copy_paused(x, t, clock_now(), err, n) != 0)
+        copy_paused(x, t, clock_now(), err, n) != 0 || copy_tables(x, t, rep, err, n) != 0)
         return -1;
     r = t->ops->counts(t, &rep->target);
     if (r != STORE_OK) {

@@ -85,6 +85,32 @@ class InvalidJson(ServerTest):
             self.assert_error(r, 400, "invalid_json")
 
 
+    def test_invalid_json_on_routes_that_take_no_body(self):
+        """Every request body is JSON (API.md Conventions), even where the route reads none:
+        a body that is not JSON, not UTF-8 or nested 65 deep is refused before anything is
+        done; an object (unknown fields ignored) is fine."""
+        j = self.enqueue()
+        routes = (("POST", "/jobs/%d/cancel" % j["id"]), ("POST", "/jobs/%d/retry" % j["id"]),
+                  ("POST", "/queues/%s/pause" % self.q), ("POST", "/queues/%s/resume" % self.q),
+                  ("DELETE", "/queues/%s/jobs?status=queued" % self.q))
+        for method, path in routes:
+            for data in (b"{not json", b'{"a": "\xff"}', nested(65)):
+                r = self.c.request(method, path, raw=data,
+                                   headers={"Content-Type": "application/json"})
+                self.assert_error(r, 400, "invalid_json")
+        self.assertEqual(self.get_job(j["id"])["status"], "queued")
+        self.assertFalse(self.queue_row()["paused"])
+        r = self.c.request("POST", "/jobs/%d/cancel" % j["id"], raw=b'{"reason": "x"}',
+                           headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "cancelled")
+
+    def queue_row(self):
+        rows = [q for q in self.c.get("/queues").json["queues"] if q["name"] == self.q]
+        self.assertEqual(len(rows), 1)
+        return rows[0]
+
+
 class InvalidRequest(ServerTest):
     def bad(self, path, body, field=None):
         r = self.c.post(path, body)

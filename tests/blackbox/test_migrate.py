@@ -206,8 +206,37 @@ class Source:
         self.post("/queues/mig-paused/pause")
         self.post("/queues/mig-resumed/pause")
         self.post("/queues/mig-resumed/resume")
+        self.fill_limits_and_schedules()
         # The highest id, deleted below as retention would: its id must never come back.
         self.last = self.enqueue("deleted")
+
+    def fill_limits_and_schedules(self):
+        """Limits (one with a rate window in use, one pattern), a key paused by a snooze with
+        pause_key while another job of it is due, a schedule that has ticked (last_run_at,
+        last_job_id) and a paused one."""
+        self.put("/limits/mig:a", {"max_running": 2, "rate": {"jobs": 5, "per_seconds": 86400}})
+        self.put("/limits/mig:t*", {"max_running": 1})
+        self.enqueue("keyed", concurrency_key="mig:a")
+        self.enqueue("keyed_due", queue="mig-keyed", concurrency_key="mig:a")
+        t = self.claim("keyed")  # the older of the two
+        self.post("/jobs/%d/snooze" % self.jobs["keyed"],
+                  {"lease_token": t, "seconds": 3600, "pause_key": True})
+        self.put("/schedules/mig-every", {"every_seconds": 1, "job": {
+            "queue": "mig-sched", "payload": {"from": "schedule"}}})
+        wait_until(lambda: self.c.get("/schedules/mig-every").json["last_job_id"] is not None,
+                   15, what="the schedule's first tick")
+        # Replaced: last_run_at and last_job_id stay, the next tick is a year away.
+        self.put("/schedules/mig-every", {"every_seconds": 31536000, "catch_up": "all",
+                                          "overlap": "skip",
+                                          "job": {"queue": "mig-sched", "payload": 2}})
+        self.put("/schedules/mig-cron", {"cron": "0 3 * * MON", "paused": True,
+                                         "job": {"queue": "mig-sched", "payload": 3}})
+
+    def put(self, path, body):
+        r = self.c.request("PUT", path, body=body)
+        if r.status != 200:
+            raise AssertionError("PUT %s %r -> %r" % (path, body, r))
+        return r.json
 
     def snapshot(self):
         """GET of every job, the whole list and the queue counts, as the SQLite jobqd sees."""
@@ -215,6 +244,8 @@ class Source:
         self.before_list = list_every_job(self.c)
         self.before_queues = queue_counts(self.c)
         self.before_attempts = attempts_of(self.c, self.jobs)
+        self.before_limits = self.c.get("/limits").json
+        self.before_schedules = self.c.get("/schedules").json
 
     def stop_and_delete_last(self):
         self.srv.stop_checked()
@@ -259,6 +290,8 @@ class MigrateEverything(unittest.TestCase):
         cls.after_list = list_every_job(c)
         cls.after_queues = queue_counts(c)
         cls.after_attempts = attempts_of(c, src.jobs)
+        cls.after_limits = c.get("/limits").json
+        cls.after_schedules = c.get("/schedules").json
         c.close()
 
     @classmethod
@@ -298,6 +331,28 @@ class MigrateEverything(unittest.TestCase):
         self.assertNotIn("mig-resumed", self.after_queues)
         self.assertIn("with %d attempt history entries" % sum(
             len(v) for v in self.src.before_attempts.values()), self.out)
+
+    def test_limits_key_pauses_and_schedules_are_copied(self):
+        self.assertEqual(self.after_limits, self.src.before_limits)
+        limits = {lim["key"]: lim for lim in self.after_limits["limits"]}
+        self.assertEqual(sorted(limits), ["mig:a", "mig:t*"])
+        self.assertEqual(limits["mig:a"]["rate"], {"jobs": 5, "per_seconds": 86400})
+        self.assertIsNotNone(limits["mig:a"]["paused_until"])
+        self.assertEqual(self.after_schedules, self.src.before_schedules)
+        sched = {s["name"]: s for s in self.after_schedules["schedules"]}
+        self.assertEqual(sorted(sched), ["mig-cron", "mig-every"])
+        self.assertIsNotNone(sched["mig-every"]["last_job_id"])
+        self.assertIsNotNone(sched["mig-every"]["last_run_at"])
+        self.assertTrue(sched["mig-cron"]["paused"])
+        self.assertIn("2 limits and 2 schedules", self.out)
+
+    def test_a_paused_key_stays_paused(self):
+        """The job of the snoozed key that is due is not claimed: the pause came along."""
+        r = self.c.post("/claim", {"worker_id": "w", "queue": "mig-keyed"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["jobs"], [])
+        r = self.c.get("/jobs/%d" % self.src.jobs["keyed_due"])
+        self.assertEqual(r.json["status"], "queued")
 
     def test_columns_the_api_never_shows_are_copied(self):
         """The lease token, the claim's lease length and the runtime deadline."""

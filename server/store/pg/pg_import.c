@@ -2,7 +2,8 @@
  * One connection, the schema brought up to date as at every start (pg_schema_migrate: the
  * same migrations under the same advisory lock), then the whole copy in one transaction that
  * holds an EXCLUSIVE lock on jobq_jobs: a jobqd started on the database too early can read
- * but waits (and times out) on every write until the copy commits or rolls back. A batch of
+ * but waits (and times out) on every write until the copy commits or rolls back (the tables of
+ * limits, keys and schedules are locked the same way). A batch of
  * rows is one INSERT of column arrays (PG_IMPORT_ROWS). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -178,6 +179,30 @@ static enum store_result import_write_attempts(struct store_import *t,
     return run_arrays(&import_of(t)->conn, PG_IMPORT_ATTEMPTS, cols, 9, "import: attempts");
 }
 
+/* The statement of each table beside the jobs (enum store_copy_table). */
+static const enum pg_stmt_id table_stmts[STORE_COPY_TABLES] = {
+    [STORE_COPY_LIMITS] = PG_IMPORT_LIMITS,         [STORE_COPY_KEYS] = PG_IMPORT_KEYS,
+    [STORE_COPY_KEY_CLAIMS] = PG_IMPORT_KEY_CLAIMS, [STORE_COPY_SCHEDULES] = PG_IMPORT_SCHEDULES,
+    [STORE_COPY_TICKER] = PG_IMPORT_TICKER,
+};
+
+static enum store_result import_write_table(struct store_import *t, enum store_copy_table table,
+                                            const struct store_table_row *rows, size_t n)
+{
+    const struct store_copy_shape *shape = &store_copy_shapes[table];
+    if (n == 0)
+        return STORE_OK;
+    struct pg_arr cols[STORE_COPY_TEXTS + STORE_COPY_INTS] = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < shape->texts; k++)
+            pg_arr_text(&cols[k], rows[i].text[k]);
+        for (int k = 0; k < shape->ints; k++)
+            pg_arr_int(&cols[shape->texts + k], rows[i].num[k]);
+    }
+    return run_arrays(&import_of(t)->conn, table_stmts[table], cols, shape->texts + shape->ints,
+                      "import: a table beside the jobs");
+}
+
 static enum store_result import_pause(struct store_import *t, char *const *names, size_t n,
                                       int64_t now)
 {
@@ -211,8 +236,16 @@ static enum store_result import_counts(struct store_import *t, struct store_copy
         out->total += count;
     }
     PQclear(res);
-    return run(&im->conn, PG_IMPORT_ATTEMPT_COUNT, 0, NULL, "import: attempt count",
-               &out->attempts);
+    r = run(&im->conn, PG_IMPORT_ATTEMPT_COUNT, 0, NULL, "import: attempt count", &out->attempts);
+    if (r != STORE_OK)
+        return r;
+    res = pg_exec(&im->conn, PG_IMPORT_TABLE_COUNTS, 0, NULL, "import: table counts", &r);
+    if (!res)
+        return r;
+    for (int k = 0; k < STORE_COPY_TABLES && PQntuples(res) > 0; k++)
+        out->tables[k] = pg_row_int(res, 0, k);
+    PQclear(res);
+    return STORE_OK;
 }
 
 static enum store_result import_commit(struct store_import *t)
@@ -223,6 +256,8 @@ static enum store_result import_commit(struct store_import *t)
     enum store_result r = run(&im->conn, PG_IMPORT_LANES, 0, NULL, "import: lanes", NULL);
     if (r == STORE_OK)
         r = run(&im->conn, PG_IMPORT_LANE_SET, 0, NULL, "import: lane of each job", NULL);
+    if (r == STORE_OK)
+        r = run(&im->conn, PG_IMPORT_KEY_PAUSES, 0, NULL, "import: lanes of paused keys", NULL);
     if (r == STORE_OK) /* the workflows' edges, from each job's depends_on */
         r = run(&im->conn, PG_IMPORT_DEPS, 0, NULL, "import: dependencies", NULL);
     if (r != STORE_OK)
@@ -250,6 +285,7 @@ static const struct store_import_ops import_ops = {
     .write = import_write,
     .write_attempts = import_write_attempts,
     .pause = import_pause,
+    .write_table = import_write_table,
     .counts = import_counts,
     .commit = import_commit,
     .close = import_close,

@@ -499,7 +499,8 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sweep: at most $2 claim rows older than every window (limit_claims_oldest), of the keys "
      "whose lock it gets (a claim that holds one prunes them itself; one that comes later "
      "passes the key by until the sweep commits: neither waits)"},
-    {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs IN EXCLUSIVE MODE",
+    {PG_IMPORT_LOCK, "import_lock", "LOCK TABLE jobq_jobs, jobq_limits, jobq_keys, jobq_key_claims, jobq_schedules, jobq_ticker "
+     "IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     {PG_IMPORT_HELD, "import_held",
      "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs LIMIT 1000) AS held",
@@ -577,6 +578,44 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "ended or is gone), and each blocked job's count of unsettled ones"},
     {PG_IMPORT_ANALYZE, "import_analyze", "ANALYZE jobq_jobs",
      "import: planner statistics for the claim and sweep right after the bulk load"},
+    {PG_IMPORT_LIMITS, "import_limits",
+     "INSERT INTO jobq_limits (key, changed_at, max_running, rate_jobs, rate_per_seconds) "
+     "SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], "
+     "$5::integer[])",
+     "import: one batch of limits (STORE_COPY_LIMITS), each parameter an array of one column"},
+    {PG_IMPORT_KEYS, "import_keys",
+     "INSERT INTO jobq_keys (key, paused_until) SELECT * FROM unnest($1::text[], $2::bigint[])",
+     "import: one batch of concurrency keys' states (STORE_COPY_KEYS)"},
+    {PG_IMPORT_KEY_CLAIMS, "import_key_claims",
+     "INSERT INTO jobq_key_claims (key, at, n) SELECT * FROM unnest($1::text[], $2::bigint[], "
+     "$3::integer[])",
+     "import: one batch of the claim rows of the keys' rate windows (STORE_COPY_KEY_CLAIMS)"},
+    {PG_IMPORT_SCHEDULES, "import_schedules",
+     "INSERT INTO jobq_schedules (name, job, cron, timezone, created_at, every_seconds, "
+     "catch_up, overlap, paused, next_run_at, last_run_at, last_job_id, updated_at, rev) "
+     "SELECT s.name, s.job, s.cron, s.timezone, s.created_at, s.every_seconds, s.catch_up, "
+     "s.overlap, s.paused <> 0, s.next_run_at, s.last_run_at, s.last_job_id, s.updated_at, "
+     "s.rev FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], "
+     "$6::bigint[], $7::integer[], $8::integer[], $9::integer[], $10::bigint[], $11::bigint[], "
+     "$12::bigint[], $13::bigint[], $14::bigint[]) AS s(name, job, cron, timezone, created_at, "
+     "every_seconds, catch_up, overlap, paused, next_run_at, last_run_at, last_job_id, "
+     "updated_at, rev)",
+     "import: one batch of schedules (STORE_COPY_SCHEDULES), every column as stored"},
+    {PG_IMPORT_TICKER, "import_ticker",
+     "INSERT INTO jobq_ticker (id, seen_at) SELECT 1, s FROM unnest($1::text[], $2::bigint[]) "
+     "AS t(one, s)",
+     "import: the tickers' liveness row (STORE_COPY_TICKER): the ticks missed during the move "
+     "are caught up as after a restart"},
+    {PG_IMPORT_TABLE_COUNTS, "import_table_counts",
+     "SELECT (SELECT count(*) FROM jobq_limits), (SELECT count(*) FROM jobq_keys), "
+     "(SELECT count(*) FROM jobq_key_claims), (SELECT count(*) FROM jobq_schedules), "
+     "(SELECT count(*) FROM jobq_ticker)",
+     "import: the rows of each table beside the jobs (enum store_copy_table's order), "
+     "compared with the source's before commit"},
+    {PG_IMPORT_KEY_PAUSES, "import_key_pauses",
+     "UPDATE jobq_lanes l SET open_at = k.paused_until FROM jobq_keys k WHERE l.ckey = k.key "
+     "AND l.ckey <> '' AND k.paused_until > l.open_at",
+     "import: the lanes of a paused key open no earlier than its pause (as key_pause)"},
     {PG_DEDUP_LOCK, "dedup_lock",
      "SELECT count(pg_advisory_xact_lock(s.h)) FROM (SELECT DISTINCT "
      "hashtextextended(u.q || E'\\n' || u.k, 0) AS h FROM unnest($1::text[], $2::text[]) "

@@ -70,6 +70,74 @@ static enum store_result export_counts(struct store_export *x, struct store_copy
         r = one_int(c, STMT_EXPORT_LAST_ID, &out->last_id);
     if (r == STORE_OK)
         r = one_int(c, export_of(x)->attempt_count, &out->attempts);
+    if (r != STORE_OK)
+        return r;
+    st = sqlite_conn_stmt(c, STMT_EXPORT_TABLE_COUNTS);
+    rc = sqlite_conn_step(c, st);
+    for (int k = 0; rc == SQLITE_ROW && k < STORE_COPY_TABLES; k++)
+        out->tables[k] = sqlite3_column_int64(st, k);
+    r = rc == SQLITE_ROW ? STORE_OK : sqlite_conn_fail(c, rc, "export: table counts");
+    sqlite3_reset(st);
+    return r;
+}
+
+/* The statement of each table beside the jobs (enum store_copy_table). */
+static const enum stmt_id table_stmts[STORE_COPY_TABLES] = {
+    [STORE_COPY_LIMITS] = STMT_EXPORT_LIMITS,
+    [STORE_COPY_KEYS] = STMT_EXPORT_KEYS,
+    [STORE_COPY_KEY_CLAIMS] = STMT_EXPORT_KEY_CLAIMS,
+    [STORE_COPY_SCHEDULES] = STMT_EXPORT_SCHEDULES,
+    [STORE_COPY_TICKER] = STMT_EXPORT_TICKER,
+};
+
+/* The current row of st into *row, as the shape of its table says. Returns 0, or -1 when memory ran out. */
+static int table_row(sqlite3_stmt *st, const struct store_copy_shape *shape,
+                     struct store_table_row *row)
+{
+    memset(row, 0, sizeof *row);
+    for (int k = 0; k < shape->texts; k++) {
+        const char *v = (const char *)sqlite3_column_text(st, k);
+        if (v && !(row->text[k] = strdup(v)))
+            return -1;
+    }
+    for (int k = 0; k < shape->ints; k++)
+        row->num[k] = col_nullable(st, shape->texts + k);
+    return 0;
+}
+
+static enum store_result export_table(struct store_export *x, enum store_copy_table table,
+                                      const char *after_text, int64_t after_int, size_t max_rows,
+                                      size_t max_bytes, struct store_table_row *out, size_t *n)
+{
+    struct sqlite_conn *c = &export_of(x)->conn;
+    const struct store_copy_shape *shape = &store_copy_shapes[table];
+    *n = 0;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, table_stmts[table]);
+    int rc = sqlite3_bind_text(st, 1, after_text, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, after_int);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, (sqlite3_int64)max_rows);
+    enum store_result r = STORE_OK;
+    size_t bytes = 0;
+    while ((rc == SQLITE_OK || rc == SQLITE_ROW) && *n < max_rows && bytes < max_bytes) {
+        if ((rc = sqlite_conn_step(c, st)) != SQLITE_ROW)
+            break;
+        if (table_row(st, shape, &out[*n]) != 0) {
+            log_error("out of memory reading the %s", shape->name);
+            (*n)++; /* its texts read so far are released below */
+            r = STORE_ERROR;
+            break;
+        }
+        bytes += store_table_row_bytes(&out[(*n)++]);
+    }
+    if (r == STORE_OK && rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "export: a table beside the jobs");
+    sqlite3_reset(st);
+    if (r != STORE_OK) {
+        store_table_rows_clear(out, *n);
+        *n = 0;
+    }
     return r;
 }
 
@@ -197,6 +265,7 @@ static const struct store_export_ops export_ops = {
     .rows = export_rows,
     .attempts = export_attempts,
     .paused = export_paused,
+    .table = export_table,
     .close = export_close,
 };
 

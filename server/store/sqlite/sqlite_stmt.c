@@ -55,6 +55,13 @@ _Static_assert(LIMIT_NEVER == 9223372036854775807LL, "lane never literal");
     "SELECT * FROM (SELECT " COLS " FROM jobs WHERE " cond " AND id > ?1 ORDER BY id LIMIT ?2)"
 #define LIST_END " ORDER BY id LIMIT ?2"
 
+/* export: the rows of a table beside the jobs after (?1, ?2) in (key, first) order, at most
+ * ?3 of them; cols lists the texts, then the integers, first of them the order's second column
+ * (store_copy.h). */
+#define EXPORT_TABLE(cols, table, key, first)                                                      \
+    "SELECT " cols " FROM " table " WHERE (" key ", " first ") > (?1, ?2) ORDER BY " key           \
+    ", " first " LIMIT ?3"
+
 /* One row per statement, laid out by hand. */
 /* clang-format off */
 static const struct stmt_def stmts[STMT_COUNT] = {
@@ -292,6 +299,30 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
      "ORDER BY job_id, fencing_token LIMIT ?3",
      "export of a schema-4 file: STMT_EXPORT_ATTEMPTS"},
+    {STMT_EXPORT_LIMITS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+     EXPORT_TABLE("key, changed_at, max_running, rate_jobs, rate_per_seconds", "limits", "key",
+                  "changed_at"),
+     "export: the next limits (STORE_COPY_LIMITS)"},
+    {STMT_EXPORT_KEYS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+     EXPORT_TABLE("key, paused_until", "keys", "key", "paused_until"),
+     "export: the next concurrency keys' states (STORE_COPY_KEYS)"},
+    {STMT_EXPORT_KEY_CLAIMS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+     EXPORT_TABLE("key, at, n", "key_claims", "key", "at"),
+     "export: the next claim rows of the keys' rate windows (STORE_COPY_KEY_CLAIMS)"},
+    {STMT_EXPORT_SCHEDULES, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+     EXPORT_TABLE("name, job, cron, timezone, created_at, every_seconds, catch_up, overlap, "
+                  "paused, next_run_at, last_run_at, last_job_id, updated_at, rev",
+                  "schedules", "name", "created_at"),
+     "export: the next schedules (STORE_COPY_SCHEDULES)"},
+    {STMT_EXPORT_TICKER, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+     EXPORT_TABLE("'', seen_at", "ticker", "''", "seen_at"),
+     "export: the tickers' liveness row (STORE_COPY_TICKER)"},
+    {STMT_EXPORT_TABLE_COUNTS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+     "SELECT (SELECT count(*) FROM limits), (SELECT count(*) FROM keys), "
+     "(SELECT count(*) FROM key_claims), (SELECT count(*) FROM schedules), "
+     "(SELECT count(*) FROM ticker)",
+     "export: the rows of each table beside the jobs (enum store_copy_table's order), "
+     "compared with the target's"},
     {STMT_COUNT_ADD, STMT_ON_WRITER,
      "INSERT INTO counts (queue, status, n) VALUES (?1, ?2, ?3) "
      "ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n",

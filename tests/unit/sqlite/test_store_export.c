@@ -367,6 +367,70 @@ TEST(a_schema_4_file_exports_its_history)
     x->ops->close(x);
 }
 
+/* The tables beside the jobs: counted, read in key order after a given row, bounded by rows
+ * and by bytes, every column as stored (NULL as JOB_NONE). */
+TEST(limits_and_schedules_in_order_bounded_by_rows_and_bytes)
+{
+    struct store *s = open_store();
+    CHECK(s);
+    static const char *const keys[] = {"b", "a*", "c"};
+    for (int i = 0; i < 3; i++) {
+        struct limit l = {.max_running = i + 1}, out;
+        snprintf(l.key, sizeof l.key, "%s", keys[i]);
+        CHECK_INT(store_limit_put(s, &l, T0 + i, &out), STORE_OK);
+    }
+    store_close(s);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "INSERT INTO schedules VALUES ('s1', '{\"payload\":1}', NULL, 60, 'UTC', 1, "
+                       "0, 0, 1000, 940, 7, 900, 901, 3)",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    char err[512];
+    struct store_export *x = open_export(err, sizeof err);
+    CHECK(x);
+    if (!x)
+        return;
+    struct store_copy_counts c;
+    CHECK_INT(x->ops->counts(x, &c), STORE_OK);
+    CHECK_INT(c.tables[STORE_COPY_LIMITS], 3);
+    CHECK_INT(c.tables[STORE_COPY_SCHEDULES], 1);
+    CHECK_INT(c.tables[STORE_COPY_KEYS], 0);
+    struct store_table_row rows[3];
+    size_t n = 0;
+    CHECK_INT(x->ops->table(x, STORE_COPY_LIMITS, "", INT64_MIN, 2, 1 << 20, rows, &n), STORE_OK);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_STR(rows[0].text[0], "a*");
+        CHECK_STR(rows[1].text[0], "b");
+        CHECK_INT(rows[1].num[0], T0); /* changed_at */
+        CHECK_INT(rows[1].num[1], 1);  /* max_running */
+        CHECK(rows[1].num[2] == JOB_NONE);
+        store_table_rows_clear(rows, n);
+        /* One byte: one row per batch. */
+        CHECK_INT(x->ops->table(x, STORE_COPY_LIMITS, "b", T0, 3, 1, rows, &n), STORE_OK);
+        CHECK_INT(n, 1);
+        CHECK_STR(rows[0].text[0], "c");
+    }
+    store_table_rows_clear(rows, n);
+    CHECK_INT(x->ops->table(x, STORE_COPY_LIMITS, "c", T0 + 2, 3, 1 << 20, rows, &n), STORE_OK);
+    CHECK_INT(n, 0);
+    CHECK_INT(x->ops->table(x, STORE_COPY_SCHEDULES, "", INT64_MIN, 3, 1 << 20, rows, &n),
+              STORE_OK);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_STR(rows[0].text[0], "s1");
+        CHECK(rows[0].text[2] == NULL); /* cron */
+        CHECK_INT(rows[0].num[0], 900); /* created_at */
+        CHECK_INT(rows[0].num[1], 60);  /* every_seconds */
+        CHECK_INT(rows[0].num[8], 901); /* updated_at */
+        CHECK_INT(rows[0].num[9], 3);   /* rev */
+    }
+    store_table_rows_clear(rows, n);
+    x->ops->close(x);
+}
+
 TEST_MAIN(TEST_ENTRY(refused_while_a_store_has_the_file),
           TEST_ENTRY(counts_per_stored_status_and_the_highest_id_ever_given),
           TEST_ENTRY(rows_in_id_order_bounded_by_rows_and_bytes),
@@ -374,4 +438,5 @@ TEST_MAIN(TEST_ENTRY(refused_while_a_store_has_the_file),
           TEST_ENTRY(files_that_are_not_jobq_databases_are_refused),
           TEST_ENTRY(attempt_history_and_paused_queues_in_order),
           TEST_ENTRY(attempt_batches_merge_the_table_and_the_job_rows),
-          TEST_ENTRY(a_schema_4_file_exports_its_history))
+          TEST_ENTRY(a_schema_4_file_exports_its_history),
+          TEST_ENTRY(limits_and_schedules_in_order_bounded_by_rows_and_bytes))
