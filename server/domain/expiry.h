@@ -24,8 +24,9 @@ int64_t expiry_resolve(int64_t expires_at, int64_t expires_in, int64_t now);
 
 /* 1 when a job with this expires_at (JOB_NONE: never) is expired at now: now >= expires_at.
  * At expires_at itself the job is already expired: a claim takes a queued job only while
- * now < expires_at, and the sweeper cancels a queued (or blocked) one from then on. A running
- * job is not expired by it; if it is requeued after its expires_at, it is never claimed again.
+ * now < expires_at, and the sweeper cancels a queued one from then on. A running job is not
+ * expired by it; if it is requeued after its expires_at, it is never claimed again. A blocked
+ * job waits for its dependencies first: released after its expires_at, it is cancelled then.
  * This function can't fail. */
 int expiry_passed(int64_t expires_at, int64_t now);
 
