@@ -1,5 +1,6 @@
-/* The PostgreSQL enqueue (pg_enqueue.c) and its part for jobs with dependencies
- * (pg_enqueue_deps.c). Every function runs inside the caller's transaction on c. */
+/* The PostgreSQL enqueue: what its plain path (pg_enqueue.c) and its path for jobs with
+ * dependencies (pg_enqueue_deps.c) share (pg_insert.c), and that path. Every function runs
+ * inside the caller's transaction on c. */
 #ifndef JOBQ_PG_ENQUEUE_H
 #define JOBQ_PG_ENQUEUE_H
 
