@@ -299,6 +299,24 @@ class Graphs(WorkflowTest):
         self.assert_error(self.c.get("/jobs/%d" % b), 404, "not_found")
         self.assertEqual(self.status_of(a), "queued")
 
+    def test_purge_of_a_queued_parent_settles_its_dependents_as_a_cancel(self):
+        parents = self.queue("parents")
+        a = self.enqueue(queue=parents)["id"]
+        b = self.enqueue(depends_on=[a])["id"]
+        c = self.enqueue(depends_on=[b])["id"]
+        run = self.enqueue(depends_on=[a], on_dependency_failure="run")["id"]
+        r = self.c.request("DELETE", "/queues/%s/jobs?status=queued" % parents)
+        self.assertEqual((r.status, r.json["deleted"]), (200, 1), r)
+        self.assert_error(self.c.get("/jobs/%d" % a), 404, "not_found")
+        jb, jc = self.get_job(b), self.get_job(c)
+        self.assertEqual((jb["status"], jb["error_code"], jb["error_detail"]),
+                         ("cancelled", "dependency_failed", detail(a)))
+        self.assertEqual((jc["status"], jc["error_code"], jc["error_detail"]),
+                         ("cancelled", "dependency_failed", detail(b)))
+        self.assertEqual(self.status_of(run), "queued")
+        self.run_one(run)
+        self.claim(expect=0)
+
 
 class CompletionCallback(WorkflowTest):
     def test_callback_runs_once_after_every_member_and_reads_them(self):
