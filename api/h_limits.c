@@ -2,6 +2,7 @@
  * DELETE /limits/{key}. {key} is the rest of the path after /limits/, as decoded (it may hold
  * '/', ':' and a final '*'). Writes go through store_submit, reads through the reader
  * threads. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,32 +70,45 @@ static void limit_state_free(void *arg)
     free(ls);
 }
 
-/* The {key} of /limits/{key} into key (LIMIT_KEY_MAX + 1 bytes), or answer 400 naming it. */
-static int path_key_or_reply(struct request *rq, char *key, enum MHD_Result *res)
+/* How a request names a limit in its path. */
+enum limit_path {
+    PATH_NONE,   /* GET /limits */
+    PATH_PUT,    /* a key that cannot be valid is invalid_request */
+    PATH_LOOKUP, /* GET, DELETE: a key that cannot be valid is no limit's key (not_found) */
+};
+
+/* The {key} of /limits/{key} into key (LIMIT_KEY_MAX + 1 bytes), or answer 400 naming it (404
+ * for a lookup). */
+static int path_key_or_reply(struct request *rq, enum limit_path path, char *key,
+                             enum MHD_Result *res)
 {
     const char *s = rq->url + strlen(LIMITS_PATH);
     size_t n = strlen(s);
     const char *why = NULL;
-    if (limit_key_check(s, n, &why) == LIMIT_KEY_INVALID) {
-        *res = reply_error(rq, ERR_INVALID_REQUEST,
-                           "key: a limit key %s, with '*' only as its last byte (a pattern); "
-                           "encode '/', '?', '#' and '%%' in the path",
-                           why);
-        return -1;
+    char rule[160] = "";
+    if (limit_key_check(s, n, &why) == LIMIT_KEY_INVALID)
+        snprintf(rule, sizeof rule,
+                 "a limit key %s, with '*' only as its last byte (a pattern); encode '/', '?', "
+                 "'#' and '%%' in the path",
+                 why);
+    else if (!json_utf8_ok(s, n))
+        snprintf(rule, sizeof rule, "a limit key must be UTF-8 text");
+    if (!rule[0]) {
+        memcpy(key, s, n + 1);
+        return 0;
     }
-    if (!json_utf8_ok(s, n)) {
-        *res = reply_error(rq, ERR_INVALID_REQUEST, "key: must be UTF-8 text");
-        return -1;
-    }
-    memcpy(key, s, n + 1);
-    return 0;
+    *res = path == PATH_LOOKUP
+               ? reply_error(rq, ERR_NOT_FOUND, "no limit can have this key: %s", rule)
+               : reply_error(rq, ERR_INVALID_REQUEST, "key: %s", rule);
+    return -1;
 }
 
-/* A new state for rq with its path key, or an answer (400, 500) in *res. */
-static struct limit_state *limit_start(struct request *rq, int with_key, enum MHD_Result *res)
+/* A new state for rq with its path key, or an answer (400, 404, 500) in *res. */
+static struct limit_state *limit_start(struct request *rq, enum limit_path path,
+                                       enum MHD_Result *res)
 {
     char key[LIMIT_KEY_MAX + 1] = "";
-    if (with_key && path_key_or_reply(rq, key, res) != 0)
+    if (path != PATH_NONE && path_key_or_reply(rq, path, key, res) != 0)
         return NULL;
     struct limit_state *ls = calloc(1, sizeof *ls);
     if (!ls) {
@@ -157,7 +171,7 @@ enum MHD_Result handle_limit_put(struct request *rq)
     if (ls)
         return limit_reply(rq, ls, ls->p.call.result);
     enum MHD_Result res;
-    if (!(ls = limit_start(rq, 1, &res)))
+    if (!(ls = limit_start(rq, PATH_PUT, &res)))
         return res;
     struct fields f;
     cJSON *root = NULL;
@@ -180,7 +194,7 @@ enum MHD_Result handle_limit_delete(struct request *rq)
     if (ls)
         return limit_reply(rq, ls, ls->p.call.result);
     enum MHD_Result res;
-    if (!(ls = limit_start(rq, 1, &res)))
+    if (!(ls = limit_start(rq, PATH_LOOKUP, &res)))
         return res;
     ls->p.call = (struct store_call){.kind = STORE_CALL_LIMIT_DELETE,
                                      .now = ls->now,
@@ -201,10 +215,10 @@ static enum store_result limits_read(struct pending_read *r, struct store *s)
 }
 
 /* Start the read of ls (its key, or every limit when it has none). */
-static enum MHD_Result read_start(struct request *rq, int with_key)
+static enum MHD_Result read_start(struct request *rq, enum limit_path path)
 {
     enum MHD_Result res;
-    struct limit_state *ls = limit_start(rq, with_key, &res);
+    struct limit_state *ls = limit_start(rq, path, &res);
     if (!ls)
         return res;
     ls->r.read = limits_read;
@@ -215,7 +229,7 @@ enum MHD_Result handle_limit_get(struct request *rq)
 {
     struct limit_state *ls = rq->state;
     if (!ls)
-        return read_start(rq, 1);
+        return read_start(rq, PATH_LOOKUP);
     if (ls->r.result == STORE_OK && ls->n == 1)
         ls->out = ls->all[0];
     return limit_reply(rq, ls, ls->r.result);
@@ -225,7 +239,7 @@ enum MHD_Result handle_limits(struct request *rq)
 {
     struct limit_state *ls = rq->state;
     if (!ls)
-        return read_start(rq, 0);
+        return read_start(rq, PATH_NONE);
     if (ls->r.result != STORE_OK)
         return reply_store_error(rq, ls->r.result, "the limit list");
     cJSON *root = cJSON_CreateObject();

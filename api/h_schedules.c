@@ -2,6 +2,7 @@
  * /schedules/{name}, DELETE /schedules/{name}; and the reading of a schedule's job body that
  * the ticker is given (schedule_job_spec). Writes go through store_submit, reads through the
  * reader threads. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,18 +80,29 @@ static void schedule_state_free(void *arg)
     free(ss);
 }
 
-/* A new state for rq with its path name (or none), or an answer (400, 500) in *res. */
-static struct schedule_state *schedule_start(struct request *rq, int with_name,
+/* How a request names a schedule in its path. */
+enum schedule_path {
+    PATH_NONE,   /* GET /schedules */
+    PATH_PUT,    /* a name that cannot be valid is invalid_request */
+    PATH_LOOKUP, /* GET, DELETE: a name that cannot be valid names no schedule (not_found) */
+};
+
+/* A new state for rq with its path name (or none), or an answer (400, 404, 500) in *res. */
+static struct schedule_state *schedule_start(struct request *rq, enum schedule_path path,
                                              enum MHD_Result *res)
 {
     const char *s = rq->url + strlen(SCHEDULES_PATH);
-    size_t n = with_name ? strlen(s) : 0;
-    if (with_name && (n == 0 || n > JOB_QUEUE_MAX || memchr(s, '/', n) || !job_queue_name_ok(s))) {
-        char why[64];
+    size_t n = path != PATH_NONE ? strlen(s) : 0;
+    if (path != PATH_NONE &&
+        (n == 0 || n > JOB_QUEUE_MAX || memchr(s, '/', n) || !job_queue_name_ok(s))) {
+        char why[64], rule[128];
         fields_queue_why(s, n, why, sizeof why);
-        *res = reply_error(rq, ERR_INVALID_REQUEST,
-                           "name: a schedule name is 1-%d characters of A-Z a-z 0-9 . _ : - (%s)",
-                           JOB_QUEUE_MAX, why);
+        snprintf(rule, sizeof rule,
+                 "a schedule name is 1-%d characters of A-Z a-z 0-9 . _ : - (%s)", JOB_QUEUE_MAX,
+                 why);
+        *res = path == PATH_LOOKUP
+                   ? reply_error(rq, ERR_NOT_FOUND, "no schedule can have this name: %s", rule)
+                   : reply_error(rq, ERR_INVALID_REQUEST, "name: %s", rule);
         return NULL;
     }
     struct schedule_state *ss = calloc(1, sizeof *ss);
@@ -216,7 +228,7 @@ enum MHD_Result handle_schedule_put(struct request *rq)
     if (ss)
         return schedule_reply(rq, ss, ss->p.call.result);
     enum MHD_Result res;
-    if (!(ss = schedule_start(rq, 1, &res)))
+    if (!(ss = schedule_start(rq, PATH_PUT, &res)))
         return res;
     struct fields f;
     cJSON *root = NULL;
@@ -240,7 +252,7 @@ enum MHD_Result handle_schedule_delete(struct request *rq)
     if (ss)
         return schedule_reply(rq, ss, ss->p.call.result);
     enum MHD_Result res;
-    if (!(ss = schedule_start(rq, 1, &res)))
+    if (!(ss = schedule_start(rq, PATH_LOOKUP, &res)))
         return res;
     ss->p.call = (struct store_call){.kind = STORE_CALL_SCHEDULE_DELETE,
                                      .now = ss->now,
@@ -261,10 +273,10 @@ static enum store_result schedules_read(struct pending_read *r, struct store *s)
 }
 
 /* Start the read of ss (its name, or every schedule when it has none). */
-static enum MHD_Result read_start(struct request *rq, int with_name)
+static enum MHD_Result read_start(struct request *rq, enum schedule_path path)
 {
     enum MHD_Result res;
-    struct schedule_state *ss = schedule_start(rq, with_name, &res);
+    struct schedule_state *ss = schedule_start(rq, path, &res);
     if (!ss)
         return res;
     ss->r.read = schedules_read;
@@ -275,7 +287,7 @@ enum MHD_Result handle_schedule_get(struct request *rq)
 {
     struct schedule_state *ss = rq->state;
     if (!ss)
-        return read_start(rq, 1);
+        return read_start(rq, PATH_LOOKUP);
     if (ss->r.result != STORE_OK)
         return schedule_reply(rq, ss, ss->r.result);
     return reply_json(rq, MHD_HTTP_OK, schedule_json(&ss->all[0]));
@@ -285,7 +297,7 @@ enum MHD_Result handle_schedules(struct request *rq)
 {
     struct schedule_state *ss = rq->state;
     if (!ss)
-        return read_start(rq, 0);
+        return read_start(rq, PATH_NONE);
     if (ss->r.result != STORE_OK)
         return reply_store_error(rq, ss->r.result, "the schedule list");
     cJSON *root = cJSON_CreateObject();

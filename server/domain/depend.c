@@ -28,6 +28,13 @@ struct depend_plan depend_plan(int64_t waiting, int64_t cancel_dep)
     return (struct depend_plan){JOB_QUEUED, 0, 0};
 }
 
+enum job_status depend_purged(enum job_status s, int todo)
+{
+    if (s != JOB_SUCCEEDED && s != JOB_FAILED && s != JOB_CANCELLED)
+        return JOB_CANCELLED;
+    return todo ? s : JOB_STATUS_NONE;
+}
+
 int64_t depend_release_run_at(int64_t run_at, int64_t now)
 {
     return run_at > now ? run_at : now;

@@ -19,6 +19,8 @@
  * (depend_cancelled_by()) is re-evaluated from its dependencies' statuses, and so on down.
  * A retried job's own dependencies are looked at as a DEP_RUN job's (the retry asks for it to
  * run: a failed dependency counts as settled), so it is blocked while one has not ended.
+ * A job deleted by a purge settles its dependents in the purge's transaction as if it had
+ * ended as depend_purged() says (its edges to them stay until then).
  * A transaction visits at most DEPEND_STEP_MAX jobs; the backend marks the rest for the
  * sweeper, which goes on in bounded batches. */
 #ifndef JOBQ_DEPEND_H
@@ -57,6 +59,13 @@ struct depend_plan {
  * `cancel_dep`: cancelled by it when there is one, else blocked while waiting > 0, else
  * queued. This function can't fail. */
 struct depend_plan depend_plan(int64_t waiting, int64_t cancel_dep);
+
+/* A job that a purge deletes while in status s (a backend's stored status that is no API
+ * status counts as not ended) with its dependents' walk still to do when todo is 1: the end
+ * its dependents count it as (a job that had not ended counts as cancelled, as a cancel of it
+ * would have ended it), or JOB_STATUS_NONE when they need no visit (it had ended and that end
+ * was counted already). This function can't fail. */
+enum job_status depend_purged(enum job_status s, int todo);
 
 /* The run_at of a blocked job released at now: the later of its own run_at and now. This
  * function can't fail. */

@@ -21,6 +21,9 @@ import openapi_spec  # noqa: E402  (tests/openapi: openapi.yaml as data)
 OPENAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "openapi.yaml")
 
 RUN_AT_BOUND = 4102444800  # 2100-01-01 UTC: run_at must be before it (API.md)
+# Reads and deletes of one schedule or limit: a name or key that none can have is not found.
+LOOKUPS = ("GET /schedules/{name}", "DELETE /schedules/{name}", "GET /limits/{key}",
+           "DELETE /limits/{key}")
 
 
 def nested(depth):
@@ -533,6 +536,8 @@ class SchemaLimits(ServerTest):
         with self.subTest(op=op, where=where, case=label):
             if where.startswith("path.") and label == "empty":
                 self.assert_error(r, 404, "not_found")  # another path: /queues//pause
+            elif not accepted and where.startswith("path.") and op in LOOKUPS:
+                self.assert_error(r, 404, "not_found")  # no schedule or limit can be named so
             elif not accepted:
                 self.assert_error(r, 400, "invalid_request", mentions=field_name(where))
                 if names:

@@ -122,13 +122,18 @@ class Limits(ServerTest):
                            headers={"Content-Type": "application/json"})
         self.assert_error(r, 400, "invalid_request")
         for bad in ("k" * 201, self.q + "*x", self.q + "**", "*" + self.q):
-            for method in ("PUT", "GET", "DELETE"):
-                r = self.c.request(method, path(bad), {"max_running": 1} if method == "PUT"
-                                   else None)
-                self.assert_error(r, 400, "invalid_request", "key")
+            r = self.c.request("PUT", path(bad), {"max_running": 1})
+            self.assert_error(r, 400, "invalid_request", "key")
         r = self.c.request("PUT", "/limits/" + self.q + "%FF", {"max_running": 1})
         self.assert_error(r, 400, "invalid_request", "key")
         self.assertEqual(self.mine(), [], "a refused request created nothing")
+
+    def test_get_and_delete_of_a_key_that_cannot_exist_are_404(self):
+        # No limit can have such a key, so none is found (PUT names the field, above).
+        bad = [path(k) for k in ("k" * 201, self.q + "*x", self.q + "**", "*" + self.q)]
+        for p in bad + ["/limits/" + self.q + "%FF"]:
+            self.assert_error(self.c.get(p), 404, "not_found")
+            self.assert_error(self.c.request("DELETE", p), 404, "not_found")
 
     def test_key_of_200_bytes(self):
         k = (self.q + ":" + "k" * 200)[:200]

@@ -166,6 +166,14 @@ class BadInput(Base):
         self.bad({"every_seconds": 5, "job": {"payload": 1, "idempotency_key": "k"}},
                  "job.idempotency_key")
         self.bad({"every_seconds": 5, "job": job}, "name", name="a%20b")
+        self.bad({"every_seconds": 5, "job": job}, "name", name="n" * 129)
+
+    def test_get_and_delete_of_a_name_that_cannot_exist_are_404(self):
+        # No schedule can have such a name, so none is found (PUT names the field, above).
+        for name in ("n" * 129, "a%20b", "a%2Fb", "caf%C3%A9", self.q + "%FF"):
+            self.assert_error(self.c.get("/schedules/" + name), 404, "not_found")
+            self.assert_error(self.c.request("DELETE", "/schedules/" + name), 404, "not_found")
+        self.assert_error(self.c.get("/schedules/" + "n" * 128), 404, "not_found")
 
     def test_bad_cron_names_the_field(self):
         job = {"payload": 1}

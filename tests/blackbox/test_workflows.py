@@ -245,6 +245,18 @@ class Graphs(WorkflowTest):
         a = self.enqueue()["id"]
         b = self.enqueue(depends_on=[a])["id"]
         ja = self.claim_one()
+        self.parked_claim_woken(lambda: self.finish(ja), b)
+
+    def test_parked_long_poll_is_woken_by_a_purge_release(self):
+        parents = self.queue("parents")
+        a = self.enqueue(queue=parents)["id"]
+        b = self.enqueue(depends_on=[a], on_dependency_failure="run")["id"]
+        self.parked_claim_woken(
+            lambda: self.c.request("DELETE", "/queues/%s/jobs?status=queued" % parents), b)
+
+    def parked_claim_woken(self, release, expect_id):
+        """A claim parked on the class's queue (nothing claimable: expect_id is blocked) is
+        woken with expect_id soon after release() releases it."""
         got = {}
 
         def park():
@@ -259,17 +271,17 @@ class Graphs(WorkflowTest):
 
         t = threading.Thread(target=park)
         t.start()
-        # It parks: it finds nothing (b is blocked, a is running).
+        # It parks: it finds nothing (expect_id is blocked).
         wait_until(lambda: re.search(r"(?m)^jobq_waiting_claims [1-9]",
                                      self.c.get("/metrics").body.decode()), 10, 0.05,
                    "the claim to park")
         t_done = time.monotonic()
-        self.finish(ja)
+        release()
         t.join(40)
         self.assertFalse(t.is_alive())
         r = got["r"]
         self.assertEqual(r.status, 200, r)
-        self.assertEqual([j["id"] for j in r.json["jobs"]], [b])
+        self.assertEqual([j["id"] for j in r.json["jobs"]], [expect_id])
         self.assertLess(time.monotonic() - t_done, 10, "the parked claim was not woken")
 
     def test_release_run_at_and_a_queue_of_blocked_jobs(self):
@@ -298,6 +310,24 @@ class Graphs(WorkflowTest):
         self.assertEqual((r.status, r.json["deleted"]), (200, 1), r)
         self.assert_error(self.c.get("/jobs/%d" % b), 404, "not_found")
         self.assertEqual(self.status_of(a), "queued")
+
+    def test_purge_of_a_queued_parent_settles_its_dependents_as_a_cancel(self):
+        parents = self.queue("parents")
+        a = self.enqueue(queue=parents)["id"]
+        b = self.enqueue(depends_on=[a])["id"]
+        c = self.enqueue(depends_on=[b])["id"]
+        run = self.enqueue(depends_on=[a], on_dependency_failure="run")["id"]
+        r = self.c.request("DELETE", "/queues/%s/jobs?status=queued" % parents)
+        self.assertEqual((r.status, r.json["deleted"]), (200, 1), r)
+        self.assert_error(self.c.get("/jobs/%d" % a), 404, "not_found")
+        jb, jc = self.get_job(b), self.get_job(c)
+        self.assertEqual((jb["status"], jb["error_code"], jb["error_detail"]),
+                         ("cancelled", "dependency_failed", detail(a)))
+        self.assertEqual((jc["status"], jc["error_code"], jc["error_detail"]),
+                         ("cancelled", "dependency_failed", detail(b)))
+        self.assertEqual(self.status_of(run), "queued")
+        self.run_one(run)
+        self.claim(expect=0)
 
 
 class CompletionCallback(WorkflowTest):

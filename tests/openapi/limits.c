@@ -250,7 +250,8 @@ static void queries(void)
 }
 
 /* The router's path parameters: {id} a positive int64 (else 404), {name} a queue name and
- * {key} a limit key (handlers check them: else 400). */
+ * {key} a limit key (handlers check them: else 400; a GET or DELETE of a schedule or a limit
+ * answers 404, as none can be named so). */
 static void paths(void)
 {
     char name[96];

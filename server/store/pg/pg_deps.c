@@ -281,6 +281,21 @@ enum store_result pg_deps_moved(struct pg_conn *c, int64_t id, const char *queue
     return walk_run(c, &w);
 }
 
+enum store_result pg_deps_purged(struct pg_conn *c, const int64_t *ids, const enum job_status *ends,
+                                 size_t n, const char *queue, int64_t now, struct store_news *notes)
+{
+    struct walk w = {.q = {.budget = DEPEND_STEP_MAX}, .now = now, .notes = notes, .queue = queue};
+    enum store_result r = STORE_OK;
+    for (size_t i = 0; r == STORE_OK && i < n; i++) {
+        w.q.visited++; /* each one of the walk's steps, though gone: visited here, not later */
+        r = visit_ended(c, &w, ids[i], ends[i]);
+    }
+    if (r == STORE_OK)
+        return walk_run(c, &w);
+    depend_walk_clear(&w.q);
+    return r;
+}
+
 enum store_result pg_deps_retried(struct pg_conn *c, struct job *j, int *blocked)
 {
     *blocked = 0;

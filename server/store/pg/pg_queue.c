@@ -1,8 +1,11 @@
 /* Queue controls for PostgreSQL: pause/resume (a row of jobq_queues, which the claim reads
- * before any job of the queue) and purge (one bounded batch of deletes per call; the trigger
- * keeps the counts and drops the attempts). One statement each. */
+ * before any job of the queue: one statement) and purge (one bounded batch of deletes per
+ * call, whose trigger keeps the counts and drops the attempts, then what the deleted jobs'
+ * dependents need, in the same transaction). */
 #include <stdlib.h>
 
+#include "log.h"
+#include "pg_deps.h"
 #include "pg_row.h"
 #include "pg_store.h"
 
@@ -25,27 +28,43 @@ static void pause_recv(struct pg_call *a, size_t k, const PGresult *res, struct 
         store_news_ready(notes, a->call->pause.queue, 0); /* resumed: parked claims look again */
 }
 
-static int purge_bind(struct pg_call *a, size_t k, struct pg_bind *b)
+/* One batch of a purge: the delete, then the dependents of the deleted jobs that need it
+ * (depend_purged: those of a job that had not ended settle as a cancel's would). */
+static enum store_result purge_tx(struct pg_conn *c, void *arg, struct store_news *notes)
 {
-    (void)k; /* 1: never shares a statement */
-    *b = (struct pg_bind){.id = PG_PURGE, .what = "purge", .n = 3};
-    const struct store_purge_call *p = &a->call->purge;
-    b->params[0] = p->queue;
-    b->params[1] = pg_int_param(b->ints[1], p->status);
-    b->params[2] = pg_int_param(b->ints[2], p->limit);
-    return 0;
-}
-
-static void purge_recv(struct pg_call *a, size_t k, const PGresult *res, struct store_news *notes)
-{
-    (void)k;
-    (void)notes;
-    a->call->purge.deleted = (size_t)strtoull(PQcmdTuples((PGresult *)res), NULL, 10);
-    a->call->result = STORE_OK;
+    struct pg_call *a = arg;
+    struct store_purge_call *purge = &a->call->purge;
+    char st[24], lim[24];
+    const char *p[3] = {purge->queue, pg_int_param(st, purge->status),
+                        pg_int_param(lim, purge->limit)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_PURGE, 3, p, "purge", &r);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    int64_t *ids = malloc((size_t)(rows ? rows : 1) * sizeof *ids);
+    enum job_status *ends = malloc((size_t)(rows ? rows : 1) * sizeof *ends);
+    size_t n = 0;
+    for (int i = 0; ids && ends && i < rows; i++) {
+        enum job_status end =
+            depend_purged((enum job_status)pg_row_int(res, i, 1), PQgetvalue(res, i, 3)[0] == 't');
+        if (PQgetvalue(res, i, 2)[0] == 't' && end != JOB_STATUS_NONE) {
+            ids[n] = pg_row_int(res, i, 0);
+            ends[n++] = end;
+        }
+    }
+    PQclear(res);
+    if (!ids || !ends)
+        log_error("out of memory purging %d jobs", rows);
+    r = ids && ends ? pg_deps_purged(c, ids, ends, n, purge->queue, a->now, notes) : STORE_ERROR;
+    free(ids);
+    free(ends);
+    if (r == STORE_OK)
+        purge->deleted = (size_t)rows;
+    return r;
 }
 
 static const struct pg_one pause_one = {pause_bind, pause_recv, NULL, NULL};
-static const struct pg_one purge_one = {purge_bind, purge_recv, NULL, NULL};
 
 static void purge_discard(void *p)
 {
@@ -63,7 +82,6 @@ int pg_pause_prepare(struct pg_call *pc)
 int pg_purge_prepare(struct pg_call *pc)
 {
     pc->call->purge.deleted = 0;
-    pc->tx = (struct pg_tx){.name = "purge", .fn = pg_one_tx, .discard = purge_discard};
-    pc->one = &purge_one;
+    pc->tx = (struct pg_tx){.name = "purge", .fn = purge_tx, .discard = purge_discard};
     return 1;
 }

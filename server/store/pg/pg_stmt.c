@@ -331,9 +331,11 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "pause and resume"},
     {PG_PURGE, "purge",
      "DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs WHERE queue = $1::text AND "
-     "status = $2::smallint ORDER BY id LIMIT $3::integer FOR UPDATE SKIP LOCKED)",
+     "status = $2::smallint ORDER BY id LIMIT $3::integer FOR UPDATE SKIP LOCKED) "
+     "RETURNING id, status, has_dependents, deps_todo",
      "purge: one bounded batch of a queue's jobs in one status (rows another transaction "
-     "holds are left for the next batch)"},
+     "holds are left for the next batch), each with what its dependents need "
+     "(depend_purged)"},
     {PG_LIMITS_READ_KEY, "limits_read_key", LIMITS_READ("x.key = $1::text"),
      "limits, limit put and delete (their answer): the exact limit $1 and the running jobs "
      "and pause of its key (store_limits.h's rows)"},

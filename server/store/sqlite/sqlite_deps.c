@@ -280,8 +280,24 @@ static enum store_result reach(struct sqlite_conn *c, struct walk *w, int64_t de
     return r;
 }
 
-/* Visit job id: settle its unsettled edges when it has ended, else unsettle its settled
- * ones, and reach each dependent so found. */
+/* Visit job id as a job in status s: settle its unsettled edges when s has ended, else
+ * unsettle its settled ones, and reach each dependent so found. */
+static enum store_result visit_as(struct sqlite_conn *c, struct walk *w, int64_t id,
+                                  enum job_status s)
+{
+    int final = s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_CANCELLED;
+    enum stmt_id which = final ? STMT_DEP_SETTLE : STMT_DEP_UNSETTLE;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, which);
+    int64_t *kids = NULL;
+    size_t n = 0;
+    enum store_result r = rows(c, st, sqlite_conn_bindf(st, "i", id), "dependents", &kids, &n);
+    for (size_t i = 0; r == STORE_OK && i < n; i++)
+        r = reach(c, w, id, s, kids[i]);
+    free(kids);
+    return r;
+}
+
+/* Visit job id in the status it has now. */
 static enum store_result visit(struct sqlite_conn *c, struct walk *w, int64_t id)
 {
     struct job p;
@@ -292,16 +308,7 @@ static enum store_result visit(struct sqlite_conn *c, struct walk *w, int64_t id
         return r;
     enum job_status s = p.status;
     job_clear(&p);
-    int final = s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_CANCELLED;
-    enum stmt_id which = final ? STMT_DEP_SETTLE : STMT_DEP_UNSETTLE;
-    sqlite3_stmt *st = sqlite_conn_stmt(c, which);
-    int64_t *kids = NULL;
-    size_t n = 0;
-    r = rows(c, st, sqlite_conn_bindf(st, "i", id), "dependents", &kids, &n);
-    for (size_t i = 0; r == STORE_OK && i < n; i++)
-        r = reach(c, w, id, s, kids[i]);
-    free(kids);
-    return r;
+    return visit_as(c, w, id, s);
 }
 
 /* Visit w's jobs while its budget lasts; mark the rest for the sweep. */
@@ -331,6 +338,22 @@ enum store_result sqlite_deps_moved(struct sqlite_conn *c, const struct job *j, 
     if (push(&w, j->id) != 0)
         return STORE_ERROR;
     return walk_run(c, &w, j->queue);
+}
+
+enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
+                                     const enum job_status *ends, size_t n, const char *queue,
+                                     int64_t now, struct sqlite_notes *notes)
+{
+    struct walk w = {.q = {.budget = DEPEND_STEP_MAX}, .now = now, .notes = notes};
+    enum store_result r = STORE_OK;
+    for (size_t i = 0; r == STORE_OK && i < n; i++) {
+        w.q.visited++; /* each one of the walk's steps, though gone: visited here, not later */
+        r = visit_as(c, &w, ids[i], ends[i]);
+    }
+    if (r == STORE_OK)
+        return walk_run(c, &w, queue);
+    depend_walk_clear(&w.q);
+    return r;
 }
 
 enum store_result sqlite_deps_retried(struct sqlite_conn *c, struct job *j, int *blocked)

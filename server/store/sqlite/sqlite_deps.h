@@ -31,6 +31,14 @@ enum store_result sqlite_deps_record(struct sqlite_conn *c, int64_t id, const in
 enum store_result sqlite_deps_moved(struct sqlite_conn *c, const struct job *j, int64_t now,
                                     struct sqlite_notes *notes);
 
+/* Jobs ids[0..n) of queue were deleted by a purge in this transaction (their edges to their
+ * dependents stay): their dependents are settled as if job i had ended in ends[i]
+ * (depend_purged), and so on down the graph as sqlite_deps_moved does; the deleted jobs count
+ * as visited jobs of its DEPEND_STEP_MAX. A dependent deleted too is passed over. */
+enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
+                                     const enum job_status *ends, size_t n, const char *queue,
+                                     int64_t now, struct sqlite_notes *notes);
+
 /* A retried job j (its row after the retry, queued): when it has dependencies, blocked
  * instead while one of them has not ended (a failed one counts as settled: the retry asked
  * for the job to run); *blocked is 1 then and j is updated. */

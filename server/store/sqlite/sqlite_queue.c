@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "sqlite_deps.h"
 #include "sqlite_store.h"
 
 struct queue_arg {
@@ -32,6 +33,8 @@ static int pause_tx(struct sqlite_conn *c, void *p)
     return STORE_OK;
 }
 
+/* One batch of a purge: the delete, then the dependents of the deleted jobs that need it
+ * (depend_purged: those of a job that had not ended settle as a cancel's would). */
 static int purge_tx(struct sqlite_conn *c, void *p)
 {
     struct queue_arg *a = p;
@@ -40,21 +43,37 @@ static int purge_tx(struct sqlite_conn *c, void *p)
     if (status == JOB_QUEUED)
         status2 = SQLITE_SCHEDULED;
     purge->deleted = 0;
+    int64_t *ids = malloc((size_t)(purge->limit > 0 ? purge->limit : 1) * sizeof *ids);
+    enum job_status *ends = malloc((size_t)(purge->limit > 0 ? purge->limit : 1) * sizeof *ends);
+    size_t n = 0, deleted = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PURGE);
-    int rc = sqlite_conn_bind_text(st, 1, purge->queue);
+    int rc = ids && ends ? sqlite_conn_bind_text(st, 1, purge->queue) : SQLITE_NOMEM;
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 2, status);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 3, status2);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 4, purge->limit);
-    if (rc == SQLITE_OK)
-        rc = sqlite_conn_step(c, st);
+    while ((rc == SQLITE_OK || rc == SQLITE_ROW) && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        enum job_status end =
+            depend_purged((enum job_status)sqlite3_column_int(st, 1), sqlite3_column_int(st, 3));
+        if (sqlite3_column_int(st, 2) && end != JOB_STATUS_NONE && n < (size_t)purge->limit) {
+            ids[n] = sqlite3_column_int64(st, 0);
+            ends[n++] = end;
+        }
+        deleted++;
+    }
     sqlite3_reset(st);
+    enum store_result r = STORE_OK;
     if (rc != SQLITE_DONE)
-        return sqlite_conn_fail(c, rc, "purge");
-    purge->deleted = (size_t)sqlite3_changes(c->db);
-    return STORE_OK;
+        r = sqlite_conn_fail(c, rc, "purge");
+    else if (n > 0)
+        r = sqlite_deps_purged(c, ids, ends, n, purge->queue, a->call->now, a->notes);
+    free(ids);
+    free(ends);
+    if (r == STORE_OK)
+        purge->deleted = deleted;
+    return r;
 }
 
 /* A pause or purge transaction and its arguments, in one block. */

@@ -216,9 +216,10 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "pause and resume"},
     {STMT_PURGE, STMT_ON_WRITER,
      "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE queue = ?1 AND status = ?2 "
-     "UNION ALL SELECT id FROM jobs WHERE queue = ?1 AND status = ?3 ORDER BY id LIMIT ?4)",
+     "UNION ALL SELECT id FROM jobs WHERE queue = ?1 AND status = ?3 ORDER BY id LIMIT ?4) "
+     "RETURNING id, status, has_dependents, deps_todo",
      "purge: one bounded batch of a queue's jobs in one API status (?3: the second stored "
-     "status, or -1)"},
+     "status, or -1), each with what its dependents need (depend_purged)"},
     {STMT_LIMITS_READ, STMT_ON_WRITER | STMT_ON_READER,
      "SELECT 0, key, max_running, rate_jobs, rate_per_seconds FROM limits "
      "WHERE key >= ?1 AND key < ?2 UNION ALL "

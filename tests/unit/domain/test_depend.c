@@ -43,6 +43,16 @@ TEST(release_never_earlier_than_its_run_at)
     CHECK_INT(depend_release_run_at(200, 200), 200);
 }
 
+TEST(purged_job_counts_as_cancelled_unless_it_had_ended)
+{
+    CHECK_INT(depend_purged(JOB_QUEUED, 0), JOB_CANCELLED);
+    CHECK_INT(depend_purged(JOB_BLOCKED, 0), JOB_CANCELLED);
+    CHECK_INT(depend_purged(JOB_STATUS_NONE, 0), JOB_CANCELLED); /* a stored "scheduled" */
+    CHECK_INT(depend_purged(JOB_SUCCEEDED, 0), JOB_STATUS_NONE); /* counted at its end */
+    CHECK_INT(depend_purged(JOB_FAILED, 1), JOB_FAILED);         /* its walk was left */
+    CHECK_INT(depend_purged(JOB_CANCELLED, 1), JOB_CANCELLED);
+}
+
 TEST(detail_names_the_dependency)
 {
     char buf[DEPEND_DETAIL_MAX];
@@ -174,6 +184,7 @@ TEST(walk_stops_at_its_budget)
 TEST_MAIN(TEST_ENTRY(ids_text_as_the_api_shows_them), TEST_ENTRY(walk_stops_at_its_budget),
           TEST_ENTRY(effect_of_each_status), TEST_ENTRY(plan_cancel_wins_then_waiting),
           TEST_ENTRY(release_never_earlier_than_its_run_at),
+          TEST_ENTRY(purged_job_counts_as_cancelled_unless_it_had_ended),
           TEST_ENTRY(detail_names_the_dependency),
           TEST_ENTRY(order_keeps_the_batch_order_when_it_can), TEST_ENTRY(order_puts_parents_first),
           TEST_ENTRY(order_names_an_element_on_the_cycle), TEST_ENTRY(order_ignores_id_entries),

@@ -3,23 +3,31 @@
  * dependency cancels "cancel" dependents down the graph and settles "run" ones; a dependency
  * already ended counts at once; an unknown id is refused with nothing written; a batch is
  * inserted parents first; retry of the failed job puts its cancelled descendants back to
- * blocked; a long cascade is finished by the sweep; the links read. On SQLite and on
+ * blocked; a long cascade is finished by the sweep; a purged job settles its dependents (one
+ * that had not ended as a cancel would); the links read. On SQLite and on
  * PostgreSQL (test_store_util.h). */
 #include "depend.h"
 #include "test_store_util.h"
+
+/* Enqueue one job of queue depending on ids[0..n) with mode m; its id, or -1. */
+static int64_t enqueue_after_in(struct store *s, const char *queue, const int64_t *ids, size_t n,
+                                enum dep_mode m, int64_t now)
+{
+    struct job_dep deps[8];
+    for (size_t i = 0; i < n; i++)
+        deps[i] = (struct job_dep){.id = ids[i]};
+    struct job_spec sp = spec_of(queue, 0, now);
+    sp.deps = deps;
+    sp.ndeps = n;
+    sp.on_dependency_failure = m;
+    return enqueue_spec(s, &sp, now);
+}
 
 /* Enqueue one job of "q" depending on ids[0..n) with mode m; its id, or -1. */
 static int64_t enqueue_after(struct store *s, const int64_t *ids, size_t n, enum dep_mode m,
                              int64_t now)
 {
-    struct job_dep deps[8];
-    for (size_t i = 0; i < n; i++)
-        deps[i] = (struct job_dep){.id = ids[i]};
-    struct job_spec sp = spec_of("q", 0, now);
-    sp.deps = deps;
-    sp.ndeps = n;
-    sp.on_dependency_failure = m;
-    return enqueue_spec(s, &sp, now);
+    return enqueue_after_in(s, "q", ids, n, m, now);
 }
 
 /* Claim job id (the only claimable one of "q") and complete it; 1 when both worked. */
@@ -310,6 +318,91 @@ TEST(long_cascade_is_finished_by_the_sweep)
     store_close(s);
 }
 
+/* A purged job that had not ended settles its dependents as a cancel of it would: "cancel"
+ * ones are cancelled naming it (and theirs after them), "run" ones are released. */
+TEST(purge_of_a_queued_parent_settles_its_dependents_as_a_cancel)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "p", 0, T0, T0);
+    int64_t b = enqueue_after(s, &a, 1, DEP_CANCEL, T0);
+    int64_t c = enqueue_after(s, &b, 1, DEP_CANCEL, T0);
+    int64_t run = enqueue_after(s, &a, 1, DEP_RUN, T0);
+    CHECK(a > 0 && b > 0 && c > 0 && run > 0);
+    size_t deleted = 0;
+    CHECK_INT(store_purge(s, "p", JOB_QUEUED, 10, T0 + 1, &deleted), STORE_OK);
+    CHECK_INT(deleted, 1);
+    CHECK_INT(status_of(s, a), -1); /* gone */
+    CHECK_INT(status_of(s, b), JOB_CANCELLED);
+    CHECK_INT(status_of(s, c), JOB_CANCELLED);
+    struct job j;
+    CHECK_INT(store_get(s, b, &j), STORE_OK);
+    CHECK_STR(j.error_code, "dependency_failed");
+    char want[64];
+    snprintf(want, sizeof want, "\"dependency %lld did not succeed\"", (long long)a);
+    CHECK_STR(j.error_detail, want);
+    job_clear(&j);
+    CHECK_INT(store_get(s, run, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_QUEUED);
+    CHECK_INT(j.run_at, T0 + 1); /* released at the purge */
+    job_clear(&j);
+    CHECK(run_job(s, run, T0 + 2));
+    CHECK(counts_exact(s, "q", T0 + 2));
+    CHECK(counts_exact(s, "p", T0 + 2));
+    store_close(s);
+}
+
+/* Purged blocked jobs: a dependent purged in the same batch goes with them, one in another
+ * queue is settled; the dependency they waited for still ends cleanly. */
+TEST(purge_of_blocked_jobs_takes_their_batch_along_and_settles_the_rest)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    int64_t b = enqueue_after(s, &a, 1, DEP_CANCEL, T0);
+    int64_t c = enqueue_after(s, &b, 1, DEP_CANCEL, T0);
+    int64_t other = enqueue_after_in(s, "r", &b, 1, DEP_RUN, T0);
+    CHECK(a > 0 && b > 0 && c > 0 && other > 0);
+    size_t deleted = 0;
+    CHECK_INT(store_purge(s, "q", JOB_BLOCKED, 10, T0 + 1, &deleted), STORE_OK);
+    CHECK_INT(deleted, 2);
+    CHECK_INT(status_of(s, b), -1); /* gone */
+    CHECK_INT(status_of(s, c), -1); /* gone */
+    CHECK_INT(status_of(s, other), JOB_QUEUED);
+    CHECK(run_job(s, a, T0 + 2));
+    CHECK_INT(jobs_int("count(*)", "status = 6"), 0);
+    CHECK(counts_exact(s, "q", T0 + 2));
+    CHECK(counts_exact(s, "r", T0 + 2));
+    store_close(s);
+}
+
+/* A purged cancelled job whose dependents a cascade left for the sweep: the purge goes on
+ * with them (the sweep would find it gone). */
+TEST(purge_of_an_ended_job_finishes_the_walk_it_left)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t first = enqueue(s, "q", 0, T0, T0), prev = first, last = 0;
+    for (int i = 0; i < DEPEND_STEP_MAX + 50; i++) {
+        last = enqueue_after(s, &prev, 1, DEP_CANCEL, T0);
+        CHECK(last > 0);
+        prev = last;
+    }
+    CHECK(fail_job(s, first, T0 + 1));
+    CHECK_INT(status_of(s, last), JOB_BLOCKED); /* left for the sweep */
+    size_t deleted = 0, total = 0;
+    for (int i = 0; i < 10; i++) {
+        CHECK_INT(store_purge(s, "q", JOB_CANCELLED, 1000, T0 + 2, &deleted), STORE_OK);
+        total += deleted;
+        if (deleted == 0)
+            break;
+    }
+    CHECK_INT(total, DEPEND_STEP_MAX + 50);
+    CHECK_INT(jobs_int("count(*)", "status = 6"), 0);
+    CHECK(counts_exact(s, "q", T0 + 2));
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(failure_cancels_down_the_graph_and_settles_run_dependents),
           TEST_ENTRY(ended_dependency_counts_at_once_and_unknown_is_refused),
@@ -317,4 +410,7 @@ TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(batch_with_keys_sent_again_links_to_the_jobs_it_hit),
           TEST_ENTRY(retry_resumes_a_failed_workflow),
           TEST_ENTRY(cancel_of_a_blocked_job_and_of_its_parent),
-          TEST_ENTRY(long_cascade_is_finished_by_the_sweep))
+          TEST_ENTRY(long_cascade_is_finished_by_the_sweep),
+          TEST_ENTRY(purge_of_a_queued_parent_settles_its_dependents_as_a_cancel),
+          TEST_ENTRY(purge_of_blocked_jobs_takes_their_batch_along_and_settles_the_rest),
+          TEST_ENTRY(purge_of_an_ended_job_finishes_the_walk_it_left))
