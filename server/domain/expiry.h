@@ -1,5 +1,6 @@
-/* Job expiry: a job still queued when its expires_at comes is never claimed; the sweeper
- * cancels it with error_code "expired". Pure functions: no I/O, no clock (now is given). */
+/* Job expiry: a job still queued (or blocked: not claimed) when its expires_at comes is never
+ * claimed; the sweeper cancels it with error_code "expired" (and a blocked one's dependents
+ * as for any cancel). Pure functions: no I/O, no clock (now is given). */
 #ifndef JOBQ_EXPIRY_H
 #define JOBQ_EXPIRY_H
 
@@ -24,9 +25,8 @@ int64_t expiry_resolve(int64_t expires_at, int64_t expires_in, int64_t now);
 
 /* 1 when a job with this expires_at (JOB_NONE: never) is expired at now: now >= expires_at.
  * At expires_at itself the job is already expired: a claim takes a queued job only while
- * now < expires_at, and the sweeper cancels a queued one from then on. A running job is not
- * expired by it; if it is requeued after its expires_at, it is never claimed again. A blocked
- * job waits for its dependencies first: released after its expires_at, it is cancelled then.
+ * now < expires_at, and the sweeper cancels a queued or blocked one from then on. A running
+ * job is not expired by it; if it is requeued after its expires_at, it is never claimed again.
  * This function can't fail. */
 int expiry_passed(int64_t expires_at, int64_t now);
 

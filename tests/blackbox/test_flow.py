@@ -77,9 +77,9 @@ class JobFields(ServerTest):
 
 
 class Expiry(ServerTest):
-    """expires_at / expires_in_seconds: a job still queued at its deadline is never claimed,
-    and the sweeper cancels it with error_code "expired" within one --sweep-interval; a
-    running job is not expired by it."""
+    """expires_at / expires_in_seconds: a job still queued (or blocked) at its deadline is
+    never claimed, and the sweeper cancels it with error_code "expired" within one
+    --sweep-interval; a running job is not expired by it."""
 
     server_args = ("--sweep-interval", str(SWEEP))
 
@@ -140,6 +140,18 @@ class Expiry(ServerTest):
         self.assertEqual(self.list_all("status=queued&queue=%s" % self.q), [])
         row = self.queue_row(self.q)
         self.assertEqual((row["queued"], row["cancelled"]), (0, 1), row)
+
+    def test_blocked_job_expires_and_its_dependents_follow(self):
+        parent = self.enqueue()
+        j = self.enqueue(depends_on=[parent["id"]], expires_in_seconds=2)
+        self.assertEqual(j["status"], "blocked")
+        child = self.enqueue(depends_on=[j["id"]])
+        self.wait_expired(j["id"], j["expires_at"])
+        c = self.get_job(child["id"])
+        self.assertEqual((c["status"], c["error_code"]), ("cancelled", "dependency_failed"), c)
+        self.assertIn(str(j["id"]), c["error_detail"])
+        row = self.queue_row(self.q)
+        self.assertEqual((row["queued"], row["blocked"], row["cancelled"]), (1, 0, 2), row)
 
     def test_expired_jobs_are_counted_in_metrics(self):
         jobs = [self.enqueue(expires_in_seconds=1) for _ in range(3)]

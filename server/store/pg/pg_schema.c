@@ -300,6 +300,10 @@ static const char *const migrations[] = {
     "CREATE INDEX jobq_schedules_next ON jobq_schedules (next_run_at, name)"
     " WHERE next_run_at IS NOT NULL;"
     "CREATE TABLE jobq_ticker (id integer PRIMARY KEY CHECK (id = 1), seen_at bigint NOT NULL);",
+    /* 10: the sweep expires blocked jobs too (as the SQLite store's migration 11). */
+    "DROP INDEX jobq_jobs_expires;"
+    "CREATE INDEX jobq_jobs_expires ON jobq_jobs (expires_at)"
+    " WHERE expires_at IS NOT NULL AND status IN (1, 6);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

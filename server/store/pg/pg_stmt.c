@@ -291,12 +291,13 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sweep: retention deletes finished jobs older than the cutoff"},
     {PG_SWEEP_EXPIRY, "sweep_expiry",
      "WITH e AS MATERIALIZED (SELECT id FROM jobq_jobs WHERE expires_at <= $1::bigint AND "
-     "status = " QUEUED " ORDER BY expires_at LIMIT $2::integer FOR UPDATE SKIP LOCKED) "
+     "status IN (" QUEUED ", " BLOCKED ") ORDER BY expires_at LIMIT $2::integer FOR UPDATE SKIP "
+     "LOCKED) "
      "UPDATE jobq_jobs j SET status = " CANCELLED ", finished_at = $1::bigint, "
-     "error_code = 'expired', error_detail = NULL FROM e WHERE j.id = e.id AND j.status = "
-     QUEUED " RETURNING j.queue, j.id, j.has_dependents",
-     "sweep: lock queued jobs whose expires_at passed (jobq_jobs_expires), oldest first, and "
-     "cancel them with error_code \"expired\""},
+     "error_code = 'expired', error_detail = NULL FROM e WHERE j.id = e.id AND j.status IN ("
+     QUEUED ", " BLOCKED ") RETURNING j.queue, j.id, j.has_dependents",
+     "sweep: lock queued and blocked jobs whose expires_at passed (jobq_jobs_expires), oldest "
+     "first, and cancel them with error_code \"expired\""},
     {PG_COUNTS_FOLD, "counts_fold",
      "WITH gone AS (DELETE FROM jobq_counts c WHERE c.shard <> 0 AND NOT EXISTS (SELECT 1 FROM "
      "pg_stat_activity a WHERE a.pid = c.shard) RETURNING c.queue, c.status, c.n) "

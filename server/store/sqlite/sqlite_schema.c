@@ -214,6 +214,10 @@ static const char *const migrations[] = {
     " updated_at INTEGER NOT NULL, rev INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE INDEX schedules_next ON schedules (next_run_at, name) WHERE next_run_at IS NOT NULL;"
     "CREATE TABLE ticker (id INTEGER PRIMARY KEY CHECK (id = 1), seen_at INTEGER NOT NULL);",
+    /* 11: the sweep expires blocked jobs too (expiry.h): they join the expiry index. */
+    "DROP INDEX jobs_expires;"
+    "CREATE INDEX jobs_expires ON jobs (expires_at)"
+    " WHERE expires_at IS NOT NULL AND status IN (0, 1, 6);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

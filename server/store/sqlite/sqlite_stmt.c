@@ -171,8 +171,9 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "sweep: retention deletes finished jobs older than the cutoff"},
     {STMT_EXPIRY_PICK, STMT_ON_WRITER,
      "SELECT id, status, queue, has_dependents FROM jobs WHERE expires_at <= ?1 AND status IN (" SCHEDULED ", "
-     QUEUED ") ORDER BY expires_at LIMIT ?2",
-     "sweep: queued and scheduled jobs whose expires_at passed, oldest first (jobs_expires)"},
+     QUEUED ", " BLOCKED ") ORDER BY expires_at LIMIT ?2",
+     "sweep: queued, scheduled and blocked jobs whose expires_at passed, oldest first "
+     "(jobs_expires)"},
     {STMT_EXPIRY_CANCEL, STMT_ON_WRITER,
      "UPDATE jobs SET status = " CANCELLED ", finished_at = ?3, error_code = 'expired', "
      "error_detail = NULL WHERE id = ?1 AND status = ?2",

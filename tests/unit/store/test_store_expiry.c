@@ -1,7 +1,8 @@
 /* Expiring jobs (expiry.h) in the store: a claim never takes a job at or after its
  * expires_at, whether or not the sweeper ran; the sweep cancels queued (and not yet due)
- * jobs whose expires_at passed with error_code "expired", in batches, counts kept; a running
- * job is left alone. On SQLite and on PostgreSQL (test_store_util.h). */
+ * jobs whose expires_at passed with error_code "expired", in batches, counts kept; a blocked
+ * job too, its "cancel" dependents with it; a running job is left alone. On SQLite and on
+ * PostgreSQL (test_store_util.h). */
 #include "test_store_util.h"
 
 /* Enqueue one job of queue due at run_at that expires at expires_at; its id, or -1. */
@@ -128,6 +129,50 @@ TEST(sweep_cancels_expired_queued_and_scheduled_jobs)
     store_close(s);
 }
 
+/* A blocked job is not claimed either: past its expires_at the sweep cancels it "expired",
+ * and its "cancel" dependents with it (dependency_failed); a "run" one is released. */
+TEST(sweep_cancels_an_expired_blocked_job_and_its_dependents)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t parent = enqueue(s, "q", 0, T0, T0);
+    struct job_dep on_parent = {.id = parent}, on_blocked = {.index = 0};
+    struct job_spec sp[3] = {spec_of("q", 0, T0), spec_of("q", 0, T0), spec_of("q", 0, T0)};
+    sp[0].deps = &on_parent, sp[0].ndeps = 1;
+    sp[0].expires_at = T0 + 10;
+    sp[1].deps = &on_blocked, sp[1].ndeps = 1;
+    sp[2].deps = &on_blocked, sp[2].ndeps = 1;
+    sp[2].on_dependency_failure = DEP_RUN;
+    struct job out[3];
+    int created[3];
+    CHECK_INT(store_enqueue(s, sp, 3, T0, out, created), STORE_OK);
+    int64_t blocked = out[0].id, child = out[1].id, runs = out[2].id;
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(out[i].status, JOB_BLOCKED);
+        job_clear(&out[i]);
+    }
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 9, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.expired, 0);
+    CHECK_INT(status_of(s, blocked), JOB_BLOCKED);
+    CHECK_INT(store_sweep(s, T0 + 10, 86400, 500, &r), STORE_OK);
+    CHECK_INT(r.expired, 1);
+    struct job j;
+    CHECK_INT(store_get(s, blocked, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_CANCELLED);
+    CHECK_STR(j.error_code, "expired");
+    CHECK_INT(j.finished_at, T0 + 10);
+    job_clear(&j);
+    CHECK_INT(store_get(s, child, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_CANCELLED);
+    CHECK_STR(j.error_code, "dependency_failed");
+    job_clear(&j);
+    CHECK_INT(status_of(s, runs), JOB_QUEUED);
+    CHECK_INT(status_of(s, parent), JOB_QUEUED);
+    CHECK(counts_exact(s, "q", T0 + 10));
+    store_close(s);
+}
+
 TEST(sweep_expires_in_batches)
 {
     struct store *s = open_store();
@@ -164,4 +209,5 @@ TEST_MAIN(TEST_ENTRY(claim_refuses_an_expired_job_before_any_sweep),
           TEST_ENTRY(claim_takes_a_job_just_before_its_expiry),
           TEST_ENTRY(claim_with_capabilities_refuses_an_expired_job),
           TEST_ENTRY(sweep_cancels_expired_queued_and_scheduled_jobs),
+          TEST_ENTRY(sweep_cancels_an_expired_blocked_job_and_its_dependents),
           TEST_ENTRY(sweep_expires_in_batches))
