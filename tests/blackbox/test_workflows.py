@@ -127,6 +127,10 @@ class BadInput(WorkflowTest):
         self.assertEqual((r.status, r.json), (200, {"dependents": [], "more": False}))
         for kind in ("dependencies", "dependents"):
             self.assert_error(self.c.get("/jobs/987654321/%s" % kind), 404, "not_found")
+        # The mode is kept with dependencies only, whichever way the batch is written.
+        jobs = self.batch([{"ref": "a", "on_dependency_failure": "run"},
+                           {"depends_on": ["a"], "on_dependency_failure": "run"}])
+        self.assertEqual([j["on_dependency_failure"] for j in jobs], ["cancel", "run"])
 
 
 class Graphs(WorkflowTest):

@@ -38,7 +38,7 @@ static void add_planned(struct pg_arr col[PG_INSERT_PARAMS], const struct job_sp
     pg_arr_int(&col[COL_GID], gid);
     pg_arr_int(&col[COL_ST], plan->status);
     pg_arr_text(&col[COL_DEPS], text);
-    pg_arr_int(&col[COL_MODE], sp->on_dependency_failure);
+    pg_arr_int(&col[COL_MODE], sp->ndeps ? sp->on_dependency_failure : DEP_CANCEL); /* as kept */
     pg_arr_int(&col[COL_PENDING], plan->pending);
     pg_arr_bool(&col[COL_HAS], needed);
     pg_arr_text(&col[COL_CODE], cancelled ? DEPEND_FAILED_CODE : NULL);
