@@ -14,7 +14,6 @@ writers stall while a queue is purged. Not a test: it prints numbers.
 SQLite (a file in a temporary directory, --sync full) unless --db gives a PostgreSQL URL."""
 
 import argparse
-import http.client
 import json
 import os
 import shutil
@@ -26,22 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from servers import Jobqd  # noqa: E402
-
-
-class Conn:
-    def __init__(self, port):
-        self.c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-
-    def call(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        self.c.request(method, path, body=data, headers=headers)
-        r = self.c.getresponse()
-        raw = r.read()
-        if r.status >= 300:
-            raise RuntimeError("%s %s -> %d %s" % (method, path, r.status, raw[:200]))
-        return raw
+from servers import Conn, Jobqd  # noqa: E402
 
 
 def load(port, queue, n):

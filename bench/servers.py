@@ -4,6 +4,8 @@ PostgreSQL cluster made with initdb (never the system's cluster). Python standar
 """
 
 import glob
+import http.client
+import json
 import os
 import shutil
 import signal
@@ -50,6 +52,24 @@ def stop_process(proc, name, timeout=STOP_TIMEOUT):
             proc.wait()
             raise ServerError("%s did not stop within %.0f s of SIGTERM" % (name, timeout))
     return proc.returncode
+
+
+class Conn:
+    """One keep-alive HTTP connection to a jobqd on loopback; call() sends a JSON body (or
+    none) and returns the raw answer, raising on a status of 300 or more."""
+
+    def __init__(self, port):
+        self.c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+
+    def call(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        self.c.request(method, path, body=data, headers=headers)
+        r = self.c.getresponse()
+        raw = r.read()
+        if r.status >= 300:
+            raise RuntimeError("%s %s -> %d %s" % (method, path, r.status, raw[:200]))
+        return raw
 
 
 class LocalServer:

@@ -15,7 +15,6 @@ database --db names, each run in queues of its own) and, on each:
 It prints the medians over the runs, and each jobqd's ratio to the first one."""
 
 import argparse
-import http.client
 import json
 import os
 import random
@@ -27,24 +26,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from servers import Jobqd  # noqa: E402
+from servers import Conn, Jobqd  # noqa: E402
 
 BATCH = 1000
-
-
-class Conn:
-    def __init__(self, port):
-        self.c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-
-    def call(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        self.c.request(method, path, body=data, headers=headers)
-        r = self.c.getresponse()
-        raw = r.read()
-        if r.status >= 300:
-            raise RuntimeError("%s %s -> %d %s" % (method, path, r.status, raw[:200]))
-        return json.loads(raw)
 
 
 def enqueue_graph(c, queue, batches, rnd):
@@ -61,7 +45,7 @@ def enqueue_graph(c, queue, batches, rnd):
                 j["depends_on"] = deps
             jobs.append(j)
         t0 = time.perf_counter()
-        got = c.call("POST", "/jobs/batch", {"jobs": jobs})
+        got = json.loads(c.call("POST", "/jobs/batch", {"jobs": jobs}))
         took.append(time.perf_counter() - t0)
         ids += [j["id"] for j in got["jobs"]]
     return took
@@ -75,8 +59,8 @@ def drain(port, queue, total, workers):
         c = Conn(port)
         deadline = time.monotonic() + 600
         while not stop.is_set() and time.monotonic() < deadline:
-            got = c.call("POST", "/claim", {"worker_id": "w%d" % k, "queue": queue,
-                                            "max_jobs": 10, "wait_seconds": 1})
+            got = json.loads(c.call("POST", "/claim", {"worker_id": "w%d" % k, "queue": queue,
+                                                       "max_jobs": 10, "wait_seconds": 1}))
             for j in got["jobs"]:
                 c.call("POST", "/jobs/%d/complete" % j["id"], {"lease_token": j["lease_token"]})
                 with lock:

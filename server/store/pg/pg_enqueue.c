@@ -146,23 +146,14 @@ static void enqueue_discard(void *p)
 /* Lock every (queue, dedup key) of e's specs for the rest of the transaction. */
 static enum store_result dedup_lock(struct pg_conn *c, const struct store_enqueue_call *e)
 {
-    struct pg_arr q = {0}, k = {0};
+    struct pg_arr a[2] = {{0}};
     for (size_t s = 0; s < e->n; s++) {
         if (e->specs[s].dedup_key) {
-            pg_arr_text(&q, e->specs[s].queue);
-            pg_arr_text(&k, e->specs[s].dedup_key);
+            pg_arr_text(&a[0], e->specs[s].queue);
+            pg_arr_text(&a[1], e->specs[s].dedup_key);
         }
     }
-    struct pg_bind b = {.id = PG_DEDUP_LOCK, .what = "enqueue: dedup lock", .n = 2};
-    int rc = pg_arr_bind(&q, &b, 0);
-    rc |= pg_arr_bind(&k, &b, 1);
-    enum store_result r = STORE_ERROR;
-    PGresult *res = rc == 0 ? pg_exec(c, b.id, b.n, b.params, b.what, &r) : NULL;
-    pg_bind_free(&b);
-    if (!res)
-        return r;
-    PQclear(res);
-    return STORE_OK;
+    return pg_run_arrays(c, PG_DEDUP_LOCK, a, 2, "enqueue: dedup lock");
 }
 
 /* Insert one job of sp at now on its own into *out (*created = 1), or read the job that

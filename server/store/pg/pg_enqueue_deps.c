@@ -46,21 +46,13 @@ static void add_planned(struct pg_arr col[PG_INSERT_PARAMS], const struct job_sp
     pg_arr_int(&col[COL_FIN], cancelled ? now : JOB_NONE);
 }
 
-/* Run statement id with the arrays a[0..n) (emptied) and no row wanted: STORE_OK or why not. */
-static enum store_result run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *a, int n,
-                                    const char *what)
+/* The element of e that row of res names in its last column (1-based, an index of spec_of,
+ * of k entries); e->n when it names none. */
+static size_t element_of(const PGresult *res, int row, const size_t *spec_of, size_t k,
+                         const struct store_enqueue_call *e)
 {
-    struct pg_bind b = {.id = id, .what = what, .n = n};
-    int rc = 0;
-    for (int i = 0; i < n; i++)
-        rc |= pg_arr_bind(&a[i], &b, i);
-    enum store_result r = STORE_ERROR;
-    PGresult *res = rc == 0 ? pg_exec(c, b.id, b.n, b.params, b.what, &r) : NULL;
-    pg_bind_free(&b);
-    if (!res)
-        return r;
-    PQclear(res);
-    return STORE_OK;
+    int64_t ord = pg_row_int(res, row, COL_COUNT);
+    return ord >= 1 && (size_t)ord <= k ? spec_of[ord - 1] : e->n;
 }
 
 /* Insert the jobs in col[] (rows of them; row i is element spec_of[i] of e): each into
@@ -79,8 +71,7 @@ static enum store_result insert_planned(struct pg_conn *c, struct store_enqueue_
         return r;
     r = (size_t)PQntuples(res) == rows ? STORE_OK : STORE_BUSY;
     for (int row = 0; r == STORE_OK && row < PQntuples(res); row++) {
-        int64_t ord = pg_row_int(res, row, COL_COUNT);
-        size_t s = ord >= 1 && (size_t)ord <= rows ? spec_of[ord - 1] : e->n;
+        size_t s = element_of(res, row, spec_of, rows, e);
         if (s == e->n || e->created[s] || pg_row_job(res, row, 0, &e->out[s]) != 0) {
             log_error("enqueue: an inserted row names no element of the statement");
             r = STORE_ERROR;
@@ -127,8 +118,7 @@ static enum store_result find_hits(struct pg_conn *c, struct batch *b)
     PGresult *res = k > 0 && rc == 0 ? pg_exec(c, bind.id, 2, bind.params, bind.what, &r) : NULL;
     pg_bind_free(&bind);
     for (int row = 0; res && r == STORE_OK && row < PQntuples(res); row++) {
-        int64_t ord = pg_row_int(res, row, COL_COUNT);
-        size_t s = ord >= 1 && (size_t)ord <= k ? spec_of[ord - 1] : e->n;
+        size_t s = element_of(res, row, spec_of, k, e);
         if (s == e->n || b->hit[s] || pg_row_job(res, row, 0, &e->out[s]) != 0) {
             log_error("enqueue: an idempotency hit names no element of the statement");
             r = STORE_ERROR;
@@ -273,7 +263,7 @@ static enum store_result plan_and_insert(struct pg_conn *c, struct batch *b, con
     for (int i = 0; i < PG_INSERT_PARAMS; i++) /* what insert_planned did not take */
         free(pg_arr_take(&col[i]));
     if (r == STORE_OK && edge[0].s)
-        r = run_arrays(c, PG_DEP_EDGES, edge, 3, "enqueue: edges");
+        r = pg_run_arrays(c, PG_DEP_EDGES, edge, 3, "enqueue: edges");
     for (int i = 0; i < 3; i++)
         free(pg_arr_take(&edge[i]));
     free(spec_of);
@@ -344,7 +334,7 @@ enum store_result pg_enqueue_dep_one(struct pg_conn *c, const struct job_spec *s
         pg_arr_bool(&edge[2], settled[d]);
     }
     if (r == STORE_OK)
-        r = run_arrays(c, PG_DEP_EDGES, edge, 3, "enqueue: edges");
+        r = pg_run_arrays(c, PG_DEP_EDGES, edge, 3, "enqueue: edges");
     for (int i = 0; i < 3; i++)
         free(pg_arr_take(&edge[i]));
     free(settled);

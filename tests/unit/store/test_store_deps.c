@@ -30,6 +30,20 @@ static int64_t enqueue_after(struct store *s, const int64_t *ids, size_t n, enum
     return enqueue_after_in(s, "q", ids, n, m, now);
 }
 
+/* Enqueue a chain longer than one transaction's walk (DEPEND_STEP_MAX + 50 "cancel"
+ * dependents one after the other) behind a new job *first; *last is its end. 1 when done. */
+static int enqueue_chain(struct store *s, int64_t *first, int64_t *last)
+{
+    int64_t prev = *first = enqueue(s, "q", 0, T0, T0);
+    for (int i = 0; i < DEPEND_STEP_MAX + 50; i++) {
+        *last = enqueue_after(s, &prev, 1, DEP_CANCEL, T0);
+        if (*last <= 0)
+            return 0;
+        prev = *last;
+    }
+    return *first > 0;
+}
+
 /* Claim job id (the only claimable one of "q") and complete it; 1 when both worked. */
 static int run_job(struct store *s, int64_t id, int64_t now)
 {
@@ -301,12 +315,8 @@ TEST(long_cascade_is_finished_by_the_sweep)
     struct store *s = open_store();
     CHECK(s != NULL);
     /* A chain longer than one transaction's walk. */
-    int64_t first = enqueue(s, "q", 0, T0, T0), prev = first, last = 0;
-    for (int i = 0; i < DEPEND_STEP_MAX + 50; i++) {
-        last = enqueue_after(s, &prev, 1, DEP_CANCEL, T0);
-        CHECK(last > 0);
-        prev = last;
-    }
+    int64_t first = 0, last = 0;
+    CHECK(enqueue_chain(s, &first, &last));
     CHECK(fail_job(s, first, T0 + 1));
     CHECK_INT(status_of(s, last), JOB_BLOCKED); /* not reached yet */
     struct sweep_result r;
@@ -382,12 +392,8 @@ TEST(purge_of_an_ended_job_finishes_the_walk_it_left)
 {
     struct store *s = open_store();
     CHECK(s != NULL);
-    int64_t first = enqueue(s, "q", 0, T0, T0), prev = first, last = 0;
-    for (int i = 0; i < DEPEND_STEP_MAX + 50; i++) {
-        last = enqueue_after(s, &prev, 1, DEP_CANCEL, T0);
-        CHECK(last > 0);
-        prev = last;
-    }
+    int64_t first = 0, last = 0;
+    CHECK(enqueue_chain(s, &first, &last));
     CHECK(fail_job(s, first, T0 + 1));
     CHECK_INT(status_of(s, last), JOB_BLOCKED); /* left for the sweep */
     size_t deleted = 0, total = 0;
