@@ -53,6 +53,53 @@ int depend_cancelled_by(const char *code, const char *detail, int64_t dep)
            strcmp(detail, depend_detail(dep, want)) == 0;
 }
 
+struct at_id {
+    int64_t id;
+    size_t at;
+};
+
+static int at_id_cmp(const void *a, const void *b)
+{
+    const struct at_id *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+long depend_repeats(const int64_t *ids, size_t n, unsigned char *repeat)
+{
+    memset(repeat, 0, n);
+    if (n < 2)
+        return 0;
+    struct at_id *v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (struct at_id){ids[i], i};
+    qsort(v, n, sizeof *v, at_id_cmp);
+    long repeats = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].id == v[i - 1].id) {
+            repeat[v[i].at] = 1; /* sorted by position within one id: the first one stays */
+            repeats++;
+        }
+    }
+    free(v);
+    return repeats;
+}
+
+long depend_unique(int64_t *ids, size_t n)
+{
+    unsigned char *repeat = malloc(n ? n : 1);
+    long repeats = repeat ? depend_repeats(ids, n, repeat) : -1;
+    size_t k = 0;
+    for (size_t i = 0; repeats > 0 && i < n; i++)
+        if (!repeat[i])
+            ids[k++] = ids[i];
+    free(repeat);
+    return repeats < 0 ? -1 : (long)(repeats ? k : n);
+}
+
 char *depend_ids_text(const int64_t *ids, size_t n)
 {
     char *text = malloc(n * 21 + 3);

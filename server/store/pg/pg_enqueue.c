@@ -157,13 +157,14 @@ static enum store_result dedup_lock(struct pg_conn *c, const struct store_enqueu
 }
 
 /* Insert one job of sp at now on its own into *out (*created = 1), or read the job that
- * holds its idempotency_key; ids: its dependencies (NULL when it has none). */
+ * holds its idempotency_key; ids[0..nids): its dependencies, distinct (NULL when it has
+ * none). */
 static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *sp,
-                                      const int64_t *ids, int64_t now, struct job *out,
+                                      const int64_t *ids, size_t nids, int64_t now, struct job *out,
                                       int *created, struct store_news *notes, int64_t *missing)
 {
     if (ids)
-        return pg_enqueue_dep_one(c, sp, ids, now, out, created, notes, missing);
+        return pg_enqueue_dep_one(c, sp, ids, nids, now, out, created, notes, missing);
     struct pg_arr col[PG_INSERT_PARAMS] = {{0}};
     pg_insert_cols(col, sp, now);
     struct pg_bind b;
@@ -230,7 +231,7 @@ static enum store_result dedup_replace(struct pg_conn *c, const struct job_spec 
  * without dedup), else what dedup_decide says of the job the lookup of its mode finds: create
  * it (a debounce due at now + seconds), answer the job found, or replace the job found. */
 static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp, const int64_t *ids,
-                                   int64_t now, struct job *out, int *created,
+                                   size_t nids, int64_t now, struct job *out, int *created,
                                    struct store_news *notes, int64_t *missing)
 {
     enum store_result r = STORE_NOT_FOUND;
@@ -257,7 +258,7 @@ static enum store_result dedup_one(struct pg_conn *c, const struct job_spec *sp,
     struct job_spec spec = *sp;
     if (plan.run_at != JOB_NONE)
         spec.run_at = plan.run_at;
-    return insert_alone(c, &spec, ids, now, out, created, notes, missing);
+    return insert_alone(c, &spec, ids, nids, now, out, created, notes, missing);
 }
 
 enum store_result pg_enqueue_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
@@ -265,10 +266,10 @@ enum store_result pg_enqueue_one(struct pg_conn *c, const struct job_spec *sp, i
 {
     int64_t missing = 0; /* a schedule's job has no dependencies */
     if (!sp->dedup_key)
-        return insert_alone(c, sp, NULL, now, out, created, notes, &missing);
+        return insert_alone(c, sp, NULL, 0, now, out, created, notes, &missing);
     const struct store_enqueue_call one = {.specs = sp, .n = 1};
     enum store_result r = dedup_lock(c, &one);
-    return r == STORE_OK ? dedup_one(c, sp, NULL, now, out, created, notes, &missing) : r;
+    return r == STORE_OK ? dedup_one(c, sp, NULL, 0, now, out, created, notes, &missing) : r;
 }
 
 /* 1 when one of the call's specs has a dedup key (what = 0) or dependencies (what = 1). */
@@ -283,8 +284,8 @@ static int has_any(const struct store_enqueue_call *e, int what)
 
 /* Lock every existing job the call's specs depend on, all at once and in id order (two
  * batches that share dependencies never lock them in opposite orders), before any element is
- * inserted. STORE_NOT_FOUND with missing_spec (the first naming it) and missing_id set when
- * one does not exist. */
+ * inserted. One that does not exist is no failure here: an element that hits its
+ * idempotency_key writes nothing, and the others find it missing when they are planned. */
 static enum store_result lock_dependencies(struct pg_conn *c, struct store_enqueue_call *e)
 {
     size_t n = 0;
@@ -301,12 +302,11 @@ static enum store_result lock_dependencies(struct pg_conn *c, struct store_enque
         for (size_t d = 0; d < e->specs[s].ndeps; d++)
             if (e->specs[s].deps[d].id > 0)
                 ids[k++] = e->specs[s].deps[d].id;
+    int64_t missing = 0;
     if (r == STORE_OK)
-        r = pg_deps_lock(c, ids, n, status, &e->missing_id);
-    for (size_t s = e->n; r == STORE_NOT_FOUND && s-- > 0;)
-        for (size_t d = 0; d < e->specs[s].ndeps; d++)
-            if (e->specs[s].deps[d].id == e->missing_id)
-                e->missing_spec = s;
+        r = pg_deps_lock(c, ids, n, status, &missing);
+    if (r == STORE_NOT_FOUND)
+        r = STORE_OK; /* every one that exists is locked all the same */
     free(ids);
     free(status);
     return r;
@@ -373,16 +373,22 @@ static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_new
         size_t s = order ? order[k] : k;
         const struct job_spec *sp = &e->specs[s];
         const int64_t *dep_ids = NULL;
+        long nids = 0;
         if (sp->ndeps > 0) {
             for (size_t d = 0; d < sp->ndeps; d++)
                 ids[d] = sp->deps[d].id > 0 ? sp->deps[d].id : e->out[sp->deps[d].index].id;
+            nids = depend_unique(ids, sp->ndeps); /* an id and a ref of one job count once */
+            if (nids < 0) {
+                r = STORE_ERROR;
+                break;
+            }
             dep_ids = ids;
         }
         e->missing_id = 0;
-        r = sp->dedup_key ? dedup_one(c, sp, dep_ids, pc->now, &e->out[s], &e->created[s], notes,
-                                      &e->missing_id)
-                          : insert_alone(c, sp, dep_ids, pc->now, &e->out[s], &e->created[s], notes,
-                                         &e->missing_id);
+        r = sp->dedup_key ? dedup_one(c, sp, dep_ids, (size_t)nids, pc->now, &e->out[s],
+                                      &e->created[s], notes, &e->missing_id)
+                          : insert_alone(c, sp, dep_ids, (size_t)nids, pc->now, &e->out[s],
+                                         &e->created[s], notes, &e->missing_id);
         if (r == STORE_NOT_FOUND)
             e->missing_spec = s;
     }

@@ -42,11 +42,12 @@ enum store_result pg_run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg
 enum store_result pg_enqueue_deps(struct pg_conn *c, struct store_enqueue_call *e,
                                   const size_t *order, int64_t now, struct store_news *notes);
 
-/* Enqueue one spec whose dependencies are ids[0..sp->ndeps): they are locked and read, then
- * the job goes in with its plan and its edges (*created = 1), or an idempotency_key hit reads
- * the existing job. STORE_NOT_FOUND with *missing set when a dependency does not exist. */
+/* Enqueue one spec whose dependencies are ids[0..n) (distinct): an idempotency_key hit reads
+ * the existing job first (and writes nothing); else they are locked and read, then the job
+ * goes in with its plan and its edges (*created = 1). STORE_NOT_FOUND with *missing set when
+ * a dependency does not exist. */
 enum store_result pg_enqueue_dep_one(struct pg_conn *c, const struct job_spec *sp,
-                                     const int64_t *ids, int64_t now, struct job *out, int *created,
-                                     struct store_news *notes, int64_t *missing);
+                                     const int64_t *ids, size_t n, int64_t now, struct job *out,
+                                     int *created, struct store_news *notes, int64_t *missing);
 
 #endif

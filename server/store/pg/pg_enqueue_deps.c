@@ -56,11 +56,14 @@ static size_t element_of(const PGresult *res, int row, const size_t *spec_of, si
 }
 
 /* Insert the jobs in col[] (rows of them; row i is element spec_of[i] of e): each into
- * e->out, created. STORE_BUSY when one did not go in (its idempotency_key was taken since). */
+ * e->out, created; *got is how many went in (fewer: an idempotency_key was taken since).
+ * STORE_OK, or why the statement failed (the transaction is then aborted). */
 static enum store_result insert_planned(struct pg_conn *c, struct store_enqueue_call *e,
                                         struct pg_arr col[PG_INSERT_PARAMS], const size_t *spec_of,
-                                        size_t rows, int64_t now, struct store_news *notes)
+                                        size_t rows, size_t *got, int64_t now,
+                                        struct store_news *notes)
 {
+    *got = 0;
     struct pg_bind b;
     if (pg_insert_params(col, now, &b) != 0)
         return STORE_ERROR;
@@ -69,7 +72,7 @@ static enum store_result insert_planned(struct pg_conn *c, struct store_enqueue_
     pg_bind_free(&b);
     if (!res)
         return r;
-    r = (size_t)PQntuples(res) == rows ? STORE_OK : STORE_BUSY;
+    r = STORE_OK;
     for (int row = 0; r == STORE_OK && row < PQntuples(res); row++) {
         size_t s = element_of(res, row, spec_of, rows, e);
         if (s == e->n || e->created[s] || pg_row_job(res, row, 0, &e->out[s]) != 0) {
@@ -78,6 +81,7 @@ static enum store_result insert_planned(struct pg_conn *c, struct store_enqueue_
             break;
         }
         e->created[s] = 1;
+        (*got)++;
         pg_note_queued(notes, &e->out[s], now);
     }
     PQclear(res);
@@ -153,7 +157,7 @@ static enum store_result lock_all(struct pg_conn *c, struct batch *b)
     size_t n = 0;
     for (size_t s = 0; s < e->n; s++) {
         n += b->hit[s] && b->needed[s];
-        for (size_t d = 0; d < e->specs[s].ndeps; d++)
+        for (size_t d = 0; !b->hit[s] && d < e->specs[s].ndeps; d++) /* a hit writes nothing */
             n += e->specs[s].deps[d].id > 0;
     }
     if (n == 0)
@@ -166,7 +170,7 @@ static enum store_result lock_all(struct pg_conn *c, struct batch *b)
     for (size_t s = 0; s < e->n; s++) {
         if (b->hit[s] && b->needed[s])
             b->locked[k++] = b->id[s];
-        for (size_t d = 0; d < e->specs[s].ndeps; d++)
+        for (size_t d = 0; !b->hit[s] && d < e->specs[s].ndeps; d++)
             if (e->specs[s].deps[d].id > 0)
                 b->locked[k++] = e->specs[s].deps[d].id;
     }
@@ -179,7 +183,7 @@ static enum store_result lock_all(struct pg_conn *c, struct batch *b)
     if (r != STORE_NOT_FOUND)
         return r;
     for (size_t s = 0; s < e->n; s++) {
-        for (size_t d = 0; d < e->specs[s].ndeps; d++) {
+        for (size_t d = 0; !b->hit[s] && d < e->specs[s].ndeps; d++) {
             if (e->specs[s].deps[d].id == missing) {
                 e->missing_spec = s;
                 e->missing_id = missing;
@@ -226,19 +230,28 @@ static enum store_result plan_and_insert(struct pg_conn *c, struct batch *b, con
 {
     struct store_enqueue_call *e = b->e;
     struct pg_arr col[PG_INSERT_PARAMS] = {{0}}, edge[3] = {{0}};
-    size_t *spec_of = malloc(e->n * sizeof *spec_of), rows = 0;
+    size_t *spec_of = malloc(e->n * sizeof *spec_of), rows = 0, got = 0;
     int64_t *ids = malloc(JOB_DEPS_MAX * sizeof *ids);
-    enum store_result r = spec_of && ids ? STORE_OK : STORE_ERROR;
+    unsigned char *repeat = malloc(JOB_DEPS_MAX);
+    enum store_result r = spec_of && ids && repeat ? STORE_OK : STORE_ERROR;
     for (size_t i = 0; i < e->n && r == STORE_OK; i++) {
         size_t s = order[i];
         const struct job_spec *sp = &e->specs[s];
         if (b->hit[s])
             continue;
+        for (size_t d = 0; d < sp->ndeps; d++)
+            ids[d] = sp->deps[d].id > 0 ? sp->deps[d].id : b->id[sp->deps[d].index];
+        if (depend_repeats(ids, sp->ndeps, repeat) < 0) {
+            r = STORE_ERROR;
+            break;
+        }
         int64_t waiting = 0, cancel_dep = 0;
+        size_t n = 0;
         for (size_t d = 0; d < sp->ndeps; d++) {
+            if (repeat[d])
+                continue; /* an id and a ref of one job: one edge */
             const struct job_dep *dep = &sp->deps[d];
             size_t at = (size_t)dep->index;
-            ids[d] = dep->id > 0 ? dep->id : b->id[at];
             enum job_status st =
                 dep->id > 0 || b->hit[at] ? b->locked_status[locked_at(b, ids[d])] : b->status[at];
             enum depend_effect eff = depend_effect(st, sp->on_dependency_failure);
@@ -248,10 +261,11 @@ static enum store_result plan_and_insert(struct pg_conn *c, struct batch *b, con
             pg_arr_int(&edge[0], ids[d]);
             pg_arr_int(&edge[1], b->id[s]);
             pg_arr_bool(&edge[2], eff != DEPEND_WAIT);
+            ids[n++] = ids[d];
         }
         struct depend_plan plan = depend_plan(waiting, cancel_dep);
-        char *text = sp->ndeps ? depend_ids_text(ids, sp->ndeps) : NULL;
-        if (sp->ndeps && !text)
+        char *text = n ? depend_ids_text(ids, n) : NULL;
+        if (n && !text)
             r = STORE_ERROR;
         b->status[s] = plan.status;
         add_planned(col, sp, b->id[s], text, &plan, b->needed[s], now);
@@ -259,7 +273,9 @@ static enum store_result plan_and_insert(struct pg_conn *c, struct batch *b, con
         spec_of[rows++] = s;
     }
     if (r == STORE_OK && rows > 0)
-        r = insert_planned(c, e, col, spec_of, rows, now, notes);
+        r = insert_planned(c, e, col, spec_of, rows, &got, now, notes);
+    if (r == STORE_OK && got != rows)
+        r = STORE_BUSY; /* a key taken meanwhile: again, from the start (it is a hit then) */
     for (int i = 0; i < PG_INSERT_PARAMS; i++) /* what insert_planned did not take */
         free(pg_arr_take(&col[i]));
     if (r == STORE_OK && edge[0].s)
@@ -268,6 +284,7 @@ static enum store_result plan_and_insert(struct pg_conn *c, struct batch *b, con
         free(pg_arr_take(&edge[i]));
     free(spec_of);
     free(ids);
+    free(repeat);
     return r;
 }
 
@@ -302,10 +319,15 @@ enum store_result pg_enqueue_deps(struct pg_conn *c, struct store_enqueue_call *
 }
 
 enum store_result pg_enqueue_dep_one(struct pg_conn *c, const struct job_spec *sp,
-                                     const int64_t *ids, int64_t now, struct job *out, int *created,
-                                     struct store_news *notes, int64_t *missing)
+                                     const int64_t *ids, size_t n, int64_t now, struct job *out,
+                                     int *created, struct store_news *notes, int64_t *missing)
 {
-    size_t n = sp->ndeps;
+    *created = 0;
+    if (sp->idempotency_key) { /* a hit writes nothing, whatever became of its dependencies */
+        enum store_result r = pg_idempotency_find(c, sp, out);
+        if (r != STORE_NOT_FOUND)
+            return r;
+    }
     unsigned char *settled = malloc(n ? n : 1);
     char *text = depend_ids_text(ids, n);
     struct depend_plan plan = {0};
@@ -313,20 +335,17 @@ enum store_result pg_enqueue_dep_one(struct pg_conn *c, const struct job_spec *s
     if (r == STORE_OK)
         r = pg_deps_plan(c, ids, n, sp->on_dependency_failure, settled, &plan, missing);
     struct pg_arr col[PG_INSERT_PARAMS] = {{0}}, edge[3] = {{0}};
+    size_t got = 0;
     if (r == STORE_OK) {
         add_planned(col, sp, JOB_NONE, text, &plan, 0, now);
         struct store_enqueue_call one = {.specs = sp, .n = 1, .out = out, .created = created};
         size_t spec_of[1] = {0};
-        *created = 0;
-        r = insert_planned(c, &one, col, spec_of, 1, now, notes);
+        r = insert_planned(c, &one, col, spec_of, 1, &got, now, notes);
     }
-    if (r == STORE_BUSY && sp->idempotency_key) { /* no row: the key is taken */
-        r = pg_idempotency_find(c, sp, out);
-        if (r == STORE_NOT_FOUND)
-            r = STORE_BUSY; /* inserted by a transaction that rolled back */
+    if (r == STORE_OK && got == 0) { /* its key was taken since the lookup: again */
         free(settled);
         free(text);
-        return r;
+        return STORE_BUSY;
     }
     for (size_t d = 0; r == STORE_OK && d < n; d++) {
         pg_arr_int(&edge[0], ids[d]);

@@ -178,13 +178,19 @@ static enum store_result insert_row(struct sqlite_conn *c, const struct job_spec
     return STORE_OK;
 }
 
-/* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h): blocked, queued
- * or cancelled as its plan says, with its edges. STORE_NOT_FOUND with *missing set when a
- * dependency does not exist. */
+/* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h; distinct): blocked,
+ * queued or cancelled as its plan says, with its edges; an idempotency_key hit first reads the
+ * existing job and writes nothing, whatever became of its dependencies. STORE_NOT_FOUND with
+ * *missing set when a dependency does not exist. */
 static enum store_result insert_deps(struct sqlite_conn *c, const struct job_spec *sp,
                                      const int64_t *ids, int64_t now, struct job *out, int *created,
                                      struct sqlite_notes *notes, int64_t *missing)
 {
+    if (sp->idempotency_key) {
+        enum store_result hit = idempotency_find(c, sp, out);
+        if (hit != STORE_NOT_FOUND)
+            return hit; /* created stays 0 */
+    }
     size_t n = sp->ndeps;
     unsigned char *settled = malloc(n ? n : 1);
     char *text = depend_ids_text(ids, n);
@@ -333,12 +339,14 @@ static enum store_result dedup_one(struct sqlite_conn *c, const struct job_spec 
 }
 
 /* The ids spec i depends on (its index entries are the jobs of earlier-inserted elements) into
- * ids (room for JOB_DEPS_MAX). */
-static void resolve(const struct enqueue_arg *a, size_t i, int64_t *ids)
+ * ids (room for JOB_DEPS_MAX), each once (an id and a ref may name one job): how many, or -1
+ * when out of memory. */
+static long resolve(const struct enqueue_arg *a, size_t i, int64_t *ids)
 {
     const struct job_spec *sp = &a->specs[i];
     for (size_t d = 0; d < sp->ndeps; d++)
         ids[d] = sp->deps[d].id > 0 ? sp->deps[d].id : a->out[sp->deps[d].index].id;
+    return depend_unique(ids, sp->ndeps);
 }
 
 enum store_result sqlite_enqueue_one(struct sqlite_conn *c, const struct job_spec *sp, int64_t now,
@@ -370,9 +378,17 @@ static int enqueue_tx(struct sqlite_conn *c, void *p)
     for (size_t k = 0; k < a->n && r == STORE_OK; k++) {
         size_t i = order ? order[k] : k;
         const struct job_spec *sp = &a->specs[i];
+        struct job_spec distinct;
         const int64_t *dep_ids = NULL;
         if (sp->ndeps > 0) {
-            resolve(a, i, ids);
+            long n = resolve(a, i, ids);
+            if (n < 0) {
+                r = STORE_ERROR;
+                break;
+            }
+            distinct = *sp; /* its dependencies are ids[0..n) from here on */
+            distinct.ndeps = (size_t)n;
+            sp = &distinct;
             dep_ids = ids;
         }
         *a->missing_id = 0;

@@ -163,6 +163,26 @@ TEST(ids_text_as_the_api_shows_them)
     free(t);
 }
 
+TEST(repeats_are_dropped_keeping_the_first)
+{
+    int64_t ids[7] = {5, 3, 5, 9, 3, 3, 1};
+    unsigned char repeat[7];
+    CHECK_INT(depend_repeats(ids, 7, repeat), 3);
+    const unsigned char want[7] = {0, 0, 1, 0, 1, 1, 0};
+    for (int i = 0; i < 7; i++)
+        CHECK_INT(repeat[i], want[i]);
+    CHECK_INT(depend_unique(ids, 7), 4);
+    CHECK_INT(ids[0], 5);
+    CHECK_INT(ids[1], 3);
+    CHECK_INT(ids[2], 9);
+    CHECK_INT(ids[3], 1);
+    int64_t none[3] = {2, 1, 3};
+    CHECK_INT(depend_unique(none, 3), 3);
+    CHECK_INT(none[0], 2);
+    CHECK_INT(depend_unique(none, 1), 1);
+    CHECK_INT(depend_unique(none, 0), 0);
+}
+
 TEST(walk_stops_at_its_budget)
 {
     struct depend_walk w = {.budget = 2};
@@ -182,7 +202,8 @@ TEST(walk_stops_at_its_budget)
 }
 
 TEST_MAIN(TEST_ENTRY(ids_text_as_the_api_shows_them), TEST_ENTRY(walk_stops_at_its_budget),
-          TEST_ENTRY(effect_of_each_status), TEST_ENTRY(plan_cancel_wins_then_waiting),
+          TEST_ENTRY(repeats_are_dropped_keeping_the_first), TEST_ENTRY(effect_of_each_status),
+          TEST_ENTRY(plan_cancel_wins_then_waiting),
           TEST_ENTRY(release_never_earlier_than_its_run_at),
           TEST_ENTRY(purged_job_counts_as_cancelled_unless_it_had_ended),
           TEST_ENTRY(detail_names_the_dependency),

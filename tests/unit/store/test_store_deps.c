@@ -230,12 +230,18 @@ TEST(batch_with_keys_sent_again_links_to_the_jobs_it_hit)
     CHECK_INT(store_enqueue(s, sp, 1, T0, out, created), STORE_OK);
     int64_t a = out[0].id;
     job_clear(&out[0]);
+    /* Element 1 names the job element 0 hits twice, by its id and by its ref: it counts once. */
+    struct job_dep on_a_twice[2] = {{.id = a}, {.index = 0}};
+    sp[1].deps = on_a_twice, sp[1].ndeps = 2;
     CHECK_INT(store_enqueue(s, sp, 6, T0 + 1, out, created), STORE_OK);
     CHECK_INT(created[0], 0);
     CHECK_INT(out[0].id, a);
     for (int i = 1; i < 6; i++)
         CHECK_INT(created[i], 1);
     CHECK_INT(out[1].status, JOB_BLOCKED);
+    char want[32];
+    snprintf(want, sizeof want, "[%lld]", (long long)a);
+    CHECK_STR(out[1].depends_on, want);
     CHECK_INT(out[2].status, JOB_CANCELLED);
     CHECK_STR(out[2].error_code, DEPEND_FAILED_CODE);
     char detail[DEPEND_DETAIL_MAX];
@@ -257,15 +263,59 @@ TEST(batch_with_keys_sent_again_links_to_the_jobs_it_hit)
     CHECK_INT(status_of(s, c), JOB_QUEUED);
     CHECK_INT(status_of(s, last), JOB_BLOCKED);
     CHECK_INT(status_of(s, runs), JOB_QUEUED);
-    /* One key twice in a batch: one job, the second element is the first one's. */
-    struct job_spec twice[3] = {spec_of("q", 0, T0), spec_of("q", 0, T0), spec_of("q", 0, T0)};
+    /* One key twice in a batch: one job, the second element is the first one's; an element
+     * that names both waits for that one job, once. */
+    struct job_spec twice[3] = {spec_of("t", 0, T0), spec_of("t", 0, T0), spec_of("t", 0, T0)};
     twice[0].idempotency_key = twice[1].idempotency_key = "t";
-    twice[2].deps = &on1, twice[2].ndeps = 1;
+    struct job_dep on_both[2] = {{.index = 0}, {.index = 1}};
+    twice[2].deps = on_both, twice[2].ndeps = 2;
     CHECK_INT(store_enqueue(s, twice, 3, T0 + 3, out, created), STORE_OK);
     CHECK_INT(created[0] + created[1], 1);
     CHECK_INT(out[0].id, out[1].id);
     CHECK_INT(out[2].status, JOB_BLOCKED);
+    int64_t t = out[0].id, after_t = out[2].id;
     for (int i = 0; i < 3; i++)
+        job_clear(&out[i]);
+    CHECK_INT(claim_one(s, "t", T0 + 4, &j), t);
+    CHECK_INT(store_complete(s, t, j.lease_token, "{}", T0 + 4, &done), STORE_OK);
+    job_clear(&j);
+    job_clear(&done);
+    CHECK_INT(status_of(s, after_t), JOB_QUEUED);
+    store_close(s);
+}
+
+/* An enqueue sent again after the job it depended on was deleted (a purge, the retention):
+ * its idempotency_key answers the job it made, as ever; nothing is looked up or written for
+ * its dependencies. Alone, and as an element of a batch beside a new one. */
+TEST(keyed_enqueue_sent_again_after_its_dependency_is_gone)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t d = enqueue(s, "q", 0, T0, T0);
+    struct job_dep on_d = {.id = d}, on0 = {.index = 0};
+    struct job_spec sp[2] = {spec_of("q", 0, T0), spec_of("q", 0, T0)};
+    sp[0].idempotency_key = "rk";
+    sp[0].deps = &on_d, sp[0].ndeps = 1;
+    sp[1].deps = &on0, sp[1].ndeps = 1;
+    int64_t j = enqueue_spec(s, &sp[0], T0);
+    CHECK(j > 0);
+    CHECK(run_job(s, d, T0 + 1));
+    size_t deleted = 0;
+    CHECK_INT(store_purge(s, "q", JOB_SUCCEEDED, 10, T0 + 2, &deleted), STORE_OK);
+    CHECK_INT(deleted, 1);
+    struct job out[2];
+    int created[2] = {1, 1};
+    enum store_result r = store_enqueue(s, sp, 1, T0 + 3, out, created);
+    CHECK(r == STORE_OK || r == STORE_EXISTS);
+    CHECK_INT(created[0], 0);
+    CHECK_INT(out[0].id, j);
+    job_clear(&out[0]);
+    CHECK_INT(store_enqueue(s, sp, 2, T0 + 3, out, created), STORE_OK);
+    CHECK_INT(created[0], 0);
+    CHECK_INT(out[0].id, j);
+    CHECK_INT(created[1], 1);
+    CHECK_INT(out[1].status, JOB_BLOCKED); /* j is queued: not ended */
+    for (int i = 0; i < 2; i++)
         job_clear(&out[i]);
     store_close(s);
 }
@@ -414,6 +464,7 @@ TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(ended_dependency_counts_at_once_and_unknown_is_refused),
           TEST_ENTRY(batch_inserts_parents_first),
           TEST_ENTRY(batch_with_keys_sent_again_links_to_the_jobs_it_hit),
+          TEST_ENTRY(keyed_enqueue_sent_again_after_its_dependency_is_gone),
           TEST_ENTRY(retry_resumes_a_failed_workflow),
           TEST_ENTRY(cancel_of_a_blocked_job_and_of_its_parent),
           TEST_ENTRY(long_cascade_is_finished_by_the_sweep),
