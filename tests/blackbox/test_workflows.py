@@ -15,7 +15,7 @@ import threading
 import time
 import unittest
 
-from harness import REQUEST_TIMEOUT, Server, ServerTest, backend, wait_until
+from harness import REQUEST_TIMEOUT, Server, ServerTest, backend, psql, wait_until
 
 FINAL = ("succeeded", "failed", "cancelled")
 GRAPH_DEADLINE = 420.0  # seconds the 10,000-job graph may take to finish, bounded
@@ -697,6 +697,43 @@ class ThreeProcesses(unittest.TestCase):
         run_graph(self, self.servers, graph, workers_per_server=3)
         for srv in self.servers:
             srv.stop_checked(self)
+
+
+@unittest.skipUnless(backend() == "pg", "a row lock another session holds: PostgreSQL")
+class StatementTimeout(unittest.TestCase):
+    """An enqueue with dependencies (and a dedup and an idempotency key: the path that goes
+    element by element) whose insert waits on a row lock past the statement timeout is run
+    again, not answered 500: the failed statement is not read as a taken key."""
+
+    def test_insert_behind_a_lock_is_retried(self):
+        srv = Server(args=["--pg-statement-timeout", "1000"])
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        c = srv.client(timeout=60)
+        self.addCleanup(c.close)
+        q = "st-%d" % time.monotonic_ns()
+        parent = c.post("/jobs", {"queue": q, "payload": 0})
+        self.assertEqual(parent.status, 201, parent)
+        lane = c.post("/jobs", {"queue": q, "payload": 0, "requires": ["x"]})
+        self.assertEqual(lane.status, 201, lane)  # its lane's row is the one held below
+        holder = threading.Thread(target=psql, args=(
+            srv.db_name, "BEGIN; SELECT 1 FROM jobq_lanes WHERE queue = '%s' FOR UPDATE; "
+            "SELECT pg_sleep(2.5)" % q), kwargs={"timeout": 30, "check": False})
+        holder.start()
+        self.addCleanup(holder.join, 30)
+        wait_until(lambda: psql(srv.db_name, "SELECT count(*) FROM pg_stat_activity WHERE "
+                                "query LIKE '%pg_sleep(2.5)%' AND state = 'active' AND pid <> "
+                                "pg_backend_pid()") != "0", 10, 0.05, "the lock holder")
+        body = {"queue": q, "payload": 1, "requires": ["x"], "idempotency_key": "k",
+                "dedup": {"key": "d", "mode": "active"}, "depends_on": [parent.json["id"]]}
+        r = c.post("/jobs", body)
+        self.assertIn(r.status, (201, 503), r)  # 503 once its tries ran out: never 500
+        holder.join(30)
+        r = c.post("/jobs", body)
+        self.assertIn(r.status, (200, 201), r)
+        self.assertEqual(r.json["status"], "blocked", r)
+        jobs = c.get("/jobs?queue=%s&status=blocked" % q).json["jobs"]
+        self.assertEqual([j["id"] for j in jobs], [r.json["id"]])
 
 
 if __name__ == "__main__":
