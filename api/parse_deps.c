@@ -8,47 +8,30 @@
 
 #include "depend.h"
 
-/* One entry's key for sorting: the id, or minus one more than the element index. */
-struct dep_key {
-    int64_t key;
-    size_t pos;
-};
-
-static int cmp_dep_key(const void *a, const void *b)
-{
-    const struct dep_key *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* Drop the repeated entries of deps[0..*n) (every entry resolved), keeping the first of each in
- * its place. Returns 0, or -1 when out of memory. */
+ * its place (depend_repeats over a key per entry: the id, or minus one more than the element
+ * index). Returns 0, or -1 when out of memory. */
 static int deps_dedupe(struct job_dep *deps, size_t *n)
 {
     if (*n < 2)
         return 0;
-    struct dep_key *k = malloc(*n * sizeof *k);
-    unsigned char *drop = calloc(*n, 1);
-    if (!k || !drop) {
-        free(k);
-        free(drop);
-        return -1;
-    }
-    for (size_t i = 0; i < *n; i++)
-        k[i] = (struct dep_key){deps[i].id > 0 ? deps[i].id : -1 - (int64_t)deps[i].index, i};
-    qsort(k, *n, sizeof *k, cmp_dep_key);
-    for (size_t i = 1; i < *n; i++)
-        drop[k[i].pos] = k[i].key == k[i - 1].key;
+    int64_t *key = malloc(*n * sizeof *key);
+    unsigned char *repeat = malloc(*n);
+    long repeats = key && repeat ? 0 : -1;
+    for (size_t i = 0; repeats == 0 && i < *n; i++)
+        key[i] = deps[i].id > 0 ? deps[i].id : -1 - (int64_t)deps[i].index;
+    if (repeats == 0)
+        repeats = depend_repeats(key, *n, repeat);
     size_t out = 0;
-    for (size_t i = 0; i < *n; i++) {
-        if (!drop[i])
+    for (size_t i = 0; repeats > 0 && i < *n; i++) {
+        if (!repeat[i])
             deps[out++] = deps[i];
     }
-    *n = out;
-    free(k);
-    free(drop);
-    return 0;
+    if (repeats > 0)
+        *n = out;
+    free(key);
+    free(repeat);
+    return repeats < 0 ? -1 : 0;
 }
 
 /* A ref for a message: at most 48 bytes of it, cut on a character boundary, into buf. */

@@ -81,10 +81,10 @@ char *depend_detail(int64_t dep, char buf[DEPEND_DETAIL_MAX]);
  * function can't fail. */
 int depend_cancelled_by(const char *code, const char *detail, int64_t dep);
 
-/* The entries of ids[0..n) (job ids, > 0) that repeat an earlier one: repeat[i] = 1 when
- * ids[i] is ids[j] for some j < i, else 0. A job counts once however its dependents name it
- * (an id and a ref may resolve to one job). Returns how many repeat, or -1 when out of
- * memory. */
+/* The entries of ids[0..n) (job ids; any values will do) that repeat an earlier one:
+ * repeat[i] = 1 when ids[i] is ids[j] for some j < i, else 0. A job counts once however its
+ * dependents name it (an id and a ref may resolve to one job). Returns how many repeat, or -1
+ * when out of memory. */
 long depend_repeats(const int64_t *ids, size_t n, unsigned char *repeat);
 
 /* Drop the entries of ids[0..n) that repeat an earlier one (depend_repeats), keeping the
