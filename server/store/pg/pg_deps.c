@@ -68,7 +68,7 @@ enum store_result pg_deps_lock(struct pg_conn *c, const int64_t *ids, size_t n,
         if (!f) {
             *missing = ids[i];
             r = STORE_NOT_FOUND;
-        } else {
+        } else if (status) {
             status[i] = f->status;
         }
     }

@@ -9,8 +9,8 @@
 
 /* Lock the jobs ids[0..n) that jobs about to be enqueued depend on (in id order, whatever the
  * order of ids; repeats allowed), mark them as waited for (has_dependents) and read their
- * statuses after the lock into status[0..n). STORE_NOT_FOUND with *missing set when one does
- * not exist. */
+ * statuses after the lock into status[0..n) (NULL: only lock them). STORE_NOT_FOUND with
+ * *missing set when one does not exist. */
 enum store_result pg_deps_lock(struct pg_conn *c, const int64_t *ids, size_t n,
                                enum job_status *status, int64_t *missing);
 

@@ -295,8 +295,7 @@ static enum store_result lock_dependencies(struct pg_conn *c, struct store_enque
     if (n == 0)
         return STORE_OK;
     int64_t *ids = malloc(n * sizeof *ids);
-    enum job_status *status = malloc(n * sizeof *status);
-    enum store_result r = ids && status ? STORE_OK : STORE_ERROR;
+    enum store_result r = ids ? STORE_OK : STORE_ERROR;
     size_t k = 0;
     for (size_t s = 0; r == STORE_OK && s < e->n; s++)
         for (size_t d = 0; d < e->specs[s].ndeps; d++)
@@ -304,11 +303,10 @@ static enum store_result lock_dependencies(struct pg_conn *c, struct store_enque
                 ids[k++] = e->specs[s].deps[d].id;
     int64_t missing = 0;
     if (r == STORE_OK)
-        r = pg_deps_lock(c, ids, n, status, &missing);
+        r = pg_deps_lock(c, ids, n, NULL, &missing);
     if (r == STORE_NOT_FOUND)
         r = STORE_OK; /* every one that exists is locked all the same */
     free(ids);
-    free(status);
     return r;
 }
 
@@ -339,34 +337,66 @@ static int keys_repeat(const struct store_enqueue_call *e)
     return repeat;
 }
 
-/* The transaction of an enqueue call with a dedup key or dependencies (struct pg_tx's fn,
- * arg its pg_call): elements one at a time, in depend_order's order (an element's index
- * dependencies are inserted before it). */
+/* The order in which e's elements go in (depend_order's: an element's index dependencies
+ * before it) into a new array *order (NULL when none has dependencies). Returns 0, or -1
+ * (logged). */
+static int batch_order(const struct store_enqueue_call *e, size_t **order)
+{
+    *order = NULL;
+    if (!has_any(e, 1))
+        return 0;
+    *order = malloc(e->n * sizeof **order);
+    if (*order && depend_order(e->specs, e->n, *order) == -1)
+        return 0;
+    log_error("enqueue: the batch's dependencies cannot be ordered");
+    free(*order);
+    *order = NULL;
+    return -1;
+}
+
+/* What an enqueue transaction answers after its elements went as r says. */
+static enum store_result batch_result(const struct store_enqueue_call *e, enum store_result r)
+{
+    if (r != STORE_OK)
+        return r;
+    return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
+}
+
+/* The transaction of an enqueue call with dependencies and no dedup key, set-based
+ * (pg_enqueue_deps.c; struct pg_tx's fn, arg its pg_call). */
+static enum store_result deps_tx(struct pg_conn *c, void *arg, struct store_news *notes)
+{
+    struct pg_call *pc = arg;
+    struct store_enqueue_call *e = &pc->call->enqueue;
+    memset(e->out, 0, e->n * sizeof *e->out);
+    memset(e->created, 0, e->n * sizeof *e->created);
+    size_t *order;
+    if (batch_order(e, &order) != 0)
+        return STORE_ERROR;
+    enum store_result r = pg_enqueue_deps(c, e, order, pc->now, notes);
+    free(order);
+    return batch_result(e, r);
+}
+
+/* The transaction of an enqueue call with a dedup key, or with dependencies and one
+ * idempotency_key twice (struct pg_tx's fn, arg its pg_call): elements one at a time, in
+ * depend_order's order (an element's index dependencies are inserted before it). */
 static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_news *notes)
 {
     struct pg_call *pc = arg;
     struct store_enqueue_call *e = &pc->call->enqueue;
     memset(e->out, 0, e->n * sizeof *e->out);
     memset(e->created, 0, e->n * sizeof *e->created);
-    int deps = has_any(e, 1);
-    size_t *order = deps ? malloc(e->n * sizeof *order) : NULL;
+    size_t *order;
+    if (batch_order(e, &order) != 0)
+        return STORE_ERROR;
+    int deps = order != NULL;
     int64_t *ids = deps ? malloc(JOB_DEPS_MAX * sizeof *ids) : NULL;
-    if (deps && (!order || !ids || depend_order(e->specs, e->n, order) != -1)) {
-        log_error("enqueue: the batch's dependencies cannot be ordered");
+    if (deps && !ids) {
         free(order);
-        free(ids);
         return STORE_ERROR;
     }
-    int dedup = has_any(e, 0);
-    if (deps && !dedup && !keys_repeat(e)) {
-        free(ids);
-        enum store_result r = pg_enqueue_deps(c, e, order, pc->now, notes);
-        free(order);
-        if (r != STORE_OK)
-            return r;
-        return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
-    }
-    enum store_result r = dedup ? dedup_lock(c, e) : STORE_OK;
+    enum store_result r = has_any(e, 0) ? dedup_lock(c, e) : STORE_OK;
     if (r == STORE_OK && deps)
         r = lock_dependencies(c, e);
     for (size_t k = 0; k < e->n && r == STORE_OK; k++) {
@@ -394,9 +424,7 @@ static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_new
     }
     free(order);
     free(ids);
-    if (r != STORE_OK)
-        return r;
-    return e->n == 1 && !e->created[0] ? STORE_EXISTS : STORE_OK;
+    return batch_result(e, r);
 }
 
 int pg_enqueue_prepare(struct pg_call *pc)
@@ -408,7 +436,12 @@ int pg_enqueue_prepare(struct pg_call *pc)
     }
     memset(call->enqueue.out, 0, call->enqueue.n * sizeof *call->enqueue.out);
     memset(call->enqueue.created, 0, call->enqueue.n * sizeof *call->enqueue.created);
-    if (has_any(&call->enqueue, 0) || has_any(&call->enqueue, 1)) {
+    int dedup = has_any(&call->enqueue, 0), deps = has_any(&call->enqueue, 1);
+    if (deps && !dedup && !keys_repeat(&call->enqueue)) {
+        pc->tx = (struct pg_tx){.name = "enqueue", .fn = deps_tx, .discard = enqueue_discard};
+        return 1;
+    }
+    if (dedup || deps) {
         pc->tx = (struct pg_tx){.name = "enqueue", .fn = alone_tx, .discard = enqueue_discard};
         return 1;
     }

@@ -43,7 +43,8 @@ enum store_result pg_enqueue_deps(struct pg_conn *c, struct store_enqueue_call *
                                   const size_t *order, int64_t now, struct store_news *notes);
 
 /* Enqueue one spec whose dependencies are ids[0..n) (distinct): an idempotency_key hit reads
- * the existing job first (and writes nothing); else they are locked and read, then the job
+ * the existing job first (and writes nothing; a spec with a dedup key had its key looked up
+ * by the dedup path already); else they are locked and read, then the job
  * goes in with its plan and its edges (*created = 1). STORE_NOT_FOUND with *missing set when
  * a dependency does not exist. */
 enum store_result pg_enqueue_dep_one(struct pg_conn *c, const struct job_spec *sp,

@@ -93,7 +93,7 @@ struct batch {
     struct store_enqueue_call *e;
     unsigned char *hit;      /* [n]: an idempotency_key hit (its job in e->out) */
     unsigned char *needed;   /* [n]: an element of the batch depends on it */
-    enum job_status *status; /* [n]: a new job's planned status, a needed hit's locked one */
+    enum job_status *status; /* [n]: a new job's planned status (a hit's: locked_status) */
     int64_t *id;             /* [n]: the job's id (new: drawn; hit: its own) */
     int64_t *locked;         /* [nlocked]: the jobs locked, ascending */
     enum job_status *locked_status;
@@ -323,7 +323,9 @@ enum store_result pg_enqueue_dep_one(struct pg_conn *c, const struct job_spec *s
                                      int *created, struct store_news *notes, int64_t *missing)
 {
     *created = 0;
-    if (sp->idempotency_key) { /* a hit writes nothing, whatever became of its dependencies */
+    /* A hit writes nothing, whatever became of its dependencies. A spec with a dedup key comes
+     * from dedup_one, which looked its key up first. */
+    if (sp->idempotency_key && !sp->dedup_key) {
         enum store_result r = pg_idempotency_find(c, sp, out);
         if (r != STORE_NOT_FOUND)
             return r;

@@ -180,13 +180,14 @@ static enum store_result insert_row(struct sqlite_conn *c, const struct job_spec
 
 /* Insert one job of sp whose dependencies are ids[0..sp->ndeps) (depend.h; distinct): blocked,
  * queued or cancelled as its plan says, with its edges; an idempotency_key hit first reads the
- * existing job and writes nothing, whatever became of its dependencies. STORE_NOT_FOUND with
+ * existing job and writes nothing, whatever became of its dependencies (dedup_one does that
+ * for a spec with a dedup key). STORE_NOT_FOUND with
  * *missing set when a dependency does not exist. */
 static enum store_result insert_deps(struct sqlite_conn *c, const struct job_spec *sp,
                                      const int64_t *ids, int64_t now, struct job *out, int *created,
                                      struct sqlite_notes *notes, int64_t *missing)
 {
-    if (sp->idempotency_key) {
+    if (sp->idempotency_key && !sp->dedup_key) { /* dedup_one looked a dedup spec's key up */
         enum store_result hit = idempotency_find(c, sp, out);
         if (hit != STORE_NOT_FOUND)
             return hit; /* created stays 0 */
