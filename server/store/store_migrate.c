@@ -1,5 +1,6 @@
 /* store_migrate: copy every job (and the limits, keys and schedules beside them) of a SQLite
- * file into an empty PostgreSQL database through the copy seam (store_copy.h), in bounded batches, verified before it commits. */
+ * file into an empty PostgreSQL database through the copy seam (store_copy.h), in bounded
+ * batches, verified before it commits. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -116,3 +116,19 @@ void pg_bind_free(struct pg_bind *b)
         b->heap[i] = NULL;
     }
 }
+
+enum store_result pg_run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *a, int n,
+                                const char *what)
+{
+    struct pg_bind b = {.id = id, .what = what, .n = n};
+    int rc = 0;
+    for (int i = 0; i < n; i++)
+        rc |= pg_arr_bind(&a[i], &b, i);
+    enum store_result r = STORE_ERROR;
+    PGresult *res = rc == 0 ? pg_exec(c, b.id, b.n, b.params, b.what, &r) : NULL;
+    pg_bind_free(&b);
+    if (!res)
+        return r;
+    PQclear(res);
+    return STORE_OK;
+}

@@ -27,11 +27,6 @@ void pg_note_queued(struct store_news *notes, const struct job *j, int64_t now);
 enum store_result pg_idempotency_find(struct pg_conn *c, const struct job_spec *sp,
                                       struct job *out);
 
-/* Run statement id with the arrays a[0..n) as its parameters (emptied) and no row wanted:
- * STORE_OK or why not. */
-enum store_result pg_run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *a, int n,
-                                const char *what);
-
 /* Enqueue every spec of e, some with dependencies, none with a dedup key and no two with one
  * (queue, idempotency_key), set-based: the jobs they depend on locked at once in id order,
  * each new job inserted with its planned status (depend.h) in one statement, then every edge

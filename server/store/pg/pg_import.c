@@ -145,19 +145,6 @@ static enum store_result import_write(struct store_import *t, const struct store
     return r;
 }
 
-/* Run statement id with the n array parameters of cols (freed). */
-static enum store_result run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *cols,
-                                    int n, const char *what)
-{
-    struct pg_bind b = {.what = what};
-    int bad = 0;
-    for (int k = 0; k < n; k++)
-        bad |= pg_arr_bind(&cols[k], &b, k);
-    enum store_result r = bad ? STORE_ERROR : run(c, id, n, b.params, what, NULL);
-    pg_bind_free(&b);
-    return r;
-}
-
 static enum store_result import_write_attempts(struct store_import *t,
                                                const struct store_attempt_row *rows, size_t n)
 {
@@ -176,7 +163,7 @@ static enum store_result import_write_attempts(struct store_import *t,
         pg_arr_text(&cols[7], a->error_code);
         pg_arr_text(&cols[8], a->error_detail);
     }
-    return run_arrays(&import_of(t)->conn, PG_IMPORT_ATTEMPTS, cols, 9, "import: attempts");
+    return pg_run_arrays(&import_of(t)->conn, PG_IMPORT_ATTEMPTS, cols, 9, "import: attempts");
 }
 
 /* The statement of each table beside the jobs (enum store_copy_table). */
@@ -199,8 +186,8 @@ static enum store_result import_write_table(struct store_import *t, enum store_c
         for (int k = 0; k < shape->ints; k++)
             pg_arr_int(&cols[shape->texts + k], rows[i].num[k]);
     }
-    return run_arrays(&import_of(t)->conn, table_stmts[table], cols, shape->texts + shape->ints,
-                      "import: a table beside the jobs");
+    return pg_run_arrays(&import_of(t)->conn, table_stmts[table], cols, shape->texts + shape->ints,
+                         "import: a table beside the jobs");
 }
 
 static enum store_result import_pause(struct store_import *t, char *const *names, size_t n,

@@ -259,6 +259,11 @@ char *pg_arr_take(struct pg_arr *a);
  * (logged; a is freed either way). */
 int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i);
 
+/* Run statement id on c with the arrays a[0..n) as its parameters (each emptied) and drop its
+ * rows: STORE_OK, or the failure (as pg_exec says; STORE_ERROR when memory ran out). */
+enum store_result pg_run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *a, int n,
+                                const char *what);
+
 struct pg_call;
 
 /* A call done by one statement, and by a read when that statement finds nothing (its guard

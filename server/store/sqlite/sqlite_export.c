@@ -90,7 +90,8 @@ static const enum stmt_id table_stmts[STORE_COPY_TABLES] = {
     [STORE_COPY_TICKER] = STMT_EXPORT_TICKER,
 };
 
-/* The current row of st into *row, as the shape of its table says. Returns 0, or -1 when memory ran out. */
+/* The current row of st into *row, as the shape of its table says. Returns 0, or -1 when
+ * memory ran out. */
 static int table_row(sqlite3_stmt *st, const struct store_copy_shape *shape,
                      struct store_table_row *row)
 {
