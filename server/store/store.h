@@ -468,8 +468,8 @@ enum store_result store_pause(struct store *s, const char *queue, int paused, in
 
 /* Delete at most limit (1..STORE_PURGE_BATCH) jobs of queue in API status `status`
  * (JOB_QUEUED covers jobs due later too; JOB_BLOCKED the jobs waiting for dependencies;
- * JOB_RUNNING is never purged: STORE_CONFLICT), oldest id first, in one transaction; *deleted is how many. The caller
- * repeats while *deleted == limit. */
+ * JOB_RUNNING is never purged: STORE_CONFLICT), oldest id first, in one transaction; *deleted
+ * is how many. The caller repeats while *deleted == limit. */
 enum store_result store_purge(struct store *s, const char *queue, int status, int limit,
                               int64_t now, size_t *deleted);
 
