@@ -337,11 +337,13 @@ static int keys_repeat(const struct store_enqueue_call *e)
     return repeat;
 }
 
-/* The order in which e's elements go in (depend_order's: an element's index dependencies
- * before it) into a new array *order (NULL when none has dependencies). Returns 0, or -1
- * (logged). */
-static int batch_order(const struct store_enqueue_call *e, size_t **order)
+/* The start of an enqueue transaction on e: its outputs cleared, and the order in which its
+ * elements go in (depend_order's: an element's index dependencies before it) into a new array
+ * *order (NULL when none has dependencies). Returns 0, or -1 (logged). */
+static int batch_start(struct store_enqueue_call *e, size_t **order)
 {
+    memset(e->out, 0, e->n * sizeof *e->out);
+    memset(e->created, 0, e->n * sizeof *e->created);
     *order = NULL;
     if (!has_any(e, 1))
         return 0;
@@ -368,10 +370,8 @@ static enum store_result deps_tx(struct pg_conn *c, void *arg, struct store_news
 {
     struct pg_call *pc = arg;
     struct store_enqueue_call *e = &pc->call->enqueue;
-    memset(e->out, 0, e->n * sizeof *e->out);
-    memset(e->created, 0, e->n * sizeof *e->created);
     size_t *order;
-    if (batch_order(e, &order) != 0)
+    if (batch_start(e, &order) != 0)
         return STORE_ERROR;
     enum store_result r = pg_enqueue_deps(c, e, order, pc->now, notes);
     free(order);
@@ -385,10 +385,8 @@ static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_new
 {
     struct pg_call *pc = arg;
     struct store_enqueue_call *e = &pc->call->enqueue;
-    memset(e->out, 0, e->n * sizeof *e->out);
-    memset(e->created, 0, e->n * sizeof *e->created);
     size_t *order;
-    if (batch_order(e, &order) != 0)
+    if (batch_start(e, &order) != 0)
         return STORE_ERROR;
     int deps = order != NULL;
     int64_t *ids = deps ? malloc(JOB_DEPS_MAX * sizeof *ids) : NULL;
