@@ -133,6 +133,7 @@ static struct store *open_store(struct daemon *d)
                   .on_lost = hook_lost},
         .sqlite = {.sync_full = cfg->sync_full, .readers = cfg->readers},
         .pg = {.pool_size = cfg->pool_size,
+               .writers = cfg->pg_writers,
                .checkout_ms = cfg->pg_checkout_ms,
                .statement_ms = cfg->pg_statement_ms,
                .connect_timeout_s = 5},

@@ -15,6 +15,7 @@ bench/chart.sh.
 import argparse
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,17 +24,20 @@ import time
 
 import pgdriver
 import report
-from servers import Beanstalkd, ConnCounter, Jobqd, Postgres, ServerError, pg_bindir
+from servers import (Beanstalkd, ConnCounter, DelayProxy, Jobqd, Postgres, ServerError,
+                     pg_bindir)
 
 SCENARIOS = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
              "claim-history", "longpoll", "hol-unlimited", "hol"]
 SYSTEMS = report.ORDER_SYS
 KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-pg-1": "jobq-pg", "jobq-pg-2": "jobq-pg",
-        "jobq-pg-3": "jobq-pg", "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
+        "jobq-pg-3": "jobq-pg", "jobq-pg-1-rtt": "jobq-pg-rtt", "jobq-pg-3-rtt": "jobq-pg-rtt",
+        "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
         "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
 SUPPORTED = {
     "jobq": set(SCENARIOS),
     "jobq-pg": set(SCENARIOS) - {"claim-history"},
+    "jobq-pg-rtt": set(SCENARIOS) - {"claim-history"},
     "beanstalkd": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "longpoll"},
     "postgres": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "batch"},
 }
@@ -62,7 +66,10 @@ def parse_args(argv):
                     help="bound in seconds of building the history table (default 1200)")
     ap.add_argument("--pool-size", type=int, default=8,
                     help="jobq on PostgreSQL: --pool-size of each jobqd (default 8)")
-    ap.add_argument("--systems", default=",".join(SYSTEMS),
+    ap.add_argument("--rtt-ms", type=float, default=1.0,
+                    help="jobq-pg-N-rtt: the round trip the delay proxy (jobq-delay) puts on "
+                    "the link between each jobqd and PostgreSQL (default 1 ms)")
+    ap.add_argument("--systems", default=",".join(s for s in SYSTEMS if KIND[s] != "jobq-pg-rtt"),
                     help="comma-separated, from: %s (or jobq, jobq-pg, beanstalkd, postgres)"
                     % ", ".join(SYSTEMS))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
@@ -111,7 +118,7 @@ def parse_args(argv):
     args.jobqd_of = {}
     for s in systems:
         args.jobqd_of[s] = args.jobqd
-        if KIND[s] in ("jobq", "jobq-pg"):
+        if KIND[s] in ("jobq", "jobq-pg", "jobq-pg-rtt"):
             args.jobqd_of.update(("%s@%s" % (s, name), path) for name, path in baselines)
     systems = list(args.jobqd_of)
     args.systems = systems
@@ -132,6 +139,8 @@ class Bench:
         self.history = {}  # jobqd binary -> (snapshot directory of its history table, jobs)
         self.rows = []
         self.n = 0
+        # jobq-delay, built beside the generator (bench/CMakeLists.txt)
+        self.delay_bin = os.path.join(os.path.dirname(os.path.abspath(args.bench)), "jobq-delay")
 
     def gen(self, system, label, scenario, addr, extra, pid=None, timeout=None, db_pid=None):
         """Run jobq-bench once (addr and pid: one, or several comma-separated; db_pid: the
@@ -233,33 +242,47 @@ class Bench:
     def jobq_pg(self, pg, label, scenario):
         """jobq-pg-N: N jobqd processes on one new database of the cluster pg; the generator's
         connections spread over them. Also counts each process's connections to the database
-        (jobqd names itself by the URL's application_name) and watches PostgreSQL's CPU."""
+        (jobqd names itself by the URL's application_name), samples how many of them are
+        active (in a transaction's statement) and idle, watches PostgreSQL's CPU, and reads
+        each jobqd's own figures of its transactions in flight and round trips (/metrics).
+        jobq-pg-N-rtt: the same through a delay proxy of --rtt-ms round trip."""
         a = self.args
-        nproc = int(report.base(label).rsplit("-", 1)[1])
+        nproc = int(re.match(r"jobq-pg-(\d+)", report.base(label)).group(1))
         wd = self.workdir(label, scenario)
         db = "jobq_%d" % self.n
         names = ["jobqd-%d" % k for k in range(1, nproc + 1)]
         pg.create_db(db)
-        servers, counter, conns = [], None, {}
+        servers, counter, conns, proxy = [], None, {}, None
         try:
+            host = None
+            if KIND[report.base(label)] == "jobq-pg-rtt":
+                proxy = DelayProxy(self.delay_bin, pg, os.path.join(wd, "proxy"),
+                                   int(a.rtt_ms * 1000)).start()
+                host = proxy.dir
             # one after the other: the first creates the schema
             for name in names:
                 servers.append(Jobqd(a.jobqd_of[label], os.path.join(wd, name), token=a.token,
-                                     db=pg.url(db, name), pool_size=a.pool_size))
+                                     db=pg.url(db, name, host), pool_size=a.pool_size))
                 servers[-1].start()
             counter = ConnCounter(pg, db).start()
+            before = [s.pg_figures() for s in servers]
             gscen, extra = self.jobq_args(scenario)
             res = self.gen("jobq", label, gscen, ",".join(s.addr for s in servers), extra,
                            pid=",".join(str(s.pid) for s in servers), db_pid=pg.pid,
                            timeout=self.fill_timeout(scenario))
+            res.update(pg_figures(before, [s.pg_figures() for s in servers]))
         finally:
             if counter:
                 conns = counter.stop()
             problems = stop_jobqd(servers)
+            if proxy:
+                proxy.stop()
             pg.drop_db(db)
         res["log_problems"] = str(problems)
         res["db_conns"] = str(max(conns.get(n, 0) for n in names))
         res["db_procs"] = str(len([n for n in names if conns.get(n)]))
+        res["db_active"] = "%.2f" % counter.mean_state("active", names)
+        res["db_idle"] = "%.2f" % counter.mean_state("idle", names)
         res["pool_size"] = str(a.pool_size)
         others = {k: v for k, v in conns.items() if k not in names}
         if others:
@@ -307,7 +330,7 @@ class Bench:
             if not scens:
                 continue
             pg = None
-            if kind in ("postgres", "jobq-pg"):  # the same server settings for both
+            if kind in ("postgres", "jobq-pg", "jobq-pg-rtt"):  # the same server settings
                 try:  # one cluster for a system and its twins (a new database per scenario)
                     pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (
                         report.base(first), run))).init()
@@ -334,7 +357,7 @@ class Bench:
         try:
             if kind == "jobq":
                 res = self.jobq(label, scen)
-            elif kind == "jobq-pg":
+            elif kind in ("jobq-pg", "jobq-pg-rtt"):
                 res = self.jobq_pg(pg, label, scen)
             elif kind == "beanstalkd":
                 res = self.beanstalkd(label, scen)
@@ -374,6 +397,22 @@ def turns(scens, run):
     out = list(scens)
     out[i], out[j] = out[j], out[i]
     return out
+
+
+def pg_figures(before, after):
+    """From each jobqd's figures before and after a run (Jobqd.pg_figures): the transactions
+    in flight on average (all processes together), calls per transaction and round trips
+    per call."""
+    d = {k: sum(b2.get(k, 0) - b1.get(k, 0) for b1, b2 in zip(before, after))
+         for k in ("jobq_pg_in_flight_seconds_total", "jobq_store_commits_total",
+                   "jobq_store_ops_total", "jobq_pg_round_trips_total", "wall")}
+    if d["wall"] <= 0 or d["jobq_store_ops_total"] <= 0:
+        return {}
+    return {"inflight": "%.2f" % (d["jobq_pg_in_flight_seconds_total"] * len(after) / d["wall"]),
+            "ops_per_tx": "%.1f" % (d["jobq_store_ops_total"] /
+                                    max(1, d["jobq_store_commits_total"])),
+            "trips_per_op": "%.2f" % (d["jobq_pg_round_trips_total"] /
+                                      d["jobq_store_ops_total"])}
 
 
 def stop_jobqd(servers):

@@ -13,7 +13,9 @@ ORDER_SCEN = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "clai
               "claim-history", "longpoll", "hol-unlimited", "hol"]
 # jobq on PostgreSQL with 1, 2 and 3 jobqd processes sharing one database
 JOBQ_PG = ["jobq-pg-1", "jobq-pg-2", "jobq-pg-3"]
-ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_PG + PEERS
+# ... with a fixed round trip between jobqd and PostgreSQL (bench.py --rtt-ms, jobq-delay)
+JOBQ_PG_RTT = ["jobq-pg-1-rtt", "jobq-pg-3-rtt"]
+ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_PG + JOBQ_PG_RTT + PEERS
 
 
 def base(sysname):
@@ -48,7 +50,7 @@ NUMERIC = ["jobs_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "count", "errors",
            "prefill_s", "prefilled", "backlog", "rss_peak_mb", "rss_hwm_mb", "cpu_pct",
            "cpu_us_per_job", "gen_cpu_pct", "history_jobs", "db_cpu_pct", "db_mem_mb",
            "db_conns", "db_procs", "pool_size", "log_problems", "first_claim_ms",
-           "ten_claims_ms"]
+           "ten_claims_ms", "inflight", "ops_per_tx", "trips_per_op", "db_active", "db_idle"]
 
 
 def parse_result(text):
@@ -167,9 +169,13 @@ def resources(med):
     of them, PostgreSQL's CPU apart, and the most database connections one process held."""
     header = ["system (lifecycle)", "jobs/s", "server RSS peak MB", "server CPU % of a core",
               "server CPU us/job", "generator CPU %"]
-    pg = any(base(k[1]) in JOBQ_PG for k in med)
+    pg = any(base(k[1]) in JOBQ_PG + JOBQ_PG_RTT for k in med)
     if pg:
-        header += ["PostgreSQL CPU %", "db conns/process"]
+        # in flight: jobqd's write transactions running, on average (its /metrics), all
+        # processes together; active/idle: jobq's backends in pg_stat_activity, sampled at
+        # 5 Hz; calls/tx: write calls per transaction; trips/call: round trips per call
+        header += ["PostgreSQL CPU %", "db conns/process", "tx in flight", "backends active",
+                   "backends idle", "calls/tx", "trips/call"]
     rows = []
     for sysname in present(med):
         m = med.get(("lifecycle", sysname))
@@ -178,7 +184,9 @@ def resources(med):
                          fmt(m["cpu_us_per_job"]), fmt(m["gen_cpu_pct"])])
             if pg:
                 db_cpu = m["cpu_pct"] if sysname.startswith("pg-") else m["db_cpu_pct"]
-                rows[-1] += [fmt(db_cpu), fmt(m["db_conns"], 0)]
+                rows[-1] += [fmt(db_cpu), fmt(m["db_conns"], 0), fmt(m["inflight"], 2),
+                             fmt(m["db_active"], 2), fmt(m["db_idle"], 2), fmt(m["ops_per_tx"]),
+                             fmt(m["trips_per_op"], 2)]
     return header, rows
 
 
@@ -235,6 +243,8 @@ def targets(med):
     for n in (2, 3):
         check("lifecycle: jobq on PostgreSQL, %d processes / 1 process" % n,
               get("lifecycle", "jobq-pg-%d" % n) / one, 1)
+    check("lifecycle: jobq on PostgreSQL (1 process), a round trip of --rtt-ms / direct",
+          get("lifecycle", "jobq-pg-1-rtt") / one, 0.8)
     for sysname in JOBQ_PG:
         check("jobqd resident memory, largest process, any scenario (%s)" % sysname,
               largest(sysname, "rss_peak_mb", "rss_hwm_mb"), 64, op="<", unit="MB")

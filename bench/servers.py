@@ -132,6 +132,27 @@ class Jobqd(LocalServer):
         except OSError:
             return False
 
+    def pg_figures(self):
+        """The figures of /metrics that tell how the PostgreSQL store runs its transactions,
+        with "wall": when they were read (time.monotonic())."""
+        out = {"wall": time.monotonic()}
+        req = urllib.request.Request("http://%s/metrics" % self.addr)
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                text = r.read().decode()
+        except OSError:
+            return out
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name.startswith(("jobq_pg_", "jobq_store_")) and "{" not in name:
+                try:
+                    out[name] = float(value)
+                except ValueError:
+                    pass
+        return out
+
     def stop(self):
         rc = stop_process(self.proc, "jobqd")
         self.log.close()
@@ -274,10 +295,37 @@ class Postgres:
     def drop_db(self, dbname):
         self.psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % dbname)
 
-    def url(self, dbname, application_name):
-        """A libpq URL of database dbname on this cluster's socket (for jobqd --db)."""
+    def url(self, dbname, application_name, host=None):
+        """A libpq URL of database dbname on this cluster's socket (for jobqd --db), or on
+        the socket directory host (a DelayProxy's)."""
         return "postgresql://postgres@/%s?host=%s&port=%d&application_name=%s" % (
-            dbname, urllib.parse.quote(self.sock, safe="/"), self.port, application_name)
+            dbname, urllib.parse.quote(host or self.sock, safe="/"), self.port, application_name)
+
+
+class DelayProxy:
+    """jobq-delay (bench/delay.c) between a client and the PostgreSQL cluster pg: a socket in
+    the directory self.dir (a libpq host) whose every byte reaches the other side rtt_us / 2
+    microseconds later, each way."""
+
+    def __init__(self, binary, pg, workdir, rtt_us):
+        self.binary, self.pg, self.dir, self.rtt_us = binary, pg, workdir, rtt_us
+        self.proc = None
+
+    def start(self):
+        if not os.access(self.binary, os.X_OK):
+            raise ServerError("%s not built (bench/CMakeLists.txt)" % self.binary)
+        os.makedirs(self.dir, exist_ok=True)
+        name = ".s.PGSQL.%d" % self.pg.port
+        path = os.path.join(self.dir, name)
+        self.proc = subprocess.Popen([self.binary, path, os.path.join(self.pg.sock, name),
+                                      str(self.rtt_us)], stdin=subprocess.DEVNULL)
+        wait_until(lambda: os.path.exists(path), START_TIMEOUT, "jobq-delay listening")
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class ConnCounter:
@@ -285,9 +333,11 @@ class ConnCounter:
     interval seconds on one psql connection of its own (to another database: not counted), from
     start() to stop(), which returns {application_name: the largest count seen}."""
 
-    def __init__(self, pg, dbname, interval=0.25):
+    def __init__(self, pg, dbname, interval=0.2):
         self.pg, self.dbname, self.interval = pg, dbname, interval
         self.most = {}
+        self.states = {}  # (application_name, state) -> the sum of the counts sampled
+        self.samples = 0
         self.done = threading.Event()
 
     def start(self):
@@ -300,17 +350,24 @@ class ConnCounter:
         return self
 
     def sample(self):
-        self.proc.stdin.write("SELECT application_name, count(*) FROM pg_stat_activity"
+        self.proc.stdin.write("SELECT application_name, coalesce(state, ''), count(*)"
+                              " FROM pg_stat_activity"
                               " WHERE datname = '%s' AND backend_type = 'client backend'"
-                              " GROUP BY 1;\n\\echo --end--\n"
+                              " GROUP BY 1, 2;\n\\echo --end--\n"
                               % self.dbname)
         self.proc.stdin.flush()
+        counts = {}
         for line in self.proc.stdout:
             if line.strip() == "--end--":
+                for name, n in counts.items():
+                    self.most[name] = max(self.most.get(name, 0), n)
+                self.samples += 1
                 return
-            name, _, count = line.strip().rpartition("|")
-            if count.isdigit():
-                self.most[name] = max(self.most.get(name, 0), int(count))
+            parts = line.strip().rsplit("|", 2)
+            if len(parts) == 3 and parts[2].isdigit():
+                name, state, count = parts[0], parts[1], int(parts[2])
+                counts[name] = counts.get(name, 0) + count
+                self.states[(name, state)] = self.states.get((name, state), 0) + count
         raise ServerError("psql counting connections ended")
 
     def _run(self):
@@ -319,6 +376,13 @@ class ConnCounter:
                 self.sample()
         except (OSError, ServerError):
             pass
+
+    def mean_state(self, state, names):
+        """The mean number of connections of the applications names in state (active, idle,
+        idle in transaction) over the samples taken."""
+        if not self.samples:
+            return 0.0
+        return sum(self.states.get((n, state), 0) for n in names) / self.samples
 
     def stop(self):
         self.done.set()

@@ -89,6 +89,9 @@ static const struct setting settings[] = {
      "SQLite: database read connections"},
     {"pool-size", "JOBQ_POOL_SIZE", "8", K_INT, 1, 256, FIELD(pool_size), "N",
      "PostgreSQL: connections per process for requests and the sweeper (one more listens)"},
+    {"pg-writers", "JOBQ_PG_WRITERS", "0", K_INT, 0, 256, FIELD(pg_writers), "N",
+     "PostgreSQL: write transactions in flight at most (as the load asks); 0: --pool-size "
+     "less two (one for the sweeper, one for reads)"},
     {"pg-checkout-timeout", "JOBQ_PG_CHECKOUT_TIMEOUT", "5000", K_INT64, 10, 600000,
      FIELD(pg_checkout_ms), "MS",
      "PostgreSQL: wait at most this long for a free pooled connection (then 503)"},

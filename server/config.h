@@ -27,6 +27,7 @@ struct config {
     int64_t header_timeout;     /* --header-timeout seconds, JOBQ_HEADER_TIMEOUT; default 30 */
     int readers;                /* --readers, JOBQ_READERS; SQLite read connections, default 4 */
     int pool_size;              /* --pool-size, JOBQ_POOL_SIZE; PostgreSQL connections, 8 */
+    int pg_writers;             /* --pg-writers, JOBQ_PG_WRITERS; 0: all the pool allows */
     int64_t pg_checkout_ms;     /* --pg-checkout-timeout ms, JOBQ_PG_CHECKOUT_TIMEOUT; 5000 */
     int64_t pg_statement_ms;    /* --pg-statement-timeout ms, JOBQ_PG_STATEMENT_TIMEOUT; 5000 */
     char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */

@@ -76,6 +76,7 @@ struct store_options {
     /* Options of the PostgreSQL backend (ignored by the others). */
     struct {
         int pool_size;             /* connections for requests and the sweeper, >= 1 */
+        int writers;               /* the most write transactions in flight; 0: the pool's */
         int64_t checkout_ms;       /* wait at most this long for a pooled connection */
         int64_t statement_ms;      /* statement_timeout of every statement */
         int64_t connect_timeout_s; /* libpq connect_timeout */

@@ -90,7 +90,8 @@ static inline void drop_db(void)
     admin_sql(sql);
 }
 
-/* A store on db_url with pool_size connections (and as many executor threads). */
+/* A store on db_url with pool_size connections (and writer threads: pool_size less two, at
+ * least one). */
 static inline struct store *open_pg_pool(int pool_size)
 {
     struct store_options o;

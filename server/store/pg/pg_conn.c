@@ -158,6 +158,7 @@ enum store_result pg_prepare(struct pg_conn *c, enum pg_stmt_id id, const char *
     const struct pg_stmt_def *d = pg_stmt_def(id);
     if (c->prepared[id / 64] & bit)
         return STORE_OK;
+    pg_conn_trip(c);
     PGresult *p = PQprepare(c->db, d->name, d->sql, 0, NULL);
     enum store_result r = ok_status(p) ? STORE_OK : pg_fail(c, p, what);
     PQclear(p);
@@ -166,12 +167,19 @@ enum store_result pg_prepare(struct pg_conn *c, enum pg_stmt_id id, const char *
     return r;
 }
 
+void pg_conn_trip(struct pg_conn *c)
+{
+    if (c->trips)
+        atomic_fetch_add(c->trips, 1);
+}
+
 PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
                   const char *what, enum store_result *r)
 {
     *r = pg_prepare(c, id, what);
     if (*r != STORE_OK)
         return NULL;
+    pg_conn_trip(c);
     PGresult *res = PQexecPrepared(c->db, pg_stmt_def(id)->name, n, params, NULL, NULL, 0);
     if (!ok_status(res)) {
         *r = pg_fail(c, res, what);
@@ -198,6 +206,7 @@ enum store_result pg_command(struct pg_conn *c, const char *sql, const char *wha
         c->bad = 1;
         return STORE_UNAVAILABLE;
     }
+    pg_conn_trip(c);
     PGresult *res = PQexec(c->db, sql);
     enum store_result r = ok_status(res) ? STORE_OK : pg_fail(c, res, what);
     PQclear(res);
@@ -235,6 +244,7 @@ enum store_result pg_commit(struct pg_conn *c, int64_t timeout_ms, const char *w
 {
     if (!c->db || !PQsendQuery(c->db, "COMMIT"))
         return pg_fail(c, NULL, what);
+    pg_conn_trip(c);
     int late = pg_await(c, clock_mono_ms() + timeout_ms) != 0;
     if (late && PQstatus(c->db) == CONNECTION_OK) {
         /* Waiting for a synchronous standby (statement_timeout does not cover it): cancel

@@ -1,11 +1,31 @@
 /* The PostgreSQL store's executor: the queue of submitted calls and the threads that take
  * them in groups, run the one-statement ones in one pipeline (pg_pipe.c) and the others in
- * one transaction, alone after a split (pg_store.h). */
+ * one transaction, alone after a split (pg_store.h).
+ *
+ * How many groups run at once follows the load. A writer that is free starts a group at once
+ * when none is in flight: an idle process answers a lone call without delay. While groups
+ * are in flight, the calls that come in wait for one of them to end, so that they make the
+ * next group together (group commit: one pipeline, one WAL flush), unless waiting would cost
+ * more than another transaction in flight: another group starts when PG_JOIN calls wait, or
+ * when the oldest has waited PG_HOLD_PCT percent of a group's own time (smoothed). So a
+ * process whose groups are quick keeps one or two in flight and large groups (on 2 cores
+ * that measured best), and one whose groups wait on the network or the disk, or that is
+ * offered more calls, keeps more in flight, up to its writer threads (--pg-writers). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pg_store.h"
+
+/* Calls waiting that start another group while groups are in flight (see the top). */
+#define PG_JOIN_DEFAULT 8
+/* ... or the oldest call's wait, in percent of a group's smoothed time. */
+#define PG_HOLD_PCT_DEFAULT 50
+
+static int join_calls = PG_JOIN_DEFAULT, hold_pct = PG_HOLD_PCT_DEFAULT;
 
 /* Calls that share one transaction: at most PG_GROUP_MAX (pg_store.h), and at most
  * PG_GROUP_ROWS jobs among them (a batch enqueue counts its jobs, a claim its max_jobs: see
@@ -118,11 +138,44 @@ static size_t take_group(struct pg_store *st, struct store_call **taken, struct 
         else
             calls[(*k)++] = node->pc; /* run_calls points each tx.arg at its new place */
         st->head = node->next;
+        st->queued--;
         free(node);
     }
     if (!st->head)
         st->tail = NULL;
     return n;
+}
+
+/* Account for a change of st->inflight by delta at now_us (st->qmu held). */
+static void inflight_add(struct pg_store *st, int delta, int64_t now_us)
+{
+    if (st->inflight_at_us > 0 && now_us > st->inflight_at_us)
+        st->inflight_us += (uint64_t)st->inflight * (uint64_t)(now_us - st->inflight_at_us);
+    st->inflight_at_us = now_us;
+    st->inflight += delta;
+}
+
+/* 0 when a free writer may start a group now; else how long (microseconds) until it may,
+ * unless something changes: -1 for "until woken" (st->qmu held). */
+static int64_t admit_in(const struct pg_store *st, int64_t now_us)
+{
+    if (!st->head)
+        return -1;
+    if (st->inflight == 0 || atomic_load(&st->abandoned) || st->stop)
+        return 0;
+    if (st->queued >= (size_t)join_calls)
+        return 0;
+    int64_t hold = st->tx_us * hold_pct / 100;
+    int64_t waited = now_us - st->head->at_us;
+    return waited >= hold ? 0 : hold - waited;
+}
+
+/* Wait on st->qcv for at most us microseconds (st->qmu held). */
+static void wait_us(struct pg_store *st, int64_t us)
+{
+    int64_t at = clock_mono_us() + us;
+    struct timespec ts = {.tv_sec = at / 1000000, .tv_nsec = (at % 1000000) * 1000};
+    pthread_cond_timedwait(&st->qcv, &st->qmu, &ts);
 }
 
 static void *exec_main(void *arg)
@@ -132,27 +185,62 @@ static void *exec_main(void *arg)
     struct pg_call calls[PG_GROUP_MAX];
     pthread_mutex_lock(&st->qmu);
     for (;;) {
-        while (!st->head && !st->stop)
-            pthread_cond_wait(&st->qcv, &st->qmu);
+        int64_t wait;
+        while ((wait = admit_in(st, clock_mono_us())) != 0 && !st->stop) {
+            if (wait < 0)
+                pthread_cond_wait(&st->qcv, &st->qmu);
+            else
+                wait_us(st, wait);
+        }
         if (!st->head)
             break; /* stop, and the queue is empty */
         size_t k = 0;
         size_t n = take_group(st, taken, calls, &k);
+        int64_t t0 = clock_mono_us();
+        inflight_add(st, 1, t0);
+        st->groups++;
         pthread_mutex_unlock(&st->qmu);
         if (k > 0)
             run_calls(st, calls, k);
         for (size_t i = 0; i < n; i++)
             taken[i]->done(taken[i]);
         pthread_mutex_lock(&st->qmu);
+        int64_t t1 = clock_mono_us();
+        inflight_add(st, -1, t1);
+        if (k > 0)
+            st->tx_us += (t1 - t0 - st->tx_us) / 8;
+        if (st->head)
+            pthread_cond_broadcast(&st->qcv); /* what waits may be due now */
     }
     pthread_mutex_unlock(&st->qmu);
     return NULL;
 }
 
+/* A tuning from the environment (for measurements): JOBQ_PG_JOIN, JOBQ_PG_HOLD_PCT. */
+static void tuning(const char *name, int *v, int lo, int hi)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return;
+    char *end;
+    long x = strtol(e, &end, 10);
+    if (*end || x < lo || x > hi) {
+        log_warn("%s=%s ignored: %d to %d", name, e, lo, hi);
+        return;
+    }
+    *v = (int)x;
+}
+
 int pg_exec_start(struct pg_store *st, int nthreads)
 {
+    tuning("JOBQ_PG_JOIN", &join_calls, 1, PG_GROUP_MAX);
+    tuning("JOBQ_PG_HOLD_PCT", &hold_pct, 0, 1000);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&st->qmu, NULL);
-    pthread_cond_init(&st->qcv, NULL);
+    pthread_cond_init(&st->qcv, &ca);
+    pthread_condattr_destroy(&ca);
     st->threads = calloc((size_t)nthreads, sizeof *st->threads);
     if (!st->threads) {
         log_error("out of memory for %d executor threads", nthreads);
@@ -190,6 +278,7 @@ void pg_exec_stop(struct pg_store *st)
 int pg_exec_push(struct pg_store *st, struct pg_call_node *node)
 {
     node->next = NULL;
+    node->at_us = clock_mono_us();
     pthread_mutex_lock(&st->qmu);
     if (st->stop) {
         pthread_mutex_unlock(&st->qmu);
@@ -200,7 +289,13 @@ int pg_exec_push(struct pg_store *st, struct pg_call_node *node)
     else
         st->head = node;
     st->tail = node;
-    pthread_cond_signal(&st->qcv);
+    st->queued++;
+    /* One writer can take it now, or decide how long it waits: a writer already waiting on a
+     * timer sees the new count when it wakes. Past the join count, every waiter looks. */
+    if (st->queued >= (size_t)join_calls)
+        pthread_cond_broadcast(&st->qcv);
+    else
+        pthread_cond_signal(&st->qcv);
     pthread_mutex_unlock(&st->qmu);
     return 0;
 }
@@ -209,5 +304,20 @@ void pg_exec_wake(struct pg_store *st)
 {
     pthread_mutex_lock(&st->qmu);
     pthread_cond_broadcast(&st->qcv);
+    pthread_mutex_unlock(&st->qmu);
+}
+
+void pg_exec_figures(struct pg_store *st, struct pg_exec_figures *out)
+{
+    pthread_mutex_lock(&st->qmu);
+    int64_t now = clock_mono_us();
+    uint64_t us = st->inflight_us;
+    if (st->inflight_at_us > 0 && now > st->inflight_at_us)
+        us += (uint64_t)st->inflight * (uint64_t)(now - st->inflight_at_us);
+    *out = (struct pg_exec_figures){.inflight = st->inflight,
+                                    .writers = st->nthreads,
+                                    .inflight_us = us,
+                                    .groups = st->groups,
+                                    .tx_us = st->tx_us};
     pthread_mutex_unlock(&st->qmu);
 }

@@ -94,6 +94,7 @@ static enum store_result lanes_run(struct lanes_be *b, const struct lanes_stmt *
         c->bad = 1;
         return pg_fail(c, NULL, what);
     }
+    pg_conn_trip(c);
     int64_t deadline = clock_mono_ms() + b->statement_ms;
     int lost = 0;
     if (!b->begun) {

@@ -226,6 +226,7 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
         pg_pool_give(st, c);
         return PG_PIPE_AGAIN;
     }
+    pg_conn_trip(c);
     struct store_news notes = {0};
     int rc = pipe_read(st, c, calls, units, nu, &notes);
     if (rc == 0 && !PQexitPipelineMode(c->db))

@@ -241,5 +241,27 @@ size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MA
         (struct store_metric){"jobq_pg_clock_skew_seconds",
                               "The database server's clock minus this host's, which leases follow.",
                               0, (double)atomic_load(&st->skew_ms) / 1000.0};
+    struct pg_exec_figures f;
+    pg_exec_figures(st, &f);
+    out[k++] = (struct store_metric){"jobq_pg_writers",
+                                     "Write transactions this process may keep in flight at most "
+                                     "(--pg-writers).",
+                                     0, f.writers};
+    out[k++] = (struct store_metric){"jobq_pg_transactions_in_flight",
+                                     "Groups of write calls running now, each one transaction.", 0,
+                                     f.inflight};
+    out[k++] = (struct store_metric){
+        "jobq_pg_in_flight_seconds_total",
+        "The integral of jobq_pg_transactions_in_flight over time: its rate is the average "
+        "number in flight.",
+        1, (double)f.inflight_us / 1e6};
+    out[k++] = (struct store_metric){"jobq_pg_groups_total",
+                                     "Groups of write calls run (jobq_store_ops_total over it: "
+                                     "calls per group).",
+                                     1, (double)f.groups};
+    out[k++] = (struct store_metric){"jobq_pg_round_trips_total",
+                                     "Round trips to PostgreSQL on pooled connections (writes, "
+                                     "reads and the sweeper).",
+                                     1, (double)atomic_load(&st->trips)};
     return k;
 }

@@ -92,19 +92,24 @@ struct store *pg_store_open(const struct store_options *opts)
         strcpy(tag, "00000000");
     tag[8] = '\0'; /* 48 random bits tell this process's notifications from the others' */
     snprintf(st->proc, sizeof st->proc, "%d.%s", (int)getpid(), tag);
-    if (bootstrap(st) != 0 || pg_pool_init(&st->pool, pool) != 0) {
+    /* The writers may hold all the pool but one connection for the sweeper and one for
+     * reads; --pg-writers asks for fewer (or for more, which the pool then bounds). */
+    int writers = pool > 2 ? pool - 2 : 1;
+    if (opts->pg.writers > 0 && opts->pg.writers < writers)
+        writers = opts->pg.writers;
+    if (bootstrap(st) != 0 || pg_pool_init(&st->pool, pool, writers + 1, &st->trips) != 0) {
         pthread_mutex_destroy(&st->due_mu);
         free(st->due);
         free(st->url);
         free(st);
         return NULL;
     }
-    if (pg_exec_start(st, PG_WRITERS) != 0 || pg_listen_start(st) != 0) {
+    if (pg_exec_start(st, writers) != 0 || pg_listen_start(st) != 0) {
         pg_store_close(&st->base);
         return NULL;
     }
-    log_info("postgresql store open (schema %d, pool %d, statement timeout %lld ms)",
-             pg_schema_version(), pool, (long long)st->statement_ms);
+    log_info("postgresql store open (schema %d, pool %d, writers %d, statement timeout %lld ms)",
+             pg_schema_version(), pool, writers, (long long)st->statement_ms);
     return &st->base;
 }
 

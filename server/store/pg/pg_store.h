@@ -1,9 +1,10 @@
 /* The PostgreSQL implementation of struct store: its handle, its connections, its
  * transaction runner and the operations that pg_store.c puts in its ops table. Any number of
  * jobqd processes share one database:
- * - every write is one short transaction on a pooled connection, run by the store's writer
- *   thread (store_submit, PG_WRITERS) or by the sweeper's thread; calls queued together share
- *   one transaction (group commit: one pipeline and one WAL flush for all of them), and calls
+ * - every write is one short transaction on a pooled connection, run by one of the store's
+ *   writer threads (store_submit; as many transactions in flight as the load needs, up to
+ *   --pg-writers: pg_exec.c) or by the sweeper's thread; calls queued together share one
+ *   transaction (group commit: one pipeline and one WAL flush for all of them), and calls
  *   of one kind there share one set-based statement; claims pick their rows with
  *   FOR UPDATE SKIP LOCKED, and every lease operation re-checks token, status and deadline in
  *   the statement that changes the row (or locks the row first);
@@ -34,13 +35,6 @@
 #include "store_news.h"
 #include "store_schedule.h"
 
-/* Executor threads per process, each with at most one pipeline in flight. One, as SQLite's
- * writer: the calls that arrive while its pipeline runs make the next one, and calls of one
- * kind there share a statement; more writers split the same calls into smaller groups and
- * spent more of the database's CPU per job (lifecycle on 2 cores: 1 writer 1,605 jobs/s,
- * 2 writers 1,590, 3 writers 1,297, 4 writers 1,079). Nothing a writer runs waits long:
- * claims skip locked rows, other statements lock one row for one short transaction. */
-#define PG_WRITERS 1
 #define PG_TX_TRIES 3          /* a transaction run again after contention or a dead connection */
 #define PG_CANCEL_WAIT_MS 5000 /* for the answer to a cancel request */
 
@@ -52,7 +46,8 @@ struct pg_conn {
     PGcancel *cancel;
     pthread_mutex_t *cancel_mu;
     uint64_t prepared[(PG_STMT_COUNT + 63) / 64]; /* bit per statement prepared on db */
-    int bad; /* it failed at the connection level: reconnect before use */
+    int bad;                     /* it failed at the connection level: reconnect before use */
+    atomic_uint_fast64_t *trips; /* counts the round trips made on db (the store's); may be NULL */
 };
 
 /* A bounded pool of connections, connected lazily and again after a failure. */
@@ -63,7 +58,10 @@ struct pg_pool {
     struct pg_conn *conns;
     int *free_list; /* indexes of the free conns */
     int nfree, n;
-    int reads, reads_max; /* taken by pg_pool_take_read now, and at most */
+    int reads, reads_max;  /* taken by pg_pool_take_read now, and at most */
+    int open;              /* connections connected (as pool_take last left them) */
+    int64_t grow_after_ms; /* a connect failed while others were open: until then (clock_mono_ms)
+                            * takers wait for an open connection instead of opening one */
 };
 
 #define PG_DUE_MAX 1024 /* (queue, run_at) pairs in the due list (pg_due.c) */
@@ -78,13 +76,19 @@ struct pg_store {
     char proc[24]; /* this process's tag in NOTIFY payloads: its own are skipped */
     struct pg_pool pool;
     atomic_int_fast64_t skew_ms; /* server clock minus this host's clock */
-    /* Executor: threads that run submitted calls. */
+    /* Executor: threads that run submitted calls (pg_exec.c), all under qmu. */
     pthread_mutex_t qmu;
     pthread_cond_t qcv;
     struct pg_call_node *head, *tail;
+    size_t queued; /* calls in the queue */
     int stop;
-    int nthreads;
+    int nthreads; /* writer threads: the most transactions in flight (--pg-writers) */
     pthread_t *threads;
+    int inflight;           /* groups running now */
+    int64_t tx_us;          /* a group's time from start to end, smoothed (microseconds) */
+    int64_t inflight_at_us; /* when inflight last changed (clock_mono_us) */
+    uint64_t inflight_us;   /* the integral of inflight over time (microseconds) */
+    uint64_t groups;        /* groups started */
     struct pg_listener *listener;
     pthread_mutex_t due_mu;
     struct pg_due *due; /* under due_mu: [0, ndue) of PG_DUE_MAX */
@@ -95,6 +99,7 @@ struct pg_store {
     atomic_uint_fast64_t commits, retries, errors;
     atomic_uint_fast64_t ops;         /* calls committed (several per commit when grouped) */
     atomic_uint_fast64_t connects;    /* connections opened (pg_conn_open) */
+    atomic_uint_fast64_t trips;       /* round trips on pooled connections (pg_conn_trip) */
     atomic_uint_fast64_t notes_sent;  /* queues announced to other processes (NOTIFY) */
     atomic_uint_fast64_t notes_heard; /* other processes' notifications received */
 };
@@ -113,6 +118,10 @@ enum store_result pg_conn_open(struct pg_store *st, struct pg_conn *c);
 
 /* Close c (accepts one that is not open). */
 void pg_conn_close(struct pg_conn *c);
+
+/* Count one round trip on c (a wait for the server's answer): the functions below count
+ * their own; a caller that sends a pipeline counts its Sync. This function can't fail. */
+void pg_conn_trip(struct pg_conn *c);
 
 /* Run statement id with n text parameters (NULL: SQL NULL). Prepares it on first use.
  * Returns the result (the caller PQclear()s it) when it succeeded; NULL after setting *r to
@@ -157,11 +166,17 @@ enum store_result pg_fail(struct pg_conn *c, const PGresult *res, const char *wh
 
 /* --- pg_pool.c ---------------------------------------------------------------------------- */
 
-int pg_pool_init(struct pg_pool *p, int n);
+/* A pool of n connections whose every connection counts its round trips in *trips (may be
+ * NULL), of which reads may hold all but keep_for_writes (at least one). Returns 0, or -1
+ * (logged) when memory ran out. */
+int pg_pool_init(struct pg_pool *p, int n, int keep_for_writes, atomic_uint_fast64_t *trips);
 void pg_pool_destroy(struct pg_pool *p);
 
 /* Take a connection, waiting at most st->checkout_ms for one to be free, and connect it if it
- * is not (or is bad). Returns STORE_OK with *out set, STORE_BUSY when none came free in time,
+ * is not (or is bad). A connection that cannot be opened while others of the pool are open
+ * (the server refuses more clients: other clients hold its max_connections) is not an
+ * outage: for the next second takers wait for one of the open ones instead of opening
+ * another. Returns STORE_OK with *out set, STORE_BUSY when none came free in time,
  * STORE_UNAVAILABLE when the server cannot be reached. */
 enum store_result pg_pool_take(struct pg_store *st, struct pg_conn **out);
 
@@ -304,15 +319,27 @@ struct pg_call {
 /* A call queued for the executor. */
 struct pg_call_node {
     struct pg_call pc;
+    int64_t at_us; /* when it was queued (clock_mono_us) */
     struct pg_call_node *next;
 };
 
 /* Calls one executor thread takes at once (one group). */
 #define PG_GROUP_MAX 64
 
-/* Start the executor threads / stop them once the queue is empty. */
+/* Start nthreads executor threads (each runs one group at a time) / stop them once the queue
+ * is empty. How many groups are in flight at once follows the load (pg_exec.c). Returns 0,
+ * or -1 (logged). */
 int pg_exec_start(struct pg_store *st, int nthreads);
 void pg_exec_stop(struct pg_store *st);
+
+/* What the executor did so far, for /metrics: groups in flight now, the integral of groups
+ * in flight over time (microseconds), groups started, and a group's smoothed time. */
+struct pg_exec_figures {
+    int inflight, writers;
+    uint64_t inflight_us, groups;
+    int64_t tx_us;
+};
+void pg_exec_figures(struct pg_store *st, struct pg_exec_figures *out);
 
 /* Queue node (owned by the executor from here) for an executor thread. Returns 0, or -1 when
  * the executor is stopping (node stays the caller's). */
