@@ -41,6 +41,20 @@ export function fillTable(table, rows) {
 
 const pad = (n) => String(n).padStart(2, '0');
 
+// Epoch seconds in the IANA zone `zone` as "YYYY-MM-DD HH:MM:SS" followed by the zone's
+// offset then ("2026-11-29 03:00:00 GMT+1"; UTC for an offset of 0); '' for null.
+export function fmtTimeIn(epoch, zone) {
+  if (epoch === null || epoch === undefined) return '';
+  const f = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',
+    hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'shortOffset',
+  });
+  const p = Object.fromEntries(f.formatToParts(new Date(epoch * 1000))
+    .map((x) => [x.type, x.value]));
+  const off = /^GMT([+-]0)?$/.test(p.timeZoneName) ? 'UTC' : p.timeZoneName;
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${off}`;
+}
+
 // Epoch seconds as local "HH:MM:SS" today, "YYYY-MM-DD HH:MM:SS" on another day; '' for null.
 export function fmtTime(epoch) {
   if (epoch === null || epoch === undefined) return '';

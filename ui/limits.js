@@ -1,4 +1,5 @@
-// The limits (GET /limits): each limit's running jobs against its max_running, its rate
+// The limits (GET /limits): each limit's running jobs against its max_running (a pattern's
+// holds per key: its maximum per key beside the running jobs of all its keys), its rate
 // window's use (an exact key's), the jobs it holds back and a paused key; set a limit (PUT,
 // which creates or replaces) and delete one (DELETE, after a confirmation).
 
@@ -15,8 +16,23 @@ export function makeLimits(ui) {
     if (l.paused_until !== null) {
       return el('span', {}, badge('paused'), ` until ${fmtTime(l.paused_until)}`);
     }
+    // A pattern's max_running holds for each of its keys on its own: the sum of their
+    // running jobs says nothing of whether one is full; its held jobs do.
+    if (pattern(l)) return badge(l.held > 0 ? 'holding' : 'open');
     const full = l.max_running !== null && l.running >= l.max_running;
     return badge(full ? 'full' : 'open');
+  }
+
+  function pattern(l) {
+    return l.key.endsWith('*');
+  }
+
+  // An exact key's running jobs against its maximum ("2 / 3"); a pattern's maximum per key
+  // beside the running jobs of all its keys ("1 per key · 3 running").
+  function running(l) {
+    if (l.max_running === null) return String(l.running);
+    if (pattern(l)) return `${l.max_running} per key · ${l.running} running`;
+    return `${l.running} / ${l.max_running}`;
   }
 
   function rate(l) {
@@ -29,8 +45,7 @@ export function makeLimits(ui) {
     const key = (what) => ({ key: `l-${what}-${l.key}` });
     return el('tr', { 'data-limit': l.key },
       el('th', { scope: 'row', class: 'wrap' }, l.key),
-      el('td', { class: 'num running' },
-        l.max_running === null ? String(l.running) : `${l.running} / ${l.max_running}`),
+      el('td', { class: 'num running' }, running(l)),
       el('td', { class: 'num rate' }, rate(l)),
       el('td', { class: 'num held' }, l.held),
       el('td', { class: 'state' }, state(l)),

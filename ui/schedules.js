@@ -1,9 +1,9 @@
 // The schedules (GET /schedules): each schedule's cron expression or period, its time zone,
-// its next run, its last run and the job that run enqueued; pause and resume one (PUT of the
-// schedule as it is, with paused set).
+// its next run and its last run (in the schedule's zone, its offset shown) and the job that
+// run enqueued; pause and resume one (PUT of the schedule as it is, with paused set).
 
 import { api, seg } from './api.js';
-import { $, badge, el, fillTable, fmtTime } from './dom.js';
+import { $, badge, el, fillTable, fmtTimeIn } from './dom.js';
 
 // ui: {act(what, fn, said), report(source, err, what), clear(source)}
 export function makeSchedules(ui) {
@@ -11,6 +11,11 @@ export function makeSchedules(ui) {
 
   function when(s) {
     return s.cron !== undefined ? s.cron : `every ${s.every_seconds} s`;
+  }
+
+  // A run's time as the schedule's zone reads it, with the zone's offset beside it.
+  function at(s, epoch) {
+    return epoch === null ? '—' : fmtTimeIn(epoch, s.timezone);
   }
 
   function lastJob(s) {
@@ -33,8 +38,8 @@ export function makeSchedules(ui) {
       el('th', { scope: 'row', class: 'wrap' }, s.name),
       el('td', { class: 'when' }, when(s)),
       el('td', { class: 'zone' }, s.timezone),
-      el('td', { class: 'next' }, s.next_run_at === null ? '—' : fmtTime(s.next_run_at)),
-      el('td', { class: 'last' }, s.last_run_at === null ? '—' : fmtTime(s.last_run_at)),
+      el('td', { class: 'next' }, at(s, s.next_run_at)),
+      el('td', { class: 'last' }, at(s, s.last_run_at)),
       el('td', { class: 'num job' }, lastJob(s)),
       el('td', { class: 'state' }, badge(s.paused ? 'paused' : 'active')),
       el('td', {}, el('div', { class: 'actions' },

@@ -629,6 +629,91 @@ class SchemaLimits(ServerTest):
             self.assertIn(must, tried)
 
 
+class SpecRulesOfNewerEndpoints(ServerTest):
+    """Each rule of the newer endpoints that openapi.yaml states (if/then, required, null as
+    absent) against what the server does: the bodies it allows are accepted, the ones it
+    refuses are refused."""
+
+    def job(self, **fields):
+        body = {"queue": self.q, "payload": 1}
+        body.update(fields)
+        return self.c.post("/jobs", body)
+
+    def test_dedup_seconds_required_by_mode(self):
+        spec = openapi_spec.load(OPENAPI)["components"]["schemas"]
+        rules = {r["if"]["properties"]["mode"]["const"]: r["then"]
+                 for r in spec["DedupRequest"]["allOf"]}
+        self.assertEqual(rules["window"]["required"], ["seconds"])
+        self.assertEqual(rules["window"]["properties"]["seconds"]["minimum"], 1)
+        self.assertEqual(rules["debounce"]["required"], ["seconds"])
+        for mode in ("window", "debounce"):
+            r = self.job(dedup={"key": "k-" + mode, "mode": mode})
+            self.assert_error(r, 400, "invalid_request", mentions="dedup.seconds")
+        r = self.job(dedup={"key": "k-w0", "mode": "window", "seconds": 0})
+        self.assert_error(r, 400, "invalid_request", mentions="dedup.seconds")
+        for mode, seconds in (("active", None), ("window", 1), ("debounce", 0)):
+            d = {"key": "ok-" + mode, "mode": mode}
+            if seconds is not None:
+                d["seconds"] = seconds
+            r = self.job(dedup=d)
+            self.assertEqual(r.status, 201, "%s -> %r" % (mode, r))
+
+    def test_debounce_without_run_at_or_delay(self):
+        cond = openapi_spec.load(OPENAPI)["components"]["schemas"]["JobBody"]
+        self.assertEqual(cond["if"]["properties"]["dedup"]["properties"]["mode"],
+                         {"const": "debounce"})
+        self.assertEqual(cond["then"]["not"]["anyOf"],
+                         [{"required": ["run_at"]}, {"required": ["delay_seconds"]}])
+        d = {"key": "deb", "mode": "debounce", "seconds": 5}
+        for extra in ({"run_at": int(now()) + 60}, {"delay_seconds": 60}):
+            r = self.job(dedup=d, **extra)
+            self.assert_error(r, 400, "invalid_request", mentions="debounce")
+        self.assertEqual(self.job(dedup=d).status, 201)
+        # Other modes take them.
+        r = self.job(dedup={"key": "win", "mode": "window", "seconds": 5}, delay_seconds=60)
+        self.assertEqual(r.status, 201, r)
+
+    def test_limit_null_is_absent(self):
+        lim = openapi_spec.load(OPENAPI)["components"]["schemas"]["LimitRequest"]
+        self.assertIn("null", lim["properties"]["rate"]["type"])
+        self.assertIn("null", lim["properties"]["max_running"]["type"])
+        key = "/limits/" + self.q
+        r = self.c.request("PUT", key, {"rate": None, "max_running": 2})
+        self.assertEqual(r.status, 200, r)
+        self.assertIsNone(r.json["rate"])
+        r = self.c.request("PUT", key, {"max_running": None,
+                                        "rate": {"jobs": 1, "per_seconds": 1}})
+        self.assertEqual(r.status, 200, r)
+        self.assertIsNone(r.json["max_running"])
+        for body in ({"rate": None}, {"max_running": None}, {"rate": None, "max_running": None}):
+            r = self.c.request("PUT", key, body)
+            self.assert_error(r, 400, "invalid_request", mentions="max_running or rate")
+
+    def test_schedule_body_and_job_must_be_objects(self):
+        sched = openapi_spec.load(OPENAPI)["components"]["schemas"]["ScheduleRequest"]
+        self.assertEqual(sched["type"], "object")
+        for body in ([], "x", 5):
+            r = self.c.request("PUT", "/schedules/" + self.q, body)
+            self.assert_error(r, 400, "invalid_request")
+        r = self.c.request("PUT", "/schedules/" + self.q, {"every_seconds": 60, "job": []})
+        self.assert_error(r, 400, "invalid_request", mentions="job")
+
+    def test_lease_tokens_of_any_length_are_read(self):
+        """LeaseToken: 1 to 256 bytes; a token no claim gave (even a short one) is 409."""
+        tok = openapi_spec.load(OPENAPI)["components"]["schemas"]["LeaseToken"]
+        self.assertEqual(tok["minLength"], 1)
+        j = self.enqueue()
+        self.claim_one()
+        for action, extra in (("heartbeat", {}), ("complete", {}), ("fail", {}),
+                              ("snooze", {"seconds": 1})):
+            body = dict(extra, lease_token="s")
+            r = self.c.post("/jobs/%d/%s" % (j["id"], action), body)
+            self.assert_error(r, 409, "lease_lost")
+            body["lease_token"] = ""
+            r = self.c.post("/jobs/%d/%s" % (j["id"], action), body)
+            self.assert_error(r, 400, "invalid_request", mentions="lease_token")
+
+
 class NotFoundAndMethods(ServerTest):
     def test_unknown_paths(self):
         for method, path in (("GET", "/nope"), ("POST", "/nope"),

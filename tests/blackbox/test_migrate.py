@@ -11,10 +11,12 @@ tests are skipped). The bad-input tests that need no server run everywhere."""
 import hashlib
 import itertools
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
 import tempfile
+import time
 import unittest
 
 from harness import (START_TIMEOUT, WRAPPER, Client, Server, TestDatabase, jobqd_path,
@@ -258,6 +260,164 @@ class Source:
         self.before_attempts.pop("deleted")
         self.before_list = [j for j in self.before_list if j["id"] != self.last]
         self.before_queues.pop("mig-deleted")
+
+
+def sqlite_migrations():
+    """The SQL of each SQLite migration, read from server/store/sqlite/sqlite_schema.c. They
+    are append only and never edited: the first v of them make the schema v as the jobqd of
+    that schema left it."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "server", "domain", "job.h"), encoding="utf-8") as f:
+        macros = dict(re.findall(r'#define (\w+) "([^"]*)"', f.read()))
+    with open(os.path.join(root, "server", "store", "sqlite", "sqlite_schema.c"),
+              encoding="utf-8") as f:
+        src = f.read()
+    body = src[src.index("migrations[] = {"):]
+    body = body[body.index("{") + 1:body.index("\n};")]
+    out, cur = [], []
+    for m in re.finditer(r'/\*.*?\*/|"((?:[^"\\]|\\.)*)"|(\w+)|(,)', body, re.S):
+        if m.group(1) is not None:
+            cur.append(m.group(1).replace('\\"', '"').replace("\\\\", "\\"))
+        elif m.group(2):
+            cur.append(macros[m.group(2)])
+        elif m.group(3):
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def old_schema_file(path, version, now):
+    """A jobq SQLite file at schema `version`, made as its jobqds made it: migration 1, jobs in
+    every status, then each later migration with what its schema brought (attempt history and
+    a paused queue at 4, limits and a keyed job at 6, a blocked job at 8, a schedule at 10)."""
+    migrations = sqlite_migrations()
+    con = sqlite3.connect(path)
+    con.executescript(migrations[0])
+    cols = ("id, queue, status, payload, priority, run_at, attempts, max_attempts, "
+            "fencing_token, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "
+            "lease_expires_at, lease_seconds, lease_token, worker_id, finished_at, result, "
+            "progress, error_code, error_detail")
+    t, day = now, 86400
+    rows = [
+        (1, "old-a", 1, '{"n":1}', 2, t - 100, 0, 5, 0, None, "idem-1", t - 100, None, None,
+         None, None, None, None, None, None, None, None, None),
+        (2, "old-b", 0, '"later"', 0, t + day, 0, 5, 0, '["gpu"]', None, t - 90, None, None,
+         None, None, None, None, None, None, None, None, None),
+        (3, "old-b", 2, '[1,2]', 1, t - 80, 1, 5, 1, None, None, t - 80, t - 50, t - 40,
+         t + day, day, "old-token-0123456789abcdef", "w-old", None, None, '{"pct":5}', None,
+         None),
+        (4, "old-a", 3, '{}', 0, t - 70, 1, 5, 1, None, None, t - 70, t - 60, None, None, None,
+         None, "w-old", t - 55, '{"ok":true}', None, None, None),
+        (5, "old-a", 4, '{}', 0, t - 45, 2, 2, 2, None, None, t - 60, t - 30, None, None, None,
+         None, "w-old", t - 29, None, None, "boom", '"again"'),
+        (6, "old-c", 5, 'null', 0, t - 20, 0, 5, 0, None, None, t - 20, None, None, None, None,
+         None, None, t - 20, None, None, None, None),
+    ]
+    con.executemany("INSERT INTO jobs (%s) VALUES (%s)" % (cols, ", ".join("?" * 23)), rows)
+    for v in range(2, version + 1):
+        con.executescript(migrations[v - 1])
+        if v == 4:
+            con.executemany("INSERT INTO attempts VALUES (?, ?, ?, 'w-old', ?, ?, ?, ?, ?)", [
+                (3, 1, 1, t - 50, None, 0, None, None),
+                (4, 1, 1, t - 60, t - 55, 1, None, None),
+                (5, 1, 1, t - 40, t - 35, 3, "flaky", None),
+                (5, 2, 2, t - 30, t - 29, 2, "boom", '"again"')])
+            con.execute("UPDATE jobs SET ended_at = finished_at, attempt_outcome = status - 2"
+                        " WHERE id IN (4, 5)")
+            con.execute("INSERT INTO queues VALUES ('old-c', 1, ?)", (t - 10,))
+        elif v == 6:
+            con.execute("INSERT INTO limits VALUES ('old:*', 1, NULL, NULL, ?),"
+                        " ('old:a', NULL, 5, 60, ?)", (t - 10, t - 10))
+            con.execute("INSERT INTO keys VALUES ('old:a', ?)", (t + 3600,))
+            # The key is paused (a snooze with pause_key): its lane closed until then.
+            con.execute("INSERT INTO lanes (queue, requires, ckey, check_at, open_at)"
+                        " VALUES ('old-k', '', 'old:a', 0, ?)", (t + 3600,))
+            con.execute("INSERT INTO jobs (id, queue, status, payload, run_at, max_attempts,"
+                        " created_at, concurrency_key, expires_at, dedup_key, dedup_mode, lane)"
+                        " VALUES (7, 'old-k', 1, '7', ?, 5, ?, 'old:a', ?, 'd-7', 1,"
+                        " last_insert_rowid())", (t - 5, t - 5, t + day))
+        elif v == 8:
+            con.execute("INSERT INTO jobs (id, queue, status, payload, run_at, max_attempts,"
+                        " created_at, depends_on, on_dep_failure, deps_pending)"
+                        " VALUES (8, 'old-a', 6, '8', ?, 5, ?, '[1]', 1, 1)", (t - 4, t - 4))
+            con.execute("INSERT INTO deps VALUES (1, 8, 0)")
+            con.execute("UPDATE jobs SET has_dependents = 1 WHERE id = 1")
+        elif v == 10:
+            con.execute("INSERT INTO schedules VALUES ('old-s', '{\"payload\":1}', '0 3 * * *',"
+                        " NULL, 'Europe/Berlin', 1, 0, 0, ?, NULL, NULL, ?, ?, 1)",
+                        (t + 3 * day, t - 10, t - 10))
+            con.execute("INSERT INTO ticker VALUES (1, ?)", (t - 5,))
+    if version >= 4:  # kept by triggers at schema 4 only; after it, by each write
+        con.execute("DELETE FROM counts")
+        con.execute("INSERT INTO counts SELECT queue, status, count(*) FROM jobs"
+                    " GROUP BY queue, status")
+    con.execute("PRAGMA user_version = %d" % version)
+    con.commit()
+    con.close()
+
+
+def every_answer(db):
+    """Every job, its attempts, the queues, limits and schedules as a jobqd on db answers."""
+    srv = Server(db=db)
+    try:
+        srv.start()
+        c = srv.client()
+        jobs = list_every_job(c)
+        out = {"jobs": jobs, "attempts": attempts_of(c, {j["id"]: j["id"] for j in jobs}),
+               "queues": queue_counts(c), "limits": c.get("/limits").json,
+               "schedules": c.get("/schedules").json}
+        c.close()
+        srv.stop_checked()
+    finally:
+        srv.cleanup()
+    return out
+
+
+@needs_pg
+class OlderSchemas(unittest.TestCase):
+    """A file last written at any older schema is copied as it is (it is only read): what the
+    jobqd on the copy answers is what a jobqd answers on that file once it upgraded it."""
+
+    maxDiff = None
+
+    def migrate_schema(self, version):
+        d = tempfile.mkdtemp(prefix="jobq-migrate-old-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "jobq.db")
+        old_schema_file(path, version, int(time.time()))
+        before = sha256(path)
+        target = PgDatabase()
+        self.addCleanup(target.drop)
+        code, out, err = migrate("--from", path, "--db", target.url)
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(sha256(path), before)
+        self.assertIn("copied %d jobs" % (6 + (version >= 6) + (version >= 8)), out)
+        got = every_answer(target.url)
+        upgraded = os.path.join(d, "upgraded.db")
+        shutil.copy(path, upgraded)
+        want = every_answer(upgraded)
+        self.assertEqual(got, want)
+        statuses = {j["status"] for j in got["jobs"]}
+        self.assertTrue({"queued", "running", "succeeded", "failed", "cancelled"} <= statuses)
+        self.assertEqual(len(got["limits"]["limits"]), 2 if version >= 6 else 0)
+        self.assertEqual(len(got["schedules"]["schedules"]), 1 if version >= 10 else 0)
+        if version >= 4:
+            self.assertEqual([a["outcome"] for a in got["attempts"][5]], ["retried", "failed"])
+            self.assertEqual([a["outcome"] for a in got["attempts"][3]], ["running"])
+            self.assertTrue(got["queues"]["old-c"]["paused"])
+
+
+def _schema_case(version):
+    def test(self):
+        self.migrate_schema(version)
+    test.__doc__ = "A file last written at schema %d." % version
+    return test
+
+
+for _v in range(1, len(sqlite_migrations())):
+    setattr(OlderSchemas, "test_schema_%d" % _v, _schema_case(_v))
 
 
 @needs_pg

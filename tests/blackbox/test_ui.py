@@ -190,12 +190,15 @@ class UiBrowser(ServerTest, Browser):
         exact, rated, pattern = q + ":solo", q + ":api", q + ":cust:*"
         for key, body in ((exact, {"max_running": 1}),
                           (rated, {"rate": {"jobs": 5, "per_seconds": 3600}}),
-                          (pattern, {"max_running": 2})):
+                          (pattern, {"max_running": 1})):
             self.assertEqual(self.c.request("PUT", "/limits/" + quote(key, safe=""), body).status,
                              200)
-        for key in (exact, exact, exact, rated, rated, q + ":cust:1"):
+        # Three customers of the pattern run one job each (its maximum per key); the second
+        # job of customer 2 is held.
+        custs = [q + ":cust:%d" % i for i in (1, 2, 3, 2)]
+        for key in [exact, exact, exact, rated, rated] + custs:
             self.enqueue({"k": key}, concurrency_key=key)
-        got = self.claim("w1", max_jobs=10, expect=4)
+        got = self.claim("w1", max_jobs=10, expect=6)
         self.claim("w1", max_jobs=10, expect=0)  # passes the full key by: its jobs are held
         cust = [j for j in got if j["concurrency_key"] == q + ":cust:1"][0]
         self.act(cust["id"], "snooze", {"lease_token": cust["lease_token"], "seconds": 600,

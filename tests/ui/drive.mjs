@@ -166,6 +166,12 @@ const scenarios = {
     await text(page, row(args.exact) + ' .state', /full/, 'a key at its maximum');
     await text(page, row(args.rated) + ' .rate', /^2 \/ 5 per 3600 s$/, "the window's use");
     await text(page, row(args.rated) + ' .state', /open/, 'a key with room');
+    // A pattern's maximum holds per key: never "3 / 1" or "full" for three keys at one each.
+    await text(page, row(args.pattern) + ' .running', /^1 per key · 2 running$/,
+      "a pattern's maximum per key and its keys' running jobs");
+    await text(page, row(args.pattern) + ' .held', /^1$/, "the pattern's held job");
+    check(!/full/.test(await page.locator(row(args.pattern) + ' .state').innerText()),
+      'a pattern is never shown full');
     await text(page, row(args.pattern) + ' .rate', /^—$/, 'no rate');
     await text(page, row(args.pattern) + ' .state', /paused until \S+/, 'a paused key');
     await shot(page, 'overview');
@@ -215,11 +221,14 @@ const scenarios = {
     await page.goto(base + '/ui/');
     await text(page, row(args.cron) + ' .when', /^0 9 \* \* MON$/, 'the cron expression');
     await text(page, row(args.cron) + ' .zone', /^Europe\/Berlin$/, 'the time zone');
-    await text(page, row(args.cron) + ' .next', /\d/, 'the next run');
+    // 09:00 on a Monday in Berlin, as Berlin reads it, with its offset (not the UTC time).
+    await text(page, row(args.cron) + ' .next', /^\d{4}-\d\d-\d\d 09:00:00 GMT\+[12]$/,
+      "the next run in the schedule's zone");
     await text(page, row(args.cron) + ' .last', /^—$/, 'no run yet');
     await text(page, row(args.every) + ' .when', /^every 1 s$/, 'the period');
     await text(page, row(args.every) + ' .job', /^#\d+$/, 'the last job');
-    await text(page, row(args.every) + ' .last', /\d/, 'the last run');
+    await text(page, row(args.every) + ' .last', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+      'the last run, in UTC');
     await text(page, row(args.every) + ' .state', /active/, 'an active schedule');
     await shot(page, 'overview');
 

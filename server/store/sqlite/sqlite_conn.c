@@ -149,8 +149,7 @@ int sqlite_conn_prepare(struct sqlite_conn *c)
 {
     int mask = c->role == CONN_WRITER   ? STMT_ON_WRITER
                : c->role == CONN_READER ? STMT_ON_READER
-               : c->role == CONN_EXPORT ? STMT_ON_EXPORT
-                                        : STMT_ON_EXPORT4;
+                                        : STMT_ON_EXPORT;
     for (int id = 0; id < STMT_COUNT; id++) {
         const struct stmt_def *d = sqlite_stmt_def((enum stmt_id)id);
         if (!(d->on & mask))

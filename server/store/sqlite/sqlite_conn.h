@@ -10,10 +10,8 @@
 #include "sqlite_stmt.h"
 #include "store.h"
 
-/* CONN_EXPORT: jobqd migrate reading a store file (sqlite_export.c), opened read-only;
- * CONN_EXPORT4 the same once it found the file at schema 4 (it prepares that schema's
- * statements: STMT_ON_EXPORT4). */
-enum conn_role { CONN_WRITER, CONN_READER, CONN_EXPORT, CONN_EXPORT4 };
+/* CONN_EXPORT: jobqd migrate reading a store file (sqlite_export.c), opened read-only. */
+enum conn_role { CONN_WRITER, CONN_READER, CONN_EXPORT };
 
 struct sqlite_conn {
     sqlite3 *db;

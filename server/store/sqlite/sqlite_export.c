@@ -20,9 +20,6 @@ struct sqlite_export {
     struct sqlite_conn conn;
     int lock_fd;  /* the lock file's descriptor, or SQLITE_LOCKFILE_ABSENT */
     int snapshot; /* 1 while the read transaction is open */
-    /* The attempt history's statements for the file's schema (STMT_EXPORT_ATTEMPT_COUNT and
-     * STMT_EXPORT_ATTEMPTS, or their schema-4 forms). */
-    enum stmt_id attempt_count, attempts;
 };
 
 static struct sqlite_export *export_of(struct store_export *x)
@@ -69,7 +66,7 @@ static enum store_result export_counts(struct store_export *x, struct store_copy
     if (r == STORE_OK)
         r = one_int(c, STMT_EXPORT_LAST_ID, &out->last_id);
     if (r == STORE_OK)
-        r = one_int(c, export_of(x)->attempt_count, &out->attempts);
+        r = one_int(c, STMT_EXPORT_ATTEMPT_COUNT, &out->attempts);
     if (r != STORE_OK)
         return r;
     st = sqlite_conn_stmt(c, STMT_EXPORT_TABLE_COUNTS);
@@ -187,7 +184,7 @@ static enum store_result export_attempts(struct store_export *x, int64_t after_j
 {
     struct sqlite_conn *c = &export_of(x)->conn;
     *n = 0;
-    sqlite3_stmt *st = sqlite_conn_stmt(c, export_of(x)->attempts);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_EXPORT_ATTEMPTS);
     int rc = sqlite3_bind_int64(st, 1, after_job);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 2, after_token);
@@ -353,23 +350,17 @@ struct store_export *sqlite_export_open(const char *path, char *err, size_t n)
         export_close(&e->base);
         return NULL;
     }
-    int version = 0;
+    /* A file of an older schema reads as the current one (TEMP tables and views of this
+     * connection alone): it is only read, and may be on a read-only mount. */
     if (sqlite_schema_check(e->conn.db, path, err, n) != 0 ||
         lock_for_export(path, &e->lock_fd, err, n) != 0) {
         export_close(&e->base);
         return NULL;
     }
-    if (sqlite_schema_read(e->conn.db, &version) != 0) {
+    if (sqlite_schema_present(e->conn.db) != 0) {
         snprintf(err, n, "cannot read %s (see the line above)", path);
         export_close(&e->base);
         return NULL;
-    }
-    e->attempt_count = STMT_EXPORT_ATTEMPT_COUNT;
-    e->attempts = STMT_EXPORT_ATTEMPTS;
-    if (version < SQLITE_SCHEMA_ATTEMPT_IN_ROW) { /* as the jobqd of schema 4 left it */
-        e->conn.role = CONN_EXPORT4;
-        e->attempt_count = STMT_EXPORT_ATTEMPT_COUNT4;
-        e->attempts = STMT_EXPORT_ATTEMPTS4;
     }
     int rc = SQLITE_DONE;
     if (sqlite_conn_prepare(&e->conn) != 0 ||

@@ -1,6 +1,7 @@
 #include "sqlite_schema.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "job.h"
 #include "log.h"
@@ -320,4 +321,111 @@ int sqlite_schema_check(sqlite3 *db, const char *path, char *err, size_t n)
     else
         return 0;
     return -1;
+}
+
+/* Prepare sql on db into *st. Returns 1, or 0 after logging why. */
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+{
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    if (rc != SQLITE_OK)
+        log_error("sqlite schema: cannot read the schema: %s (%d)", sqlite3_errmsg(db), rc);
+    return rc == SQLITE_OK;
+}
+
+/* The statements sqlite_schema_present reads the two schemas with. */
+struct present {
+    sqlite3 *db;        /* the older file */
+    sqlite3_stmt *cols; /* the current table ?1's columns and defaults (on the reference) */
+    sqlite3_stmt *has;  /* 1 when the file's table ?1 has column ?2 (on db) */
+    sqlite3_stmt *any;  /* how many columns the file's table ?1 has (on db) */
+};
+
+/* 1 when st, bound to the given texts, gives a row whose first column is not 0. */
+static int yes(sqlite3_stmt *st, const char *a, const char *b)
+{
+    sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+    if (b)
+        sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+    sqlite3_reset(st);
+    return r;
+}
+
+/* Make the current table `name` (made by `sql`) readable on p->db: an empty TEMP table when
+ * the file lacks it, a TEMP view when it lacks columns, nothing when it has them all.
+ * Returns 0, or -1 after logging why. */
+static int present_table(struct present *p, const char *name, const char *sql)
+{
+    char *make = NULL;
+    if (!yes(p->any, name, NULL)) {
+        make = sqlite3_mprintf("CREATE TEMP %s", sql + strlen("CREATE "));
+    } else {
+        sqlite3_str *cols = sqlite3_str_new(NULL);
+        int missing = 0;
+        sqlite3_bind_text(p->cols, 1, name, -1, SQLITE_STATIC);
+        while (sqlite3_step(p->cols) == SQLITE_ROW) {
+            const char *col = (const char *)sqlite3_column_text(p->cols, 0);
+            const char *dflt = (const char *)sqlite3_column_text(p->cols, 1);
+            int has = yes(p->has, name, col);
+            missing += !has;
+            if (sqlite3_str_length(cols))
+                sqlite3_str_appendall(cols, ", ");
+            if (has)
+                sqlite3_str_appendf(cols, "\"%w\"", col);
+            else
+                sqlite3_str_appendall(cols, dflt ? dflt : "NULL");
+            sqlite3_str_appendf(cols, " AS \"%w\"", col);
+        }
+        sqlite3_reset(p->cols);
+        char *list = sqlite3_str_finish(cols);
+        if (missing && list)
+            make = sqlite3_mprintf("CREATE TEMP VIEW \"%w\" AS SELECT %s FROM main.\"%w\"", name,
+                                   list, name);
+        sqlite3_free(list);
+        if (!missing)
+            return 0;
+    }
+    int r = make ? exec(p->db, make, name) : -1;
+    if (!make)
+        log_error("sqlite schema: out of memory presenting table %s", name);
+    sqlite3_free(make);
+    return r;
+}
+
+int sqlite_schema_present(sqlite3 *db)
+{
+    int version = 0;
+    if (sqlite_schema_read(db, &version) != 0)
+        return -1;
+    if (version >= MIGRATIONS_COUNT)
+        return 0;
+    /* The current schema, as the migrations make it, in memory: what to present. */
+    sqlite3 *ref = NULL;
+    sqlite3_stmt *tables = NULL;
+    struct present p = {.db = db};
+    int ok =
+        sqlite3_open(":memory:", &ref) == SQLITE_OK && apply(ref, 0) == 0 &&
+        prepare(ref,
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE "
+                "'CREATE TABLE %' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name",
+                &tables) &&
+        prepare(ref, "SELECT name, dflt_value FROM pragma_table_info(?1)", &p.cols) &&
+        prepare(db, "SELECT count(*) FROM pragma_table_info(?1, 'main') WHERE name = ?2", &p.has) &&
+        prepare(db, "SELECT count(*) FROM pragma_table_info(?1, 'main')", &p.any);
+    /* query_only forbids the TEMP schema's writes too; the file stays read-only as opened. */
+    ok = ok && exec(db, "PRAGMA query_only = 0", "present") == 0;
+    while (ok && sqlite3_step(tables) == SQLITE_ROW)
+        ok = present_table(&p, (const char *)sqlite3_column_text(tables, 0),
+                           (const char *)sqlite3_column_text(tables, 1)) == 0;
+    if (exec(db, "PRAGMA query_only = 1", "present") != 0)
+        ok = 0;
+    sqlite3_finalize(tables);
+    sqlite3_finalize(p.cols);
+    sqlite3_finalize(p.has);
+    sqlite3_finalize(p.any);
+    sqlite3_close(ref);
+    if (ok)
+        log_info("sqlite schema: reading a file of schema %d as schema %d", version,
+                 MIGRATIONS_COUNT);
+    return ok ? 0 : -1;
 }

@@ -66,11 +66,11 @@ _Static_assert(LIMIT_NEVER == 9223372036854775807LL, "lane never literal");
 /* clang-format off */
 static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_BEGIN, STMT_ON_WRITER, "BEGIN IMMEDIATE", "sqlite_tx_run: every write transaction"},
-    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT | STMT_ON_EXPORT4, "COMMIT",
+    {STMT_COMMIT, STMT_ON_WRITER | STMT_ON_READER | STMT_ON_EXPORT, "COMMIT",
      "sqlite_tx_run: commit; queues, export: end of its read transaction"},
     {STMT_ROLLBACK, STMT_ON_WRITER | STMT_ON_READER, "ROLLBACK",
      "sqlite_tx_run: a failed or busy transaction; readers: after a failed read transaction"},
-    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT | STMT_ON_EXPORT4, "BEGIN DEFERRED",
+    {STMT_READ_BEGIN, STMT_ON_READER | STMT_ON_EXPORT, "BEGIN DEFERRED",
      "queues: one snapshot for the counts and the ages; export: one snapshot for the copy"},
     {STMT_PROBE_WRITE, STMT_ON_WRITER,
      "INSERT INTO probe (id, writes) VALUES (1, 1) "
@@ -265,13 +265,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "SELECT min(run_at) FROM jobs WHERE status = " SCHEDULED,
      "next_due: when the sweeper must promote next; promotion: when a claim must promote next"},
     {STMT_PING, STMT_ON_READER, "SELECT max(id) FROM jobs", "ping: a read connection answers"},
-    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT | STMT_ON_EXPORT4, "SELECT status, count(*) FROM jobs GROUP BY status",
+    {STMT_EXPORT_COUNTS, STMT_ON_EXPORT, "SELECT status, count(*) FROM jobs GROUP BY status",
      "export (jobqd migrate): the jobs per stored status, compared with the target's"},
-    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_LAST_ID, STMT_ON_EXPORT,
      "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), "
      "coalesce((SELECT max(id) FROM jobs), 0))",
      "export: the highest id ever given (AUTOINCREMENT: deleted jobs' ids are never reused)"},
-    {STMT_EXPORT_ROWS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_ROWS, STMT_ON_EXPORT,
      "SELECT " COLS ", lease_seconds, deadline_at FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2",
      "export: the next batch of rows, every column (SQL_EXPORT_* name the last two)"},
     {STMT_EXPORT_ATTEMPT_COUNT, STMT_ON_EXPORT,
@@ -291,35 +291,28 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "export: the next batch of attempt history entries, the latest ones from the job rows "
      "that hold them (a range of ids no wider than the table's batch reaches: the batches "
      "read the jobs once in all)"},
-    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_PAUSED, STMT_ON_EXPORT,
      "SELECT name FROM queues WHERE paused AND name > ?1 ORDER BY name LIMIT ?2",
      "export: the next names of paused queues"},
-    {STMT_EXPORT_ATTEMPT_COUNT4, STMT_ON_EXPORT4, "SELECT count(*) FROM attempts",
-     "export of a schema-4 file: STMT_EXPORT_ATTEMPT_COUNT (every attempt has its row)"},
-    {STMT_EXPORT_ATTEMPTS4, STMT_ON_EXPORT4,
-     "SELECT job_id, fencing_token, attempt, worker_id, claimed_at, ended_at, outcome, "
-     "error_code, error_detail FROM attempts WHERE (job_id, fencing_token) > (?1, ?2) "
-     "ORDER BY job_id, fencing_token LIMIT ?3",
-     "export of a schema-4 file: STMT_EXPORT_ATTEMPTS"},
-    {STMT_EXPORT_LIMITS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_LIMITS, STMT_ON_EXPORT,
      EXPORT_TABLE("key, changed_at, max_running, rate_jobs, rate_per_seconds", "limits", "key",
                   "changed_at"),
      "export: the next limits (STORE_COPY_LIMITS)"},
-    {STMT_EXPORT_KEYS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_KEYS, STMT_ON_EXPORT,
      EXPORT_TABLE("key, paused_until", "keys", "key", "paused_until"),
      "export: the next concurrency keys' states (STORE_COPY_KEYS)"},
-    {STMT_EXPORT_KEY_CLAIMS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_KEY_CLAIMS, STMT_ON_EXPORT,
      EXPORT_TABLE("key, at, n", "key_claims", "key", "at"),
      "export: the next claim rows of the keys' rate windows (STORE_COPY_KEY_CLAIMS)"},
-    {STMT_EXPORT_SCHEDULES, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_SCHEDULES, STMT_ON_EXPORT,
      EXPORT_TABLE("name, job, cron, timezone, created_at, every_seconds, catch_up, overlap, "
                   "paused, next_run_at, last_run_at, last_job_id, updated_at, rev",
                   "schedules", "name", "created_at"),
      "export: the next schedules (STORE_COPY_SCHEDULES)"},
-    {STMT_EXPORT_TICKER, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_TICKER, STMT_ON_EXPORT,
      EXPORT_TABLE("'', seen_at", "ticker", "''", "seen_at"),
      "export: the tickers' liveness row (STORE_COPY_TICKER)"},
-    {STMT_EXPORT_TABLE_COUNTS, STMT_ON_EXPORT | STMT_ON_EXPORT4,
+    {STMT_EXPORT_TABLE_COUNTS, STMT_ON_EXPORT,
      "SELECT (SELECT count(*) FROM limits), (SELECT count(*) FROM keys), "
      "(SELECT count(*) FROM key_claims), (SELECT count(*) FROM schedules), "
      "(SELECT count(*) FROM ticker)",

@@ -14,8 +14,7 @@
 /* Which connections prepare a statement. */
 #define STMT_ON_WRITER 1
 #define STMT_ON_READER 2
-#define STMT_ON_EXPORT 4  /* jobqd migrate's read-only connection (sqlite_export.c) */
-#define STMT_ON_EXPORT4 8 /* the same on a file of schema 4 (its job rows hold no attempt) */
+#define STMT_ON_EXPORT 4 /* jobqd migrate's read-only connection (sqlite_export.c) */
 
 enum stmt_id {
     STMT_BEGIN = 0,
@@ -66,8 +65,6 @@ enum stmt_id {
     STMT_EXPORT_ATTEMPT_COUNT,
     STMT_EXPORT_ATTEMPTS,
     STMT_EXPORT_PAUSED,
-    STMT_EXPORT_ATTEMPT_COUNT4,
-    STMT_EXPORT_ATTEMPTS4,
     STMT_EXPORT_LIMITS,
     STMT_EXPORT_KEYS,
     STMT_EXPORT_KEY_CLAIMS,
