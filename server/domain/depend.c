@@ -32,7 +32,17 @@ enum job_status depend_purged(enum job_status s, int todo)
 {
     if (s != JOB_SUCCEEDED && s != JOB_FAILED && s != JOB_CANCELLED)
         return JOB_CANCELLED;
-    return todo ? s : JOB_STATUS_NONE;
+    return todo || s != JOB_SUCCEEDED ? s : JOB_STATUS_NONE;
+}
+
+unsigned depend_modes(enum job_status s, enum depend_effect want)
+{
+    unsigned modes = 0;
+    for (int m = 0; m < DEP_MODE_COUNT; m++) {
+        if (depend_effect(s, (enum dep_mode)m) == want)
+            modes |= 1u << m;
+    }
+    return modes;
 }
 
 int64_t depend_release_run_at(int64_t run_at, int64_t now)

@@ -6,7 +6,8 @@ failed workflow; GET /jobs/{id}/dependencies and /dependents; a batch with a com
 callback; long polls woken by a release; bad input refused with nothing created; a graph of
 10,000 jobs (10 batches of 1,000) worked by several threads, each job run once, after all of
 its parents, never when a "cancel" parent failed; on PostgreSQL the same over three jobqd
-processes sharing one database."""
+processes sharing one database, and two dependencies of one job retried or cancelled at once
+through two processes."""
 
 import random
 import re
@@ -332,6 +333,23 @@ class Graphs(WorkflowTest):
         self.assertEqual(self.status_of(run), "queued")
         self.run_one(run)
         self.claim(expect=0)
+
+    def test_retry_after_a_purge_leaves_the_dependent_cancelled(self):
+        """d waits for a and for x; a fails (d cancelled by it), x is purged: a retry of a
+        that then succeeds leaves d cancelled, by x."""
+        other = self.queue("other")
+        a = self.enqueue()["id"]
+        x = self.enqueue(queue=other)["id"]
+        d = self.enqueue(queue=other, depends_on=[a, x])["id"]
+        self.fail_for_good(self.claim_one())
+        self.assertEqual(self.get_job(d)["error_detail"], detail(a))
+        r = self.c.request("DELETE", "/queues/%s/jobs?status=queued" % other)
+        self.assertEqual((r.status, r.json["deleted"]), (200, 1), r)
+        self.act(a, "retry")
+        self.run_one(a)
+        jd = self.get_job(d)
+        self.assertEqual((jd["status"], jd["error_code"], jd["error_detail"]),
+                         ("cancelled", "dependency_failed", detail(x)))
 
 
 class CompletionCallback(WorkflowTest):
@@ -697,6 +715,91 @@ class ThreeProcesses(unittest.TestCase):
         run_graph(self, self.servers, graph, workers_per_server=3)
         for srv in self.servers:
             srv.stop_checked(self)
+
+
+@unittest.skipUnless(backend() == "pg", "several processes share a PostgreSQL database")
+class ConcurrentRetries(unittest.TestCase):
+    """Two dependencies of one job changed at once through two jobqd processes (a retry and
+    a retry, a retry and a cancel), TRIALS times each: the dependent ends as its
+    dependencies say every time."""
+
+    TRIALS = 20
+
+    def setUp(self):
+        self.servers = []
+        for _ in range(2):
+            srv = Server(db=self.servers[0].db if self.servers else None)
+            self.addCleanup(srv.cleanup)  # LIFO: the first one (owner of the db) goes last
+            srv.start()
+            self.servers.append(srv)
+        self.clients = [srv.client() for srv in self.servers]
+        for c in self.clients:
+            self.addCleanup(c.close)
+        self.q = "race-%d" % time.monotonic_ns()
+
+    def workflow(self, n):
+        """Jobs a and b (each alone in its queue) and d depending on both ("cancel")."""
+        qs = ["%s-%d-%s" % (self.q, n, x) for x in "abd"]
+        r = self.clients[0].post("/jobs/batch", {"jobs": [
+            {"queue": qs[0], "payload": 0, "ref": "a"},
+            {"queue": qs[1], "payload": 0, "ref": "b"},
+            {"queue": qs[2], "payload": 0, "depends_on": ["a", "b"]}]})
+        self.assertEqual(r.status, 201, r)
+        return [j["id"] for j in r.json["jobs"]], qs
+
+    def end(self, queue, expect_id, ok):
+        c = self.clients[0]
+        jobs = c.post("/claim", {"worker_id": "w", "queue": queue}).json["jobs"]
+        self.assertEqual([j["id"] for j in jobs], [expect_id])
+        body = {"lease_token": jobs[0]["lease_token"]}
+        if not ok:
+            body.update({"error_code": "boom", "retry": False})
+        r = c.post("/jobs/%d/%s" % (expect_id, "complete" if ok else "fail"), body)
+        self.assertEqual(r.status, 200, r)
+
+    def at_once(self, first, second):
+        """POST first (a path) to process 0 and second to process 1 from two threads at
+        once; both must answer 200."""
+        start = threading.Barrier(2, timeout=30)
+        answers = [None, None]
+
+        def send(i, path):
+            start.wait()
+            answers[i] = self.clients[i].post(path, None)
+
+        threads = [threading.Thread(target=send, args=(i, p))
+                   for i, p in enumerate((first, second))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(REQUEST_TIMEOUT + 30)
+            self.assertFalse(t.is_alive())
+        for r in answers:
+            self.assertEqual(r.status, 200, r)
+
+    def state(self, job_id):
+        j = self.clients[1].get("/jobs/%d" % job_id).json
+        return j["status"], j.get("error_detail")
+
+    def test_two_retries_release_the_dependent(self):
+        for n in range(self.TRIALS):
+            (a, b, d), qs = self.workflow(n)
+            self.end(qs[0], a, ok=False)
+            self.end(qs[1], b, ok=False)
+            self.assertEqual(self.state(d)[0], "cancelled")
+            self.at_once("/jobs/%d/retry" % a, "/jobs/%d/retry" % b)
+            self.assertEqual(self.state(d)[0], "blocked", "trial %d" % n)
+            self.end(qs[0], a, ok=True)
+            self.end(qs[1], b, ok=True)
+            self.assertEqual(self.state(d)[0], "queued", "trial %d" % n)
+
+    def test_retry_and_cancel_leave_the_dependent_cancelled(self):
+        for n in range(self.TRIALS):
+            (a, b, d), qs = self.workflow(n)
+            self.end(qs[0], a, ok=False)
+            self.at_once("/jobs/%d/retry" % a, "/jobs/%d/cancel" % b)
+            self.end(qs[0], a, ok=True)
+            self.assertEqual(self.state(d), ("cancelled", detail(b)), "trial %d" % n)
 
 
 @unittest.skipUnless(backend() == "pg", "a row lock another session holds: PostgreSQL")

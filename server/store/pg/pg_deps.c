@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job_cols.h"
 #include "log.h"
 #include "pg_row.h"
 
@@ -114,12 +113,46 @@ static int push(struct walk *w, int64_t id)
  * (DEPEND_SETTLE), as a smallint[] literal (depend_effect decides). */
 static void modes_literal(enum job_status s, enum depend_effect want, char *buf, size_t len)
 {
+    unsigned modes = depend_modes(s, want);
     size_t at = (size_t)snprintf(buf, len, "{");
     for (int m = 0; m < DEP_MODE_COUNT; m++) {
-        if (depend_effect(s, (enum dep_mode)m) == want)
+        if (modes & (1u << m))
             at += (size_t)snprintf(buf + at, len - at, at > 1 ? ",%d" : "%d", m);
     }
     snprintf(buf + at, len - at, "}");
+}
+
+/* Lock the dependents of job id in id order, and read its status into *s (JOB_STATUS_NONE:
+ * gone). Every visit takes these locks before it reads a dependent or the other dependencies
+ * of one (READ COMMITTED: each later statement reads a later snapshot), so two transactions
+ * that change two dependencies of one job in two processes re-evaluate it one after the
+ * other, the second one seeing what the first committed. */
+static enum store_result lock_dependents(struct pg_conn *c, int64_t id, enum job_status *s)
+{
+    char idb[24];
+    const char *p[1] = {pg_int_param(idb, id)};
+    enum store_result r;
+    PGresult *res = pg_exec(c, PG_DEP_VISIT, 1, p, "dependents' locks", &r);
+    if (!res)
+        return r;
+    int known = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0);
+    *s = known ? (enum job_status)pg_row_int(res, 0, 0) : JOB_STATUS_NONE;
+    PQclear(res);
+    return STORE_OK;
+}
+
+/* Purged job id counts as ended in s, and never comes back: the dependents that s cancels
+ * and another dependency cancelled first name it from now on (depend.h), so that a retry of
+ * that one leaves them cancelled. */
+static enum store_result pin(struct pg_conn *c, int64_t id, enum job_status s)
+{
+    if (depend_modes(s, DEPEND_CANCEL) == 0)
+        return STORE_OK;
+    char idb[24], cancel[32], detail[DEPEND_DETAIL_MAX];
+    modes_literal(s, DEPEND_CANCEL, cancel, sizeof cancel);
+    const char *p[4] = {pg_int_param(idb, id), depend_detail(id, detail), DEPEND_FAILED_CODE,
+                        cancel};
+    return run(c, PG_DEP_PIN, 4, p, "dependents of a purged job");
 }
 
 /* Job id has ended in status s: settle its edges, cancel or release its blocked dependents. */
@@ -235,17 +268,10 @@ static enum store_result visit_open(struct pg_conn *c, struct walk *w, int64_t i
 
 static enum store_result visit(struct pg_conn *c, struct walk *w, int64_t id)
 {
-    char idb[24];
-    const char *p[1] = {pg_int_param(idb, id)};
-    enum store_result r;
-    PGresult *res = pg_exec(c, PG_JOB_GET, 1, p, "dependency", &r);
-    if (!res)
+    enum job_status s;
+    enum store_result r = lock_dependents(c, id, &s);
+    if (r != STORE_OK || s == JOB_STATUS_NONE)
         return r;
-    int found = PQntuples(res) == 1;
-    enum job_status s = found ? (enum job_status)pg_row_int(res, 0, COL_STATUS) : JOB_STATUS_NONE;
-    PQclear(res);
-    if (!found)
-        return STORE_OK;
     if (s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_CANCELLED)
         return visit_ended(c, w, id, s);
     return visit_open(c, w, id);
@@ -288,7 +314,12 @@ enum store_result pg_deps_purged(struct pg_conn *c, const int64_t *ids, const en
     enum store_result r = STORE_OK;
     for (size_t i = 0; r == STORE_OK && i < n; i++) {
         w.q.visited++; /* each one of the walk's steps, though gone: visited here, not later */
-        r = visit_ended(c, &w, ids[i], ends[i]);
+        enum job_status gone;
+        r = lock_dependents(c, ids[i], &gone);
+        if (r == STORE_OK)
+            r = visit_ended(c, &w, ids[i], ends[i]);
+        if (r == STORE_OK)
+            r = pin(c, ids[i], ends[i]);
     }
     if (r == STORE_OK)
         return walk_run(c, &w);

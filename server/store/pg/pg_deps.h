@@ -21,14 +21,19 @@ enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, 
 
 /* Job id (of queue) ended or was retried, when it has dependents: settle, release, cancel or
  * re-block them down the graph for at most DEPEND_STEP_MAX jobs (the rest marked for
- * pg_deps_sweep). The queues of released jobs are in notes. */
+ * pg_deps_sweep). The queues of released jobs are in notes. Each visited job's dependents
+ * are locked in id order before they or their other dependencies are read, so that changes
+ * of two dependencies of one job committed at once by two processes are counted one after
+ * the other (the caller holds the row lock of job id itself: its update). */
 enum store_result pg_deps_moved(struct pg_conn *c, int64_t id, const char *queue,
                                 int has_dependents, int64_t now, struct store_news *notes);
 
 /* Jobs ids[0..n) of queue were deleted by a purge in this transaction (their edges to their
  * dependents stay): their dependents are settled as if job i had ended in ends[i] (a final
- * status: depend_purged), and so on down the graph as pg_deps_moved does; the deleted jobs
- * count as visited jobs of its DEPEND_STEP_MAX. A dependent deleted too is passed over. */
+ * status: depend_purged), and so on down the graph as pg_deps_moved does; the dependents that
+ * ends[i] cancels and another dependency cancelled are pinned to job i (depend.h). The
+ * deleted jobs count as visited jobs of its DEPEND_STEP_MAX. A dependent deleted too is
+ * passed over. */
 enum store_result pg_deps_purged(struct pg_conn *c, const int64_t *ids, const enum job_status *ends,
                                  size_t n, const char *queue, int64_t now,
                                  struct store_news *notes);

@@ -656,6 +656,14 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "INSERT INTO jobq_deps (dep_id, job_id, settled) SELECT u.d, u.j, u.s FROM "
      "unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS u(d, j, s) ON CONFLICT DO NOTHING",
      "enqueue with depends_on: the new jobs' edges (dependency, dependent, settled)"},
+    {PG_DEP_VISIT, "dep_visit",
+     "SELECT (SELECT status FROM jobq_jobs WHERE id = $1::bigint), count(*) FROM (SELECT j.id "
+     "FROM jobq_deps d JOIN jobq_jobs j ON j.id = d.job_id WHERE d.dep_id = $1::bigint ORDER BY "
+     "j.id FOR UPDATE OF j) l",
+     "a walk's visit of a job (its end, its retry, its purge): its dependents locked in id "
+     "order before any statement reads them or their other dependencies, so that each "
+     "re-evaluation of a dependent reads (on a later snapshot) what the one before committed; "
+     "and the job's status (NULL: gone)"},
     {PG_DEP_SETTLE, "dep_settle",
      "WITH e AS (UPDATE jobq_deps SET settled = true WHERE dep_id = $1::bigint AND NOT settled "
      "RETURNING job_id), "
@@ -698,6 +706,13 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "retry: a re-evaluated dependent waits again"},
     {PG_DEP_DETAIL, "dep_detail", "UPDATE jobq_jobs SET error_detail = $2::text WHERE id = $1::bigint",
      "retry: a dependent that stays cancelled names the dependency that cancels it now"},
+    {PG_DEP_PIN, "dep_pin",
+     "UPDATE jobq_jobs j SET error_detail = $2::text FROM jobq_deps d WHERE d.dep_id = "
+     "$1::bigint AND j.id = d.job_id AND j.status = " CANCELLED " AND j.error_code = $3::text "
+     "AND j.on_dep_failure = ANY ($4::smallint[]) AND j.error_detail <> $2::text",
+     "purge: the dependents of a purged job that its end cancels ($4, depend_effect) and "
+     "another dependency cancelled name it from now on (it never comes back: a retry of the "
+     "other leaves them cancelled)"},
     {PG_DEP_RETRIED, "dep_retried",
      "WITH w AS (SELECT count(*) FILTER (WHERE p.status NOT IN " ENDED ") AS n FROM jobq_deps d "
      "JOIN jobq_jobs p ON p.id = d.dep_id WHERE d.job_id = $1::bigint), "

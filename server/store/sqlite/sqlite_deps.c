@@ -340,6 +340,22 @@ enum store_result sqlite_deps_moved(struct sqlite_conn *c, const struct job *j, 
     return walk_run(c, &w, j->queue);
 }
 
+/* Purged job id counts as ended in s, and never comes back: the dependents that s cancels
+ * and another dependency cancelled first name it from now on (depend.h), so that a retry of
+ * that one leaves them cancelled. */
+static enum store_result pin(struct sqlite_conn *c, int64_t id, enum job_status s)
+{
+    unsigned modes = depend_modes(s, DEPEND_CANCEL);
+    if (modes == 0)
+        return STORE_OK;
+    char detail[DEPEND_DETAIL_MAX];
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_PIN);
+    return sqlite_conn_finish(c, st,
+                              sqlite_conn_bindf(st, "ijti", id, depend_detail(id, detail),
+                                                DEPEND_FAILED_CODE, (int64_t)modes),
+                              "dependents of a purged job");
+}
+
 enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
                                      const enum job_status *ends, size_t n, const char *queue,
                                      int64_t now, struct sqlite_notes *notes)
@@ -349,6 +365,8 @@ enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
     for (size_t i = 0; r == STORE_OK && i < n; i++) {
         w.q.visited++; /* each one of the walk's steps, though gone: visited here, not later */
         r = visit_as(c, &w, ids[i], ends[i]);
+        if (r == STORE_OK)
+            r = pin(c, ids[i], ends[i]);
     }
     if (r == STORE_OK)
         return walk_run(c, &w, queue);

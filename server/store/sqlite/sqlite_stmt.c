@@ -478,6 +478,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "retry: one edge of a re-evaluated dependent, settled as its dependency is now"},
     {STMT_DEP_DETAIL, STMT_ON_WRITER, "UPDATE jobs SET error_detail = ?2 WHERE id = ?1",
      "retry: a dependent that stays cancelled names the dependency that cancels it now"},
+    {STMT_DEP_PIN, STMT_ON_WRITER,
+     "UPDATE jobs SET error_detail = ?2 WHERE id IN (SELECT job_id FROM deps WHERE dep_id = ?1) "
+     "AND status = " CANCELLED " AND error_code = ?3 AND (?4 >> on_dep_failure) & 1 AND "
+     "error_detail <> ?2",
+     "purge: the dependents of a purged job that its end cancels (?4: bit per mode, "
+     "depend_modes) and another dependency cancelled name it from now on (it never comes "
+     "back: a retry of the other leaves them cancelled)"},
     {STMT_DEP_BLOCK, STMT_ON_WRITER,
      "UPDATE jobs SET status = " BLOCKED ", deps_pending = ?2, error_code = NULL, "
      "error_detail = NULL, finished_at = NULL WHERE id = ?1",

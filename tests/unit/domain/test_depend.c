@@ -49,8 +49,21 @@ TEST(purged_job_counts_as_cancelled_unless_it_had_ended)
     CHECK_INT(depend_purged(JOB_BLOCKED, 0), JOB_CANCELLED);
     CHECK_INT(depend_purged(JOB_STATUS_NONE, 0), JOB_CANCELLED); /* a stored "scheduled" */
     CHECK_INT(depend_purged(JOB_SUCCEEDED, 0), JOB_STATUS_NONE); /* counted at its end */
-    CHECK_INT(depend_purged(JOB_FAILED, 1), JOB_FAILED);         /* its walk was left */
+    CHECK_INT(depend_purged(JOB_SUCCEEDED, 1), JOB_SUCCEEDED);   /* its walk was left */
+    CHECK_INT(depend_purged(JOB_FAILED, 1), JOB_FAILED);
     CHECK_INT(depend_purged(JOB_CANCELLED, 1), JOB_CANCELLED);
+    /* Counted, but the dependents that another dependency cancelled are pinned to it. */
+    CHECK_INT(depend_purged(JOB_FAILED, 0), JOB_FAILED);
+    CHECK_INT(depend_purged(JOB_CANCELLED, 0), JOB_CANCELLED);
+}
+
+TEST(modes_a_status_cancels_or_settles)
+{
+    CHECK_INT(depend_modes(JOB_FAILED, DEPEND_CANCEL), 1u << DEP_CANCEL);
+    CHECK_INT(depend_modes(JOB_CANCELLED, DEPEND_SETTLE), 1u << DEP_RUN);
+    CHECK_INT(depend_modes(JOB_SUCCEEDED, DEPEND_CANCEL), 0);
+    CHECK_INT(depend_modes(JOB_SUCCEEDED, DEPEND_SETTLE), (1u << DEP_CANCEL) | (1u << DEP_RUN));
+    CHECK_INT(depend_modes(JOB_RUNNING, DEPEND_WAIT), (1u << DEP_CANCEL) | (1u << DEP_RUN));
 }
 
 TEST(detail_names_the_dependency)
@@ -206,7 +219,7 @@ TEST_MAIN(TEST_ENTRY(ids_text_as_the_api_shows_them), TEST_ENTRY(walk_stops_at_i
           TEST_ENTRY(plan_cancel_wins_then_waiting),
           TEST_ENTRY(release_never_earlier_than_its_run_at),
           TEST_ENTRY(purged_job_counts_as_cancelled_unless_it_had_ended),
-          TEST_ENTRY(detail_names_the_dependency),
+          TEST_ENTRY(modes_a_status_cancels_or_settles), TEST_ENTRY(detail_names_the_dependency),
           TEST_ENTRY(order_keeps_the_batch_order_when_it_can), TEST_ENTRY(order_puts_parents_first),
           TEST_ENTRY(order_names_an_element_on_the_cycle), TEST_ENTRY(order_ignores_id_entries),
           TEST_ENTRY(order_of_a_wide_batch_is_quick))

@@ -59,11 +59,11 @@ static int run_job(struct store *s, int64_t id, int64_t now)
     return r == STORE_OK;
 }
 
-/* Claim job id and fail it for good. */
-static int fail_job(struct store *s, int64_t id, int64_t now)
+/* Claim job id (the only claimable one of queue) and fail it for good. */
+static int fail_job_in(struct store *s, const char *queue, int64_t id, int64_t now)
 {
     struct job j;
-    if (claim_one(s, "q", now, &j) != id) {
+    if (claim_one(s, queue, now, &j) != id) {
         job_clear(&j);
         return 0;
     }
@@ -73,6 +73,27 @@ static int fail_job(struct store *s, int64_t id, int64_t now)
     job_clear(&j);
     job_clear(&out);
     return r == STORE_OK;
+}
+
+/* Claim job id (the only claimable one of "q") and fail it for good. */
+static int fail_job(struct store *s, int64_t id, int64_t now)
+{
+    return fail_job_in(s, "q", id, now);
+}
+
+/* 1 when job id is cancelled with the detail that names dependency dep. */
+static int cancelled_by(struct store *s, int64_t id, int64_t dep)
+{
+    struct job j;
+    if (store_get(s, id, &j) != STORE_OK)
+        return 0;
+    int by = j.status == JOB_CANCELLED && depend_cancelled_by(j.error_code, j.error_detail, dep);
+    if (!by)
+        fprintf(stderr, "job %lld: status %d, %s %s, not cancelled by %lld\n", (long long)id,
+                (int)j.status, j.error_code ? j.error_code : "-",
+                j.error_detail ? j.error_detail : "-", (long long)dep);
+    job_clear(&j);
+    return by;
 }
 
 TEST(blocked_until_every_dependency_succeeds)
@@ -459,6 +480,42 @@ TEST(purge_of_an_ended_job_finishes_the_walk_it_left)
     store_close(s);
 }
 
+/* A dependent cancelled by one dependency (a) that also depended on a purged job stays
+ * cancelled when a is retried and succeeds: the purged job never comes back, and it counts
+ * as cancelled when it had not ended (x), as its own end when it had (y). Its detail names
+ * the purged job from the purge on. */
+TEST(retry_after_a_purge_leaves_the_dependent_cancelled)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0);
+    int64_t x = enqueue(s, "p", 0, T0, T0), y = enqueue(s, "r", 0, T0, T0);
+    int64_t ax[2] = {a, x}, ay[2] = {a, y};
+    int64_t d1 = enqueue_after(s, ax, 2, DEP_CANCEL, T0);
+    int64_t d2 = enqueue_after(s, ay, 2, DEP_CANCEL, T0);
+    CHECK(a > 0 && x > 0 && y > 0 && d1 > 0 && d2 > 0);
+    CHECK(fail_job(s, a, T0 + 1));
+    CHECK(cancelled_by(s, d1, a) && cancelled_by(s, d2, a));
+    CHECK(fail_job_in(s, "r", y, T0 + 2));
+    size_t deleted = 0;
+    CHECK_INT(store_purge(s, "p", JOB_QUEUED, 10, T0 + 3, &deleted), STORE_OK);
+    CHECK_INT(deleted, 1);
+    CHECK_INT(store_purge(s, "r", JOB_FAILED, 10, T0 + 3, &deleted), STORE_OK);
+    CHECK_INT(deleted, 1);
+    CHECK_INT(status_of(s, d1), JOB_CANCELLED);
+    CHECK_INT(status_of(s, d2), JOB_CANCELLED);
+    struct job j;
+    CHECK_INT(store_retry(s, a, T0 + 4, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(status_of(s, d1), JOB_CANCELLED);
+    CHECK_INT(status_of(s, d2), JOB_CANCELLED);
+    CHECK(run_job(s, a, T0 + 5));
+    CHECK(cancelled_by(s, d1, x) && cancelled_by(s, d2, y));
+    CHECK_INT(jobs_int("count(*)", "status = 6"), 0);
+    CHECK(counts_exact(s, "q", T0 + 5));
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(failure_cancels_down_the_graph_and_settles_run_dependents),
           TEST_ENTRY(ended_dependency_counts_at_once_and_unknown_is_refused),
@@ -470,4 +527,5 @@ TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(long_cascade_is_finished_by_the_sweep),
           TEST_ENTRY(purge_of_a_queued_parent_settles_its_dependents_as_a_cancel),
           TEST_ENTRY(purge_of_blocked_jobs_takes_their_batch_along_and_settles_the_rest),
-          TEST_ENTRY(purge_of_an_ended_job_finishes_the_walk_it_left))
+          TEST_ENTRY(purge_of_an_ended_job_finishes_the_walk_it_left),
+          TEST_ENTRY(retry_after_a_purge_leaves_the_dependent_cancelled))
