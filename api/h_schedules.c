@@ -242,7 +242,7 @@ enum MHD_Result handle_schedule_put(struct request *rq)
         .kind = STORE_CALL_SCHEDULE_PUT,
         .now = ss->now,
         .schedule_put = {
-            .in = &ss->in, .next_after = sched_rule_next, .rule = &ss->rule, .out = &ss->out}};
+            .in = &ss->in, .next_of = sched_rule_put_next, .rule = &ss->rule, .out = &ss->out}};
     return pending_submit(rq, &ss->p);
 }
 

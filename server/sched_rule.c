@@ -54,10 +54,11 @@ enum sched_rule_result sched_rule_of(const struct store_schedule *s, struct sche
     return sched_rule_make(&b, out, msg, n);
 }
 
-int64_t sched_rule_next(const void *rule, int64_t t)
+int64_t sched_rule_put_next(const void *rule, int64_t old_next, int64_t now)
 {
     const struct sched_rule *r = rule;
-    int64_t next = schedule_next(&r->rule, r->tz, t);
+    int64_t next =
+        schedule_put_next(&r->rule, r->tz, old_next == JOB_NONE ? SCHEDULE_NEVER : old_next, now);
     return next == SCHEDULE_NEVER ? JOB_NONE : next;
 }
 

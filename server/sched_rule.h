@@ -35,10 +35,11 @@ struct store_schedule;
 enum sched_rule_result sched_rule_of(const struct store_schedule *s, struct sched_rule *out,
                                      char *msg, size_t n);
 
-/* The first tick strictly after t (epoch seconds), or JOB_NONE when there is none. rule is a
+/* The next_run_at of a put at now (epoch seconds) of a schedule whose row held old_next
+ * (JOB_NONE: new or paused): schedule_put_next(), with JOB_NONE for "never". rule is a
  * struct sched_rule; the signature is the one store_schedule_put() takes. Pure and fast: safe
  * inside a write. */
-int64_t sched_rule_next(const void *rule, int64_t t);
+int64_t sched_rule_put_next(const void *rule, int64_t old_next, int64_t now);
 
 /* Release what r holds. Accepts a zeroed or cleared rule. */
 void sched_rule_clear(struct sched_rule *r);

@@ -24,23 +24,15 @@ struct ticker {
     pthread_mutex_t mu;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     atomic_int stop;
-    /* The missed window on the store's clock: ticks in (seen_before + TICKER_GRACE, first)
-     * came due while no ticker ran (seen_before JOB_NONE: no ticker ever passed). first is
-     * JOB_NONE until this ticker's first pass. */
-    int64_t seen_before;
+    /* The missed window on the store's clock, (down_from, first): schedule_downtime() of
+     * what this ticker's first pass read. first is JOB_NONE until that pass. */
+    int64_t down_from;
     int64_t first;
 };
 
 /* The ticks one schedule enqueues at most in one pass (schedule_plan's cap); the rest are
  * left for the next pass, at once. */
 #define PLAN_CAP 16
-
-/* The missed window of this ticker for schedule_plan: (down_from, down_to). */
-static void down(const struct ticker *tk, int64_t *from, int64_t *to)
-{
-    *from = tk->seen_before == JOB_NONE ? 0 : tk->seen_before + TICKER_GRACE;
-    *to = tk->first;
-}
 
 /* One tick write of schedule s: tick t (JOB_NONE: none) with next_run_at from expect to next.
  * Returns the result; *created and *skipped say what it did. */
@@ -91,10 +83,10 @@ static int tick_one(struct ticker *tk, const struct store_schedule *s, int64_t n
         log_warn("schedule %s: %s; not ticking", s->name, why);
         return 0;
     }
-    int64_t ticks[PLAN_CAP], from, to;
+    int64_t ticks[PLAN_CAP];
     struct schedule_plan plan;
-    down(tk, &from, &to);
-    schedule_plan(&rule.rule, rule.tz, s->next_run_at, now, from, to, ticks, PLAN_CAP, &plan);
+    schedule_plan(&rule.rule, rule.tz, s->next_run_at, now, tk->down_from, tk->first, ticks,
+                  PLAN_CAP, &plan);
     int64_t last = plan.next_run_at == SCHEDULE_NEVER ? JOB_NONE : plan.next_run_at;
     int64_t rev = s->rev, expect = s->next_run_at;
     enum store_result r = STORE_OK;
@@ -112,7 +104,27 @@ static int tick_one(struct ticker *tk, const struct store_schedule *s, int64_t n
         expect = next;
     }
     sched_rule_clear(&rule);
+    if (r == STORE_CONFLICT && expect == s->next_run_at)
+        return -1; /* its first write lost: a put, a delete or another ticker came between */
     return r == STORE_OK && plan.more;
+}
+
+/* Tick schedule s (due at now), and once more as it is now when its first write lost the
+ * compare and swap: a put that came between the read and the write may have kept the tick
+ * (schedule_put_next). Returns 1 when the schedule is due again at once. */
+static int tick_due(struct ticker *tk, const struct store_schedule *s, int64_t now)
+{
+    int more = tick_one(tk, s, now);
+    if (more >= 0)
+        return more;
+    struct store_schedule *fresh = NULL;
+    size_t n = 0;
+    more = 0;
+    if (store_schedules(tk->store, s->name, &fresh, &n) == STORE_OK && n == 1 && !fresh->paused &&
+        fresh->next_run_at != JOB_NONE && fresh->next_run_at <= now)
+        more = tick_one(tk, fresh, now) > 0;
+    store_schedules_free(fresh, n);
+    return more;
 }
 
 /* One pass. Returns 1 when more ticks are due at once. */
@@ -127,21 +139,21 @@ static int pass(struct ticker *tk)
     }
     if (n == 0)
         return 0; /* no schedule ticks: no liveness to keep */
-    int64_t seen = JOB_NONE, now = JOB_NONE;
-    r = store_schedule_pass(tk->store, clock_now(), &seen, &now);
+    int64_t seen = JOB_NONE, stopped = JOB_NONE, now = JOB_NONE;
+    r = store_schedule_pass(tk->store, clock_now(), &seen, &stopped, &now);
     if (r != STORE_OK) {
         log_warn("ticker: cannot record its pass: %s", store_result_name(r));
         store_schedules_free(rows, n);
         return 0;
     }
-    if (tk->first == JOB_NONE) {
-        tk->first = now;
-        tk->seen_before = seen;
-    }
+    if (tk->first == JOB_NONE)
+        schedule_downtime(seen == JOB_NONE ? SCHEDULE_NEVER : seen,
+                          stopped == JOB_NONE ? SCHEDULE_NEVER : stopped, now, &tk->down_from,
+                          &tk->first);
     size_t i = 0;
     int more = 0;
     for (; i < n && !atomic_load(&tk->stop) && rows[i].next_run_at <= now; i++)
-        more |= tick_one(tk, &rows[i], now);
+        more |= tick_due(tk, &rows[i], now);
     more |= i == TICKER_READ; /* every schedule read was due: more may be */
     store_schedules_free(rows, n);
     return more;
@@ -184,7 +196,7 @@ struct ticker *ticker_start(struct store *s, const struct ticker_spec_fns *fns)
     }
     tk->store = s;
     tk->fns = fns;
-    tk->first = tk->seen_before = JOB_NONE;
+    tk->first = tk->down_from = JOB_NONE;
     atomic_init(&tk->stop, 0);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -212,6 +224,11 @@ void ticker_stop(struct ticker *tk)
     pthread_cond_signal(&tk->cond);
     pthread_mutex_unlock(&tk->mu);
     pthread_join(tk->thread, NULL);
+    if (tk->first != JOB_NONE) {
+        enum store_result r = store_schedule_stop(tk->store, clock_now());
+        if (r != STORE_OK)
+            log_warn("ticker: cannot mark its stop: %s", store_result_name(r));
+    }
     pthread_cond_destroy(&tk->cond);
     pthread_mutex_destroy(&tk->mu);
     free(tk);

@@ -2,8 +2,11 @@
  * passes at the start of every second, looks at the schedules that tick soonest, and gives
  * each tick that came due one write (store_schedule_tick): its job and its next run, compared
  * and swapped, so that any number of tickers sharing a store enqueue each tick once. Ticks
- * that came due while no ticker ran (after the last pass of any ticker, before this one's
- * first) are missed and follow the schedule's catch_up. Never runs in a request. */
+ * that came due while no ticker ran (after the clean stop of the last ticker, or more than
+ * SCHEDULE_GRACE after the last pass of a ticker that crashed, and before this one's first
+ * pass: schedule_downtime) are missed and follow the schedule's catch_up. A tick whose write
+ * lost its compare and swap (a put came between the read and the write) is looked at again
+ * at once. Never runs in a request. */
 #ifndef JOBQ_TICKER_H
 #define JOBQ_TICKER_H
 
@@ -26,10 +29,6 @@ struct ticker_spec_fns {
 /* Passes a ticker makes at most one after the other before it waits for the next second. */
 #define TICKER_TICKS_MAX 200
 
-/* A tick that came due within this many seconds after the last pass of a ticker is one a
- * running ticker would have enqueued: never missed. */
-#define TICKER_GRACE 2
-
 /* What the tickers of this process did since it started (jobq_schedule_ticks_*_total). */
 struct ticker_counts {
     uint64_t enqueued; /* ticks whose job was created */
@@ -41,8 +40,9 @@ struct ticker_counts {
  * (logged) when the thread cannot start. */
 struct ticker *ticker_start(struct store *s, const struct ticker_spec_fns *fns);
 
-/* Stop the thread, wait for it and free it: returns once the tick in progress has committed.
- * Accepts NULL. */
+/* Stop the thread, wait for it and free it: returns once the tick in progress has committed
+ * and, when the ticker passed, its stop is marked in the store (store_schedule_stop: the
+ * ticks after it are missed unless another ticker runs). Accepts NULL. */
 void ticker_stop(struct ticker *t);
 
 /* The counts of every ticker of this process. Thread-safe; can't fail. */

@@ -183,6 +183,27 @@ void schedule_plan(const struct schedule_rule *r, const struct tz *z, int64_t ne
     plan->next_run_at = t;
 }
 
+void schedule_downtime(int64_t last_pass, int64_t stopped_at, int64_t first, int64_t *down_from,
+                       int64_t *down_to)
+{
+    *down_to = first;
+    if (last_pass == SCHEDULE_NEVER)
+        *down_from = 0;
+    else if (stopped_at != SCHEDULE_NEVER)
+        *down_from = stopped_at > last_pass ? stopped_at : last_pass;
+    else
+        *down_from = last_pass + SCHEDULE_GRACE;
+}
+
+int64_t schedule_put_next(const struct schedule_rule *r, const struct tz *z, int64_t old_next,
+                          int64_t now)
+{
+    if (old_next != SCHEDULE_NEVER && old_next <= now &&
+        schedule_next(r, z, civil_clamp(old_next) - 1) == old_next)
+        return old_next;
+    return schedule_next(r, z, now);
+}
+
 int schedule_overlap_skip(const struct schedule_rule *r, const char *prev_status)
 {
     if (r->overlap != SCHEDULE_OVERLAP_SKIP || !prev_status)

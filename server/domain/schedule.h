@@ -126,6 +126,33 @@ void schedule_plan(const struct schedule_rule *r, const struct tz *z, int64_t ne
                    int64_t now, int64_t down_from, int64_t down_to, int64_t *out, size_t cap,
                    struct schedule_plan *plan);
 
+/* A tick that came due within this many seconds after the last pass of a ticker that did
+ * not stop cleanly (it crashed, or it still runs) is one it may have taken or would have
+ * taken: never missed. Tickers pass at the start of every second, so that is the one tick
+ * between a crashed ticker's last pass and the crash. */
+#define SCHEDULE_GRACE 1
+
+/* The interval (*down_from, *down_to) of schedule_plan() in which no ticker ran, as a ticker
+ * whose first pass was at `first` (the store's now) sees it from what the store recorded
+ * before that pass: last_pass, the last pass of any ticker (SCHEDULE_NEVER: none ever
+ * passed), and stopped_at, the store's now when a ticker stopped cleanly after that pass
+ * (SCHEDULE_NEVER: no clean stop since; the last ticker crashed, or one still runs).
+ * No pass ever: every tick before first is missed (down_from 0). A clean stop: the ticks
+ * after it are missed (down_from the later of stopped_at and last_pass). Otherwise the ticks
+ * later than SCHEDULE_GRACE after last_pass are. down_to is first. This function can't fail. */
+void schedule_downtime(int64_t last_pass, int64_t stopped_at, int64_t first, int64_t *down_from,
+                       int64_t *down_to);
+
+/* The next_run_at a put (create or replace) of a schedule with rule r stores at `now` when the
+ * row held old_next before it (SCHEDULE_NEVER: the name is new, or the schedule was paused):
+ * old_next itself when it is a due tick no ticker has taken yet (old_next <= now) and it is a
+ * tick of r too (an identical put always; a changed rule only when the change leaves the tick
+ * due), so that a put landing between a tick and the ticker's pass loses no tick; else the
+ * first tick of r after now (SCHEDULE_NEVER when none). Pausing is the caller's (no next run).
+ * This function can't fail. */
+int64_t schedule_put_next(const struct schedule_rule *r, const struct tz *z, int64_t old_next,
+                          int64_t now);
+
 /* The overlap decision for one tick: 1 when the tick is to be skipped (not enqueued), else 0.
  * prev_status is the API status name (job_status_name()) of the job of the previous enqueued
  * tick (the schedule's last_job_id), or NULL when there is none or it no longer exists. With

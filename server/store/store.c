@@ -318,15 +318,15 @@ enum store_result store_purge(struct store *s, const char *queue, int status, in
     return r;
 }
 
-enum store_result store_schedule_put(struct store *s, const struct store_schedule *in,
-                                     int64_t (*next_after)(const void *rule, int64_t t),
-                                     const void *rule, int64_t now, struct store_schedule *out,
-                                     int *created)
+enum store_result
+store_schedule_put(struct store *s, const struct store_schedule *in,
+                   int64_t (*next_of)(const void *rule, int64_t old_next, int64_t now),
+                   const void *rule, int64_t now, struct store_schedule *out, int *created)
 {
     struct store_call call = {
         .kind = STORE_CALL_SCHEDULE_PUT,
         .now = now,
-        .schedule_put = {.in = in, .next_after = next_after, .rule = rule, .out = out}};
+        .schedule_put = {.in = in, .next_of = next_of, .rule = rule, .out = out}};
     enum store_result r = store_call_run(s, &call);
     *created = call.schedule_put.created;
     return r;
@@ -351,11 +351,19 @@ enum store_result store_schedule_tick(struct store *s, struct store_schedule_tic
 }
 
 enum store_result store_schedule_pass(struct store *s, int64_t now, int64_t *seen_before,
-                                      int64_t *store_now)
+                                      int64_t *stopped_at, int64_t *store_now)
 {
     struct store_call call = {.kind = STORE_CALL_SCHEDULE_PASS, .now = now};
     enum store_result r = store_call_run(s, &call);
     *seen_before = call.schedule_pass.seen_before;
+    *stopped_at = call.schedule_pass.stopped_at;
     *store_now = call.schedule_pass.now;
     return r;
+}
+
+enum store_result store_schedule_stop(struct store *s, int64_t now)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_SCHEDULE_PASS, .now = now, .schedule_pass = {.stop = 1}};
+    return store_call_run(s, &call);
 }

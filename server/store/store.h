@@ -286,9 +286,10 @@ struct store_snooze_call {
 struct store_schedule_put_call {
     const struct store_schedule *in; /* in: name, job, cron or every_seconds, timezone,
                                         catch_up, overlap, paused */
-    /* in: the first tick of the schedule strictly after t (the store's now), JOB_NONE when
-     * it never ticks again; a pure function of (rule, t), called inside the write. */
-    int64_t (*next_after)(const void *rule, int64_t t);
+    /* in: the next_run_at to store at now (the store's now) when the row held old_next
+     * (JOB_NONE: the name is new or the schedule was paused), JOB_NONE when it never ticks
+     * again; a pure function of (rule, old_next, now), called inside the write. */
+    int64_t (*next_of)(const void *rule, int64_t old_next, int64_t now);
     const void *rule;
     struct store_schedule *out; /* out: the schedule as stored */
     int created;                /* out: 1 when the name was new */
@@ -317,7 +318,9 @@ struct store_schedule_tick_call {
 
 /* STORE_CALL_SCHEDULE_PASS: store_schedule_pass. */
 struct store_schedule_pass_call {
+    int stop;            /* in: 1: a clean stop's mark (store_schedule_stop), not a pass */
     int64_t seen_before; /* out: the last pass of any ticker before this one, JOB_NONE: none */
+    int64_t stopped_at;  /* out: the clean stop marked after that pass, JOB_NONE: none */
     int64_t now;         /* out: the store's now, as written */
 };
 

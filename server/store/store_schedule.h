@@ -38,15 +38,18 @@ void store_schedules_free(struct store_schedule *a, size_t n);
 #define STORE_SCHEDULES_MAX 10000
 
 /* Create or replace the schedule in->name with in's job, cron or every_seconds, timezone,
- * catch_up, overlap and paused. next_run_at becomes next_after(rule, now) on the store's
- * clock (JOB_NONE when paused); a replace keeps created_at, last_run_at and last_job_id. rev
- * grows, so a tick read before the put is refused. *out is the schedule as stored, *created
- * 1 when the name was new. STORE_CONFLICT when the name is new and STORE_SCHEDULES_MAX
- * schedules exist (nothing is written). */
-enum store_result store_schedule_put(struct store *s, const struct store_schedule *in,
-                                     int64_t (*next_after)(const void *rule, int64_t t),
-                                     const void *rule, int64_t now, struct store_schedule *out,
-                                     int *created);
+ * catch_up, overlap and paused. next_run_at becomes next_of(rule, old, now) on the store's
+ * clock, where old is the row's next_run_at as the put found it, read in the same
+ * transaction with no tick between (JOB_NONE when the name is new or it was paused), so
+ * that a put can keep a due tick no ticker has taken (sched_rule_put_next); JOB_NONE when
+ * paused. A replace keeps created_at, last_run_at and last_job_id. rev grows, so a tick read
+ * before the put is refused. *out is the schedule as stored, *created 1 when the name was
+ * new. STORE_CONFLICT when the name is new and STORE_SCHEDULES_MAX schedules exist (nothing
+ * is written). */
+enum store_result
+store_schedule_put(struct store *s, const struct store_schedule *in,
+                   int64_t (*next_of)(const void *rule, int64_t old_next, int64_t now),
+                   const void *rule, int64_t now, struct store_schedule *out, int *created);
 
 /* Delete schedule `name`; *out is the schedule as it was. The jobs it enqueued stay.
  * STORE_NOT_FOUND when there is none. */
@@ -65,10 +68,18 @@ enum store_result store_schedule_tick(struct store *s, struct store_schedule_tic
                                       int64_t now);
 
 /* A ticker's pass: the liveness row (the last pass of any ticker sharing the store) becomes
- * the store's now; *seen_before is what it held (JOB_NONE: no ticker ever passed) and
- * *store_now the store's now (the clock every schedule time is on). */
+ * the store's now and loses its stop mark; *seen_before is the last pass it held (JOB_NONE:
+ * no ticker ever passed), *stopped_at its stop mark (JOB_NONE: none: no ticker stopped
+ * cleanly since that pass) and *store_now the store's now (the clock every schedule time is
+ * on). What schedule_downtime() reads. */
 enum store_result store_schedule_pass(struct store *s, int64_t now, int64_t *seen_before,
-                                      int64_t *store_now);
+                                      int64_t *stopped_at, int64_t *store_now);
+
+/* A ticker's clean stop, after its last tick committed: the liveness row's stop mark becomes
+ * the store's now (every tick up to it came due while a ticker ran), until the next pass of
+ * any ticker clears it. Only a ticker that passed marks its stop. Nothing is written when no
+ * ticker ever passed. */
+enum store_result store_schedule_stop(struct store *s, int64_t now);
 
 /* Every schedule ordered by name (bytewise; at most STORE_SCHEDULES_MAX) when name is NULL,
  * else schedule `name` alone (STORE_NOT_FOUND when there is none). *out is a new array (NULL

@@ -342,6 +342,90 @@ class CatchUp(Base):
                          missed_none + missed_none - 1)
 
 
+class StopAndCrash(Base):
+    """Ticks that came due while no jobqd ran (issue 11 section 3): after a clean stop every
+    one of them is missed (the stop is marked in the store), and after a crash all but the one
+    right after the last pass (which may have come due before the crash)."""
+    server_per_test = True
+
+    def down(self, kill, seconds):
+        """Stop jobqd (SIGKILL when kill, else SIGTERM) for about `seconds`, start it again.
+        Returns (stopped, started): the time the stop was over and the time of the restart."""
+        self.c.close()
+        if kill:
+            self.server.kill9()
+        else:
+            self.server.stop_checked()
+        stopped = time.time()
+        time.sleep(seconds)
+        started = time.time()
+        self.server.restart()
+        self.c = self.server.client()
+        self.addCleanup(self.c.close)
+        return stopped, started
+
+    def ticks_after(self, names, after):
+        wait_until(lambda: all(any(t >= after for t, _ in self.ticks_of(n, n)) for n in names),
+                   10, what="a tick after the restart")
+        for n in names:
+            self.c.request("DELETE", "/schedules/" + n)
+        return {n: [t for t, _ in self.ticks_of(n, n)] for n in names}
+
+    def test_no_tick_after_a_clean_stop(self):
+        # every_seconds 2, stopped mid-period: the first tick after the stop came due while
+        # nothing ran; "none" enqueues none of the missed ticks, "latest" one.
+        names = [self.queue(p) for p in ("none", "latest")]
+        for n, p in zip(names, ("none", "latest")):
+            self.put(n, {"every_seconds": 2, "catch_up": p, "job": {"queue": n, "payload": 1}})
+        wait_until(lambda: all(self.jobs_of(n) for n in names), 10, what="a first tick")
+        wait_until(lambda: 0.3 < time.time() % 2 < 1.5, 3, interval=0.01, what="mid-period")
+        stopped, started = self.down(False, 5)
+        ticks = self.ticks_after(names, int(started) + 2)
+        unseen = range(int(stopped) + 1, int(started))  # came due while nothing ran
+        none = [t for t in ticks[names[0]] if t in unseen]
+        latest = [t for t in ticks[names[1]] if t in unseen]
+        self.assertEqual(none, [], (stopped, started, ticks))
+        self.assertLessEqual(len(latest), 1, (stopped, started, ticks))
+
+    def test_a_crash_blurs_one_tick_at_most(self):
+        # every_seconds 1, SIGKILL: the tick right after the last pass may be enqueued late
+        # (it may have come due before the crash), no later one that came due while nothing
+        # ran.
+        names = [self.queue(p) for p in ("none", "latest")]
+        for n, p in zip(names, ("none", "latest")):
+            self.put(n, {"every_seconds": 1, "catch_up": p, "job": {"queue": n, "payload": 1}})
+        wait_until(lambda: all(len(self.jobs_of(n)) >= 2 for n in names), 10,
+                   what="first ticks")
+        stopped, started = self.down(True, 5)
+        ticks = self.ticks_after(names, int(started) + 1)
+        for n in names:
+            # The last pass: the last tick enqueued before the restart.
+            last = max(t for t, j in self.ticks_of(n, n) if j["created_at"] < int(started))
+            unseen = [t for t in ticks[n] if last + 1 < t < int(started)]
+            if n == names[0]:
+                self.assertEqual(unseen, [], (last, stopped, started, ticks[n]))
+            else:
+                self.assertLessEqual(len(unseen), 1, (last, stopped, started, ticks[n]))
+
+
+class PutAtTheTick(Base):
+    """A PUT that lands a few milliseconds after a tick, before the ticker took it, keeps it:
+    an identical PUT just after each whole second loses no tick."""
+
+    def test_an_identical_put_at_the_tick_keeps_it(self):
+        body = {"every_seconds": 1, "job": {"queue": self.q, "payload": 1}}
+        first = self.put(self.q, body).json["next_run_at"]
+        for _ in range(10):
+            time.sleep(1 - time.time() % 1 + 0.002)  # 2 ms after a whole second
+            self.put(self.q, body)
+        last = int(time.time()) - 1
+        wait_until(lambda: any(t >= last for t, _ in self.ticks_of(self.q, self.q)), 5,
+                   what="the last tick")
+        self.c.request("DELETE", "/schedules/" + self.q)
+        got = [t for t, _ in self.ticks_of(self.q, self.q)]
+        self.assertEqual([t for t in got if t <= last], list(range(first, last + 1)), got)
+
+
 @unittest.skipUnless(backend() == "pg", "several jobqd processes need PostgreSQL")
 class Processes(unittest.TestCase):
     """Three jobqd processes on one PostgreSQL database, one schedule every second for 30

@@ -134,7 +134,15 @@ static enum store_result put_tx(struct pg_conn *c, void *p, struct store_news *n
     if (!res)
         return r;
     PQclear(res);
-    int64_t next = in->paused ? JOB_NONE : a->next_after(a->rule, pc->now);
+    int64_t old = JOB_NONE;
+    if (!in->paused) {
+        const char *name[1] = {in->name};
+        if (!(res = pg_exec(c, PG_SCHEDULE_OLD_NEXT, 1, name, "schedule put: read", &r)))
+            return r;
+        old = PQntuples(res) ? pg_row_int(res, 0, 0) : JOB_NONE;
+        PQclear(res);
+    }
+    int64_t next = in->paused ? JOB_NONE : a->next_of(a->rule, old, pc->now);
     char b[8][24];
     const char *params[12] = {in->name,
                               in->job,
@@ -248,10 +256,12 @@ static enum store_result pass_tx(struct pg_conn *c, void *p, struct store_news *
     char b[24];
     const char *params[1] = {pg_int_param(b, pc->now)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_TICKER_PASS, 1, params, "schedule pass", &r);
+    PGresult *res = pg_exec(c, a->stop ? PG_TICKER_STOP : PG_TICKER_PASS, 1, params,
+                            a->stop ? "schedule stop" : "schedule pass", &r);
     if (!res)
         return r;
-    a->seen_before = pg_row_int(res, 0, 0);
+    a->seen_before = a->stop ? JOB_NONE : pg_row_int(res, 0, 0);
+    a->stopped_at = a->stop ? JOB_NONE : pg_row_int(res, 0, 1);
     a->now = pc->now;
     PQclear(res);
     return STORE_OK;

@@ -304,6 +304,8 @@ static const char *const migrations[] = {
     "DROP INDEX jobq_jobs_expires;"
     "CREATE INDEX jobq_jobs_expires ON jobq_jobs (expires_at)"
     " WHERE expires_at IS NOT NULL AND status IN (1, 6);",
+    /* 11: the ticker row's stop mark (as the SQLite store's migration 12). */
+    "ALTER TABLE jobq_ticker ADD COLUMN stopped_at bigint;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

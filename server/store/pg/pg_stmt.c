@@ -605,10 +605,11 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "updated_at, rev)",
      "import: one batch of schedules (STORE_COPY_SCHEDULES), every column as stored"},
     {PG_IMPORT_TICKER, "import_ticker",
-     "INSERT INTO jobq_ticker (id, seen_at) SELECT 1, s FROM unnest($1::text[], $2::bigint[]) "
-     "AS t(one, s)",
-     "import: the tickers' liveness row (STORE_COPY_TICKER): the ticks missed during the move "
-     "are caught up as after a restart"},
+     "INSERT INTO jobq_ticker (id, seen_at, stopped_at) SELECT 1, s, s "
+     "FROM unnest($1::text[], $2::bigint[]) AS t(one, s)",
+     "import: the tickers' liveness row (STORE_COPY_TICKER), marked as a clean stop at its "
+     "last pass (the source's jobqd stopped before the copy; its mark is not copied): the "
+     "ticks missed during the move are caught up as after a restart"},
     {PG_IMPORT_TABLE_COUNTS, "import_table_counts",
      "SELECT (SELECT count(*) FROM jobq_limits), (SELECT count(*) FROM jobq_keys), "
      "(SELECT count(*) FROM jobq_key_claims), (SELECT count(*) FROM jobq_schedules), "
@@ -752,6 +753,10 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "schedules count (/metrics)"},
     {PG_SCHEDULE_LOCK, "schedule_lock", "SELECT pg_advisory_xact_lock(" PG_SCHEDULES_KEY ")",
      "schedule put: one at a time across processes (the count of schedules holds)"},
+    {PG_SCHEDULE_OLD_NEXT, "schedule_old_next",
+     "SELECT next_run_at FROM jobq_schedules WHERE name = $1::text FOR UPDATE",
+     "schedule put: the next_run_at it replaces (a due tick it keeps: schedule_put_next), the "
+     "row locked so that no tick moves it before the put"},
     {PG_SCHEDULE_PUT, "schedule_put",
      "INSERT INTO jobq_schedules AS s (name, job, cron, every_seconds, timezone, catch_up, "
      "overlap, paused, next_run_at, created_at, updated_at, rev) "
@@ -781,11 +786,15 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     {PG_JOB_STATUS, "job_status", "SELECT status FROM jobq_jobs WHERE id = $1::bigint",
      "schedule tick with overlap skip: the status of the previous tick's job"},
     {PG_TICKER_PASS, "ticker_pass",
-     "WITH old AS (SELECT seen_at FROM jobq_ticker WHERE id = 1 FOR UPDATE), "
+     "WITH old AS (SELECT seen_at, stopped_at FROM jobq_ticker WHERE id = 1 FOR UPDATE), "
      "up AS (INSERT INTO jobq_ticker (id, seen_at) VALUES (1, $1::bigint) ON CONFLICT (id) "
-     "DO UPDATE SET seen_at = greatest(jobq_ticker.seen_at, excluded.seen_at)) "
-     "SELECT (SELECT seen_at FROM old)",
-     "schedule pass: the last pass of any ticker, then this one"},
+     "DO UPDATE SET seen_at = greatest(jobq_ticker.seen_at, excluded.seen_at), "
+     "stopped_at = NULL) "
+     "SELECT (SELECT seen_at FROM old), (SELECT stopped_at FROM old)",
+     "schedule pass: the last pass of any ticker and the clean stop marked after it, then "
+     "this pass (no ticker has stopped since)"},
+    {PG_TICKER_STOP, "ticker_stop", "UPDATE jobq_ticker SET stopped_at = $1::bigint WHERE id = 1",
+     "schedule stop: a ticker stopped cleanly at $1 (the ticks after it come due unseen)"},
 };
 /* clang-format on */
 

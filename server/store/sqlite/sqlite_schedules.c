@@ -160,12 +160,31 @@ static enum store_result one_row(struct sqlite_conn *c, sqlite3_stmt *st, const 
  * read before a delete never applies to the row created after it. */
 #define REV_OF_NEW(now) ((now)*1000000)
 
+/* The next_run_at of schedule name as the put finds it into *old (JOB_NONE: no such
+ * schedule, or paused). */
+static enum store_result old_next(struct sqlite_conn *c, const char *name, int64_t *old)
+{
+    *old = JOB_NONE;
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SCHEDULE_OLD_NEXT);
+    int rc = sqlite_conn_bind_text(st, 1, name);
+    if (rc == SQLITE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        *old = col_int(st, 0, JOB_NONE);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "schedule put: read");
+}
+
 static int put_tx(struct sqlite_conn *c, void *p)
 {
     struct store_call *call = p;
     struct store_schedule_put_call *a = &call->schedule_put;
     const struct store_schedule *in = a->in;
-    int64_t next = in->paused ? JOB_NONE : a->next_after(a->rule, call->now);
+    int64_t old = JOB_NONE;
+    enum store_result r = in->paused ? STORE_OK : old_next(c, in->name, &old);
+    if (r != STORE_OK)
+        return r;
+    int64_t next = in->paused ? JOB_NONE : a->next_of(a->rule, old, call->now);
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SCHEDULE_PUT);
     int rc = sqlite_conn_bind_text(st, 1, in->name);
     if (rc == SQLITE_OK)
@@ -194,7 +213,7 @@ static int put_tx(struct sqlite_conn *c, void *p)
         sqlite3_reset(st);
         return sqlite_conn_fail(c, rc, "bind schedule put");
     }
-    enum store_result r = one_row(c, st, "schedule put", a->out);
+    r = one_row(c, st, "schedule put", a->out);
     if (r == STORE_NOT_FOUND)
         return STORE_CONFLICT; /* a new name past STORE_SCHEDULES_MAX: nothing written */
     if (r == STORE_OK)
@@ -309,27 +328,36 @@ static void tick_discard(void *p)
     t->created = t->skipped = 0;
 }
 
+/* Run the ticker row's write id with now as ?1. */
+static int ticker_write(struct sqlite_conn *c, enum stmt_id id, int64_t now, const char *what)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
+    int rc = sqlite3_bind_int64(st, 1, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, what);
+}
+
 static int pass_tx(struct sqlite_conn *c, void *p)
 {
     struct store_call *call = p;
     struct store_schedule_pass_call *a = &call->schedule_pass;
-    a->seen_before = JOB_NONE;
+    a->seen_before = a->stopped_at = JOB_NONE;
     a->now = call->now;
+    if (a->stop)
+        return ticker_write(c, STMT_TICKER_STOP, call->now, "schedule stop");
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_TICKER_SEEN);
     int rc = sqlite_conn_step(c, st);
     if (rc == SQLITE_ROW) {
         a->seen_before = sqlite3_column_int64(st, 0);
+        a->stopped_at = col_int(st, 1, JOB_NONE);
         rc = SQLITE_DONE;
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return sqlite_conn_fail(c, rc, "schedule pass: read");
-    st = sqlite_conn_stmt(c, STMT_TICKER_PASS);
-    rc = sqlite3_bind_int64(st, 1, call->now);
-    if (rc == SQLITE_OK)
-        rc = sqlite_conn_step(c, st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "schedule pass");
+    return ticker_write(c, STMT_TICKER_PASS, call->now, "schedule pass");
 }
 
 static void put_discard(void *p)
@@ -378,7 +406,7 @@ struct sqlite_tx *sqlite_schedule_tx(struct sqlite_store *st, struct store_call 
         b->tx.arg = &b->a;
         break;
     default:
-        b->tx.name = "schedule pass";
+        b->tx.name = call->schedule_pass.stop ? "schedule stop" : "schedule pass";
         b->tx.fn = pass_tx;
         break;
     }

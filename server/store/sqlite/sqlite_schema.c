@@ -219,6 +219,10 @@ static const char *const migrations[] = {
     "DROP INDEX jobs_expires;"
     "CREATE INDEX jobs_expires ON jobs (expires_at)"
     " WHERE expires_at IS NOT NULL AND status IN (0, 1, 6);",
+    /* 12: the ticker row's stop mark: the store's now when a ticker stopped cleanly, NULL
+     * again at the next pass of any ticker (schedule_downtime: the ticks after a clean stop
+     * are missed; after a crash, those more than a grace after the last pass). */
+    "ALTER TABLE ticker ADD COLUMN stopped_at INTEGER;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -523,6 +523,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "schedules next (the ticker): the unpaused schedules that tick soonest"},
     {STMT_SCHEDULES_COUNT, STMT_ON_READER, "SELECT count(*) FROM schedules",
      "schedules count (/metrics)"},
+    {STMT_SCHEDULE_OLD_NEXT, STMT_ON_WRITER, "SELECT next_run_at FROM schedules WHERE name = ?1",
+     "schedule put: the next_run_at it replaces (a due tick it keeps: schedule_put_next)"},
     {STMT_SCHEDULE_PUT, STMT_ON_WRITER,
      "INSERT INTO schedules (name, job, cron, every_seconds, timezone, catch_up, overlap, "
      "paused, next_run_at, created_at, updated_at, rev) "
@@ -547,12 +549,14 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "schedule tick: the tick's job"},
     {STMT_JOB_STATUS, STMT_ON_WRITER, "SELECT status FROM jobs WHERE id = ?1",
      "schedule tick with overlap skip: the status of the previous tick's job"},
-    {STMT_TICKER_SEEN, STMT_ON_WRITER, "SELECT seen_at FROM ticker WHERE id = 1",
-     "schedule pass: the last pass of any ticker"},
+    {STMT_TICKER_SEEN, STMT_ON_WRITER, "SELECT seen_at, stopped_at FROM ticker WHERE id = 1",
+     "schedule pass: the last pass of any ticker and the clean stop marked after it"},
     {STMT_TICKER_PASS, STMT_ON_WRITER,
      "INSERT INTO ticker (id, seen_at) VALUES (1, ?1) "
-     "ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
-     "schedule pass: this pass is the last"},
+     "ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, stopped_at = NULL",
+     "schedule pass: this pass is the last, and no ticker has stopped since"},
+    {STMT_TICKER_STOP, STMT_ON_WRITER, "UPDATE ticker SET stopped_at = ?1 WHERE id = 1",
+     "schedule stop: a ticker stopped cleanly at ?1 (the ticks after it come due unseen)"},
 };
 /* clang-format on */
 

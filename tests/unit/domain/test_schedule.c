@@ -373,7 +373,96 @@ TEST(overlap)
     CHECK_INT(schedule_overlap_skip(&r, NULL), 0); /* no previous job, or it is gone */
 }
 
+/* The window of missed ticks after a clean stop, after a crash, and with no pass ever
+ * (schedule_downtime), and what a pass then plans: ticks after a clean stop are missed, and
+ * after a crash all but the one right after the last pass. */
+TEST(downtime_after_a_stop_or_a_crash)
+{
+    int64_t from, to;
+    struct schedule_plan p;
+    /* every_seconds 2, stopped cleanly mid-period: the last pass at T+1 (tick T taken, next
+     * T+2), the stop marked at T+1, the first pass after the restart at T+7. Ticks T+2, T+4
+     * and T+6 came due while nothing ran. */
+    const int64_t T = 1800000000;
+    schedule_downtime(T + 1, T + 1, T + 7, &from, &to);
+    CHECK_INT(from, T + 1);
+    CHECK_INT(to, T + 7);
+    struct schedule_rule r = rule(NULL, 2, SCHEDULE_CATCH_UP_NONE);
+    p = pass(&r, T + 2, T + 7, from, to, CAP);
+    CHECK_INT(p.nticks, 0);
+    CHECK_INT(p.skipped, 3);
+    CHECK_INT(p.next_run_at, T + 8);
+    r.catch_up = SCHEDULE_CATCH_UP_LATEST;
+    p = pass(&r, T + 2, T + 7, from, to, CAP);
+    CHECK_INT(p.nticks, 1);
+    CHECK_INT(out[0], T + 6);
+    CHECK_INT(p.skipped, 2);
+    /* A stop mark before the last pass (two clocks disagree): the later of the two. */
+    schedule_downtime(T + 3, T + 1, T + 7, &from, &to);
+    CHECK_INT(from, T + 3);
+    /* every_seconds 1, crashed after the pass at T: the first tick after it (T+1) may have
+     * been due before the crash and stays on time; T+2 .. T+5 came due while nothing ran. */
+    schedule_downtime(T, SCHEDULE_NEVER, T + 6, &from, &to);
+    CHECK_INT(from, T + SCHEDULE_GRACE);
+    CHECK_INT(to, T + 6);
+    r = rule(NULL, 1, SCHEDULE_CATCH_UP_NONE);
+    p = pass(&r, T + 1, T + 6, from, to, CAP);
+    CHECK_INT(p.nticks, 2);
+    CHECK_INT(out[0], T + 1);
+    CHECK_INT(out[1], T + 6);
+    CHECK_INT(p.skipped, 4);
+    r.catch_up = SCHEDULE_CATCH_UP_ALL;
+    p = pass(&r, T + 1, T + 6, from, to, CAP);
+    CHECK_INT(p.nticks, 6);
+    CHECK_INT(p.skipped, 0);
+    /* Another ticker still passing (its last pass a second ago): nothing is missed. */
+    schedule_downtime(T + 5, SCHEDULE_NEVER, T + 6, &from, &to);
+    r.catch_up = SCHEDULE_CATCH_UP_NONE;
+    p = pass(&r, T + 5, T + 6, from, to, CAP);
+    CHECK_INT(p.nticks, 2);
+    CHECK_INT(p.skipped, 0);
+    /* A restart within the second of a clean stop: nothing is missed either. */
+    schedule_downtime(T + 5, T + 5, T + 6, &from, &to);
+    p = pass(&r, T + 6, T + 6, from, to, CAP);
+    CHECK_INT(p.nticks, 1);
+    /* No ticker ever passed: every tick before the first pass is missed. */
+    schedule_downtime(SCHEDULE_NEVER, SCHEDULE_NEVER, T + 6, &from, &to);
+    CHECK_INT(from, 0);
+    CHECK_INT(to, T + 6);
+}
+
+/* A put keeps a due tick no ticker has taken when it is a tick of the rule put
+ * (schedule_put_next); else it moves on to the first tick after now. */
+TEST(put_keeps_a_due_untaken_tick)
+{
+    const int64_t T = 1800000000; /* a multiple of 60; not of 7 */
+    struct schedule_rule r = rule(NULL, 1, SCHEDULE_CATCH_UP_LATEST);
+    /* every_seconds 1, the same put 2 ms after the whole second T (now T): T stays. */
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T, T), T);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T, T + 1), T);              /* late, still untaken */
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T + 1, T), T + 1);          /* not due: the same */
+    CHECK_INT(schedule_put_next(&r, tz_utc(), SCHEDULE_NEVER, T), T + 1); /* new, or paused */
+    /* Cron: a minute and a day. */
+    r = rule("* * * * *", 0, SCHEDULE_CATCH_UP_LATEST);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T, T), T);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), SCHEDULE_NEVER, T), T + 60);
+    r = rule("0 3 * * *", 0, SCHEDULE_CATCH_UP_LATEST);
+    int64_t day = utc(2026, 6, 1, 3, 0);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), day, day), day);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), SCHEDULE_NEVER, day), day + 86400);
+    /* A changed rule keeps the due tick only when it is one of its own ticks. */
+    r = rule(NULL, 30, SCHEDULE_CATCH_UP_LATEST);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T, T + 1), T);
+    r = rule(NULL, 7, SCHEDULE_CATCH_UP_LATEST);
+    CHECK(T % 7 != 0);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T, T + 1), ((T + 1) / 7 + 1) * 7);
+    /* A due next_run_at that no tick of the rule is (the rule changed under it): moves on. */
+    r = rule(NULL, 60, SCHEDULE_CATCH_UP_LATEST);
+    CHECK_INT(schedule_put_next(&r, tz_utc(), T + 1, T + 2), T + 60);
+}
+
 TEST_MAIN(TEST_ENTRY(body_checks), TEST_ENTRY(every_seconds_ticks), TEST_ENTRY(plan_on_time),
           TEST_ENTRY(plan_catch_up_policies), TEST_ENTRY(plan_all_keeps_the_most_recent_thousand),
           TEST_ENTRY(plan_in_passes), TEST_ENTRY(plan_cron_in_a_zone),
-          TEST_ENTRY(plan_long_downtime_is_cheap), TEST_ENTRY(overlap))
+          TEST_ENTRY(plan_long_downtime_is_cheap), TEST_ENTRY(overlap),
+          TEST_ENTRY(downtime_after_a_stop_or_a_crash), TEST_ENTRY(put_keeps_a_due_untaken_tick))

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "sched_rule.h"
 #include "store_schedule.h"
 #include "test_store_util.h"
 
@@ -28,14 +29,9 @@ static int sql_run(const char *sql)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
-/* The rule the tests give: every `*(int64_t *)rule` seconds, on the epoch's multiples. */
-static int64_t every(const void *rule, int64_t t)
-{
-    int64_t n = *(const int64_t *)rule;
-    return (t / n + 1) * n;
-}
-
-static const int64_t MINUTE = 60;
+/* The rule the tests give: every minute, on the epoch's multiples (sched_rule_put_next, as
+ * the API gives it). */
+static const struct sched_rule MINUTE = {.rule = {.every_seconds = 60}};
 static const struct schedule_rule SKIP = {.overlap = SCHEDULE_OVERLAP_SKIP};
 static const struct schedule_rule ALLOW = {.overlap = SCHEDULE_OVERLAP_ALLOW};
 
@@ -55,7 +51,7 @@ static struct store_schedule sched(const char *name, int paused, int overlap)
 static enum store_result put(struct store *st, const struct store_schedule *s, int64_t now,
                              struct store_schedule *out, int *created)
 {
-    return store_schedule_put(st, s, every, &MINUTE, now, out, created);
+    return store_schedule_put(st, s, sched_rule_put_next, &MINUTE, now, out, created);
 }
 
 /* Read schedule name into out; STORE_OK or the failure. */
@@ -359,19 +355,105 @@ TEST(pass_keeps_the_last_pass)
 {
     struct store *s = open_store();
     CHECK(s != NULL);
-    int64_t seen = 0, now = 0;
-    CHECK_INT(store_schedule_pass(s, T0, &seen, &now), STORE_OK);
+    int64_t seen = 0, stopped = 0, now = 0;
+    CHECK_INT(store_schedule_pass(s, T0, &seen, &stopped, &now), STORE_OK);
     CHECK_INT(seen, JOB_NONE);
+    CHECK_INT(stopped, JOB_NONE);
     CHECK(now > T0 - 5 && now < T0 + 5); /* the store's clock */
     int64_t first = now;
-    CHECK_INT(store_schedule_pass(s, T0 + 10, &seen, &now), STORE_OK);
+    CHECK_INT(store_schedule_pass(s, T0 + 10, &seen, &stopped, &now), STORE_OK);
     CHECK_INT(seen, first);
+    CHECK_INT(stopped, JOB_NONE);
     CHECK_INT(now, first + 10);
     store_close(s);
     s = open_store(); /* a restart: the row stays */
     CHECK(s != NULL);
-    CHECK_INT(store_schedule_pass(s, T0 + 20, &seen, &now), STORE_OK);
+    CHECK_INT(store_schedule_pass(s, T0 + 20, &seen, &stopped, &now), STORE_OK);
     CHECK_INT(seen, first + 10);
+    CHECK_INT(stopped, JOB_NONE); /* no clean stop was marked: a crash */
+    store_close(s);
+}
+
+/* A clean stop marks the liveness row with the store's now; the next pass of any ticker reads
+ * the mark and clears it, so that a crash after that pass leaves none (schedule_downtime). */
+TEST(stop_marks_the_liveness_row)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t seen = 0, stopped = 0, now = 0;
+    CHECK_INT(store_schedule_stop(s, T0), STORE_OK); /* no ticker ever passed: nothing */
+    CHECK_INT(store_schedule_pass(s, T0 + 10, &seen, &stopped, &now), STORE_OK);
+    CHECK_INT(seen, JOB_NONE);
+    CHECK_INT(stopped, JOB_NONE);
+    int64_t first = now;
+    CHECK_INT(store_schedule_stop(s, T0 + 13), STORE_OK);
+    store_close(s);
+    s = open_store(); /* a restart after the clean stop */
+    CHECK(s != NULL);
+    CHECK_INT(store_schedule_pass(s, T0 + 20, &seen, &stopped, &now), STORE_OK);
+    CHECK_INT(seen, first);
+    CHECK_INT(stopped, first + 3);
+    CHECK_INT(store_schedule_pass(s, T0 + 21, &seen, &stopped, &now), STORE_OK);
+    CHECK_INT(seen, first + 10);
+    CHECK_INT(stopped, JOB_NONE); /* the pass above cleared it */
+    store_close(s);
+}
+
+/* A put (identical or not) that finds the row's next_run_at due and untaken keeps it when it
+ * is a tick of the rule it puts (schedule_put_next): a put landing between a tick and the
+ * ticker's pass loses no tick. A tick taken, or a paused schedule, moves on to the next. */
+TEST(put_keeps_a_due_untaken_tick)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct store_schedule out, in = sched("k", 0, 0);
+    int created = 0;
+    CHECK_INT(put(s, &in, T0, &out, &created), STORE_OK);
+    int64_t skew = out.updated_at - T0; /* the store's clock less the test's */
+    int64_t due = out.next_run_at;
+    store_schedule_clear(&out);
+    for (int late = 0; late < 3; late++) { /* 0 to 2 s after the tick, none taken */
+        CHECK_INT(put(s, &in, due - skew + late, &out, &created), STORE_OK);
+        CHECK_INT(out.next_run_at, due);
+        store_schedule_clear(&out);
+    }
+    /* A put of another rule of which the due tick is a tick too keeps it. */
+    static const struct sched_rule HALF = {.rule = {.every_seconds = 30}};
+    static const struct sched_rule ODD = {.rule = {.every_seconds = 7}};
+    CHECK_INT(
+        store_schedule_put(s, &in, sched_rule_put_next, &HALF, due - skew + 1, &out, &created),
+        STORE_OK);
+    CHECK_INT(out.next_run_at, due);
+    store_schedule_clear(&out);
+    /* The tick taken: the put after it moves on. */
+    CHECK_INT(get(s, "k", &out), STORE_OK);
+    struct job j;
+    struct store_schedule_tick_call tc;
+    CHECK_INT(tick(s, &out, due, due + 60, due - skew + 1, &j, &tc), STORE_OK);
+    CHECK_INT(tc.created, 1);
+    job_clear(&j);
+    store_schedule_clear(&out);
+    CHECK_INT(put(s, &in, due - skew + 2, &out, &created), STORE_OK);
+    CHECK_INT(out.next_run_at, due + 60);
+    store_schedule_clear(&out);
+    /* A put of a rule of which the due tick is no tick moves on to that rule's next. */
+    int64_t t = due + 60;
+    CHECK_INT(store_schedule_put(s, &in, sched_rule_put_next, &ODD, t - skew + 1, &out, &created),
+              STORE_OK);
+    CHECK_INT(out.next_run_at, t % 7 == 0 ? t : ((t + 1) / 7 + 1) * 7);
+    store_schedule_clear(&out);
+    CHECK_INT(put(s, &in, t - skew + 2, &out, &created), STORE_OK);
+    CHECK_INT(out.next_run_at, t % 7 == 0 ? t : due + 120); /* t kept by both, or moved on */
+    store_schedule_clear(&out);
+    /* Paused at the tick, then resumed after it: the tick is not kept. */
+    in.paused = 1;
+    CHECK_INT(put(s, &in, due + 120 - skew, &out, &created), STORE_OK);
+    CHECK_INT(out.next_run_at, JOB_NONE);
+    store_schedule_clear(&out);
+    in.paused = 0;
+    CHECK_INT(put(s, &in, due + 121 - skew, &out, &created), STORE_OK);
+    CHECK_INT(out.next_run_at, due + 180);
+    store_schedule_clear(&out);
     store_close(s);
 }
 
@@ -412,4 +494,5 @@ TEST_MAIN(TEST_ENTRY(put_get_list_delete), TEST_ENTRY(paused_never_ticks),
           TEST_ENTRY(tick_is_a_compare_and_swap),
           TEST_ENTRY(overlap_skip_while_the_last_job_is_active),
           TEST_ENTRY(two_racing_ticks_make_one_job), TEST_ENTRY(pass_keeps_the_last_pass),
+          TEST_ENTRY(stop_marks_the_liveness_row), TEST_ENTRY(put_keeps_a_due_untaken_tick),
           TEST_ENTRY(at_most_store_schedules_max))
