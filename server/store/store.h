@@ -334,8 +334,9 @@ struct store_call {
      * at its own clock's time when the call runs, read when the call's transaction begins and
      * again after a wait for a lock the call decides under, never earlier than now, so that
      * a call that waited (for the writer, a connection, a lock) is not decided at the time
-     * it was made (claimed_at, a lease's deadline, an expiry, a rate window). 0: it is
-     * decided at now as given (tests and the ticker drive time so). */
+     * it was made (claimed_at, a lease's deadline, an expiry, a rate window); the store may
+     * move now itself up to that time before done(). 0: it is decided at now as given (tests
+     * and the ticker drive time so). */
     int at_clock;
     enum store_result result; /* what the matching function would have returned */
     /* Called exactly once when the call is over, from one of the store's threads (or from
