@@ -40,6 +40,7 @@ enum MHD_Result pending_submit(struct request *rq, struct pending *p)
     p->app = rq->app;
     p->call.done = pending_done;
     p->call.ctx = p;
+    p->call.at_clock = 1; /* its now is the clock's at arrival: decided when it runs */
     if (suspend_counted(rq)) {
         p->call.result = STORE_UNAVAILABLE; /* shutting down: 503 */
         pending_done(&p->call);

@@ -22,7 +22,8 @@ struct pending {
 };
 
 /* Suspend rq's connection and submit p->call to rq->app->store (call.done and call.ctx are
- * set here); once the server is stopping (http_stop), end it STORE_UNAVAILABLE instead. p must live in rq->state (freed by rq->state_free, which runs only after the
+ * set here, and call.at_clock: the call is decided at the store's clock when it runs, its now
+ * being the clock's when the request came); once the server is stopping (http_stop), end it STORE_UNAVAILABLE instead. p must live in rq->state (freed by rq->state_free, which runs only after the
  * write is over). Returns MHD_YES. */
 enum MHD_Result pending_submit(struct request *rq, struct pending *p);
 

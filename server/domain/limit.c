@@ -133,6 +133,11 @@ int64_t limit_window_start(const struct limit *l, int64_t now)
     return has_rate(l) ? now - l->rate_per_seconds + 1 : now + 1;
 }
 
+int64_t limit_claim_second(int64_t now, int64_t newest)
+{
+    return newest != JOB_NONE && newest > now ? newest : now;
+}
+
 int64_t limit_claims_oldest(int64_t now)
 {
     return now - LIMIT_RATE_SECONDS_MAX + 1;

@@ -137,6 +137,15 @@ int64_t limit_window_start(const struct limit *l, int64_t now);
  * never claimed again keeps none). This function can't fail. */
 int64_t limit_claims_oldest(int64_t now);
 
+/* The second a claim decided at now counts in for a key's rate, given the newest second in
+ * which a claim of the key is counted (newest: JOB_NONE when none): the later of the two. A
+ * claim decided late (a call that waited, a process whose clock reads a second behind
+ * another's) then never counts in a second older than a newer claim's, which that claim's
+ * window may have passed by and pruned: the claims of a key are counted in seconds that never
+ * go back, and limit_room() at this second keeps every window within rate_jobs. This
+ * function can't fail. */
+int64_t limit_claim_second(int64_t now, int64_t newest);
+
 /* How many more jobs of a key may be claimed at now, so that a claim of several jobs never
  * overshoots: 0 while the key is paused (paused_until > now); else the least of
  * max_running - running (when max_running is set) and rate_jobs - (claims counted at now)

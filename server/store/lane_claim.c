@@ -44,6 +44,7 @@ static enum store_result key_of(const struct lane_claim_ops *ops, void *be, cons
         return STORE_ERROR;
     }
     (*nk)++;
+    k->now = now;
     enum store_result r = ops->key_load(be, k);
     if (r == STORE_BUSY) {
         k->room = 0;
@@ -53,7 +54,6 @@ static enum store_result key_of(const struct lane_claim_ops *ops, void *be, cons
     }
     if (r != STORE_OK)
         return r;
-    k->now = now;
     k->room = lane_key_room(k);
     *out = k;
     return STORE_OK;

@@ -30,8 +30,8 @@ struct lane_key {
     struct limit limit; /* the one that applies (limit_resolve) */
     int64_t running;    /* its jobs running now, this claim's included */
     int64_t paused_until;
-    int64_t window; /* claims its rate counts now, this claim's included */
-    int64_t now;    /* the claim's */
+    int64_t window; /* claims its rate counts at now, this claim's included */
+    int64_t now;    /* the claim's, or later: the second its claims count in (key_load) */
     int64_t room;   /* lane_key_room, kept up as this claim takes jobs */
     int closed;     /* lanes closed by this claim */
 };
@@ -51,11 +51,12 @@ struct lane_claim_ops {
      * the take just before. */
     enum store_result (*head)(void *be, struct lane_cand *c);
     /* Fill k for k->key: the limits that may apply (then k->has_limit and k->limit by
-     * limit_resolve), running, paused_until and window (the claims counted at now by the
-     * applying limit's rate). STORE_BUSY: another claimer holds the key now (PostgreSQL):
-     * this claim passes it by. */
+     * limit_resolve), running, paused_until, now (k->now, the claim's, moved up to
+     * limit_claim_second over the newest second the key counts a claim in, when the applying
+     * limit has a rate) and window (the claims counted at k->now by that rate). STORE_BUSY:
+     * another claimer holds the key now (PostgreSQL): this claim passes it by. */
     enum store_result (*key_load)(void *be, struct lane_key *k);
-    /* Record that this claim took one more job of k (for a rate: one more claim at now). */
+    /* Record that this claim took one more job of k (for a rate: one more claim at k->now). */
     enum store_result (*key_claimed)(void *be, struct lane_key *k);
     /* The claim rows of k's window from second `from` on, at most cap of them, into rows (*n). */
     enum store_result (*key_window)(void *be, const struct lane_key *k, int64_t from,

@@ -6,6 +6,8 @@
  * Rules for every function below:
  * - `now` is the current time in epoch seconds, passed in (only clock.c reads the clock). A
  *   backend shared by several processes keeps every process on one clock (see its folder).
+ *   A write submitted with at_clock (struct store_call) is decided at the store's clock
+ *   when it runs, not at the now it was made with.
  * - `out` jobs are filled on STORE_OK (and STORE_EXISTS); the caller owns their strings and
  *   releases them with job_clear()/job_array_free(). On any other result out is untouched.
  * - Each write is atomic: all of it or nothing is applied, and no other writer, in this
@@ -332,6 +334,14 @@ struct store_schedule_pass_call {
 struct store_call {
     enum store_call_kind kind;
     int64_t now;
+    /* 1: now is the clock's when the call was made (a request's): the store decides the call
+     * at its own clock's time when the call runs, read when the call's transaction begins and
+     * again after a wait for a lock the call decides under, never earlier than now, so that
+     * a call that waited (for the writer, a connection, a lock) is not decided at the time
+     * it was made (claimed_at, a lease's deadline, an expiry, a rate window); the store may
+     * move now itself up to that time before done(). 0: it is decided at now as given (tests
+     * and the ticker drive time so). */
+    int at_clock;
     enum store_result result; /* what the matching function would have returned */
     /* Called exactly once when the call is over, from one of the store's threads (or from
      * the caller's own thread, before store_submit returns, when the call could not start),

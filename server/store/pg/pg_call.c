@@ -117,6 +117,7 @@ void pg_submit(struct store *s, struct store_call *call)
         call->done(call);
         return;
     }
+    pc->tx.begin = pg_call_begin;
     if (pg_exec_push(st, node) != 0) {
         free(node);
         call->result = STORE_UNAVAILABLE;

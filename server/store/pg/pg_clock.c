@@ -24,6 +24,20 @@ int64_t pg_host_time(struct pg_store *st, int64_t t)
     return t - skew_s(st);
 }
 
+void pg_calls_clock(struct pg_call *calls, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t now = pg_now(calls[i].st, clock_now());
+        if (calls[i].call->at_clock && now > calls[i].now)
+            calls[i].now = now;
+    }
+}
+
+void pg_call_begin(void *arg)
+{
+    pg_calls_clock(arg, 1);
+}
+
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
 {
     int64_t t0 = clock_now_ms();

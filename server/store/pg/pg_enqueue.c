@@ -397,6 +397,7 @@ static enum store_result alone_tx(struct pg_conn *c, void *arg, struct store_new
     enum store_result r = has_any(e, 0) ? dedup_lock(c, e) : STORE_OK;
     if (r == STORE_OK && deps)
         r = lock_dependencies(c, e);
+    pg_calls_clock(pc, 1); /* the locks may have waited: decide at the time they were taken */
     for (size_t k = 0; k < e->n && r == STORE_OK; k++) {
         size_t s = order ? order[k] : k;
         const struct job_spec *sp = &e->specs[s];

@@ -54,6 +54,8 @@ static enum store_result group_tx(struct pg_conn *c, void *p, struct store_news 
     struct pg_group *g = p;
     for (g->ran = 0; g->ran < g->n; g->ran++) {
         struct pg_call *pc = &g->calls[g->ran];
+        if (pc->tx.begin)
+            pc->tx.begin(pc); /* after the calls before it, which may have waited */
         enum store_result r = pc->tx.fn(c, pc, notes);
         if (!shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
             if (pc->tx.discard)

@@ -231,8 +231,8 @@ static enum store_result be_key_claimed(void *p, struct lane_key *k)
     if (!k->has_limit || k->limit.rate_jobs <= 0)
         return STORE_OK;
     char now[24], from[24];
-    const char *params[3] = {k->key, int_param(now, b->now),
-                             int_param(from, limit_window_start(&k->limit, b->now))};
+    const char *params[3] = {k->key, int_param(now, k->now),
+                             int_param(from, limit_window_start(&k->limit, k->now))};
     enum store_result r;
     PGresult *res = run(b, PG_KEY_CLAIMED, 3, params, "claim (lanes): key claimed", &r);
     PQclear(res);
@@ -274,6 +274,25 @@ static enum store_result be_key_close(void *p, const struct lane_key *k, int64_t
 static const struct lane_claim_ops pg_lane_ops = {be_take,        be_head,       be_key_load,
                                                   be_key_claimed, be_key_window, be_key_close};
 
+/* The claims of rate-limited key k count in its newest second when that is after the claim's
+ * now (limit_claim_second): its window is counted again at that second. */
+static enum store_result key_moved(struct lanes_be *b, struct lane_key *k, int64_t newest)
+{
+    int64_t at = limit_claim_second(k->now, newest);
+    if (at == k->now)
+        return STORE_OK;
+    k->now = at;
+    char from[24];
+    const char *params[2] = {k->key, int_param(from, limit_window_start(&k->limit, at))};
+    enum store_result r;
+    PGresult *res = run(b, PG_KEY_WINDOW, 2, params, "claim (lanes): window", &r);
+    if (!res)
+        return r;
+    k->window = pg_row_int(res, 0, 0);
+    PQclear(res);
+    return STORE_OK;
+}
+
 /* The state of key k from PG_KEY_STATE's rows (read after its lock). */
 static enum store_result key_read(struct lanes_be *b, struct lane_key *k, PGresult *res)
 {
@@ -309,9 +328,11 @@ static enum store_result key_read(struct lanes_be *b, struct lane_key *k, PGresu
     }
     free(found);
     free(windows);
-    k->now = b->now;
+    enum store_result r = STORE_OK;
+    if (k->has_limit && k->limit.rate_jobs > 0 && n > 0 && !PQgetisnull(res, 0, 7))
+        r = key_moved(b, k, pg_row_int(res, 0, 7));
     k->room = lane_key_room(k);
-    return STORE_OK;
+    return r;
 }
 
 /* The candidates of the claim into cands (room for max), *n of them; *refresh 1 when lanes
@@ -394,6 +415,7 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
     size_t nq = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
     size_t max = nq * (2 * (size_t)max_jobs + LANES_EXTRA) + 1;
     struct lane_cand *cands = calloc(max, sizeof *cands);
+    pg_calls_clock(pc, 1); /* after the plain claim's statement and the follow-ups before it */
     struct lanes_be b = {.c = c, .now = pc->now, .req = req, .statement_ms = pc->st->statement_ms};
     call->claim.n = 0;
     if (!cands) {

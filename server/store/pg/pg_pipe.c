@@ -183,22 +183,25 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
     struct pg_unit units[PG_GROUP_MAX];
     struct pg_bind binds[PG_GROUP_MAX];
     size_t nu = make_units(calls, n, units), bound = 0;
+    struct pg_conn *c = NULL;
+    enum store_result r = pg_pool_take(st, &c);
+    if (r != STORE_OK) {
+        for (size_t i = 0; i < n; i++)
+            calls[i].call->result = r;
+        atomic_fetch_add(&st->errors, n);
+        return PG_PIPE_DONE;
+    }
+    pg_calls_clock(calls, n); /* the connection is theirs: the time they run at */
     for (; bound < nu; bound++) {
         struct pg_call *uc = &calls[units[bound].first];
         if (uc->one->bind(uc, units[bound].n, &binds[bound]) != 0)
             break;
     }
-    struct pg_conn *c = NULL;
-    enum store_result r = bound < nu ? STORE_ERROR : pg_pool_take(st, &c);
-    if (r != STORE_OK) {
+    if (bound < nu) {
         for (size_t u = 0; u < bound; u++)
             pg_bind_free(&binds[u]);
-        if (bound < nu)
-            return PG_PIPE_AGAIN; /* each call's own bind fails again, alone */
-        for (size_t i = 0; i < n; i++)
-            calls[i].call->result = r;
-        atomic_fetch_add(&st->errors, n);
-        return PG_PIPE_DONE;
+        pg_pool_give(st, c);
+        return PG_PIPE_AGAIN; /* each call's own bind fails again, alone */
     }
     /* The statements the units bound are prepared outside the pipeline (a Parse skipped
      * after an error in it would leave one thought prepared that is not): whatever a call

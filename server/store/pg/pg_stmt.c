@@ -461,12 +461,18 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      RUNNING "), coalesce((SELECT paused_until FROM jobq_keys WHERE key = $1::text), 0), "
      "l.key, l.max_running, l.rate_jobs, l.rate_per_seconds, CASE WHEN l.rate_jobs > 0 THEN "
      "(SELECT coalesce(sum(c.n), 0) FROM jobq_key_claims c WHERE c.key = $1::text AND c.at > "
-     "$3::bigint - l.rate_per_seconds) ELSE 0 END FROM (SELECT 1) AS one LEFT JOIN "
+     "$3::bigint - l.rate_per_seconds) ELSE 0 END, (SELECT max(at) FROM jobq_key_claims WHERE "
+     "key = $1::text) FROM (SELECT 1) AS one LEFT JOIN "
      "jobq_limits l ON l.key = ANY (ARRAY(SELECT json_array_elements_text($2::json)))",
      "claim (lanes), the statement after the key's lock (one round trip: pipelined): its "
      "running jobs, its pause and the limits that may apply to it ($2: lane_limit_keys_json, "
      "its own and the patterns of its prefixes; limit_resolve chooses), each with the claims "
-     "its rate counts at $3 (limit_window_start)"},
+     "its rate counts at $3 (limit_window_start), and the newest second it counts a claim in "
+     "(NULL: none; limit_claim_second)"},
+    {PG_KEY_WINDOW, "key_window",
+     "SELECT coalesce(sum(n), 0) FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",
+     "claim (lanes): the claims of a key its rate counts from second $2, when its claims count "
+     "in a second after the claim's now (limit_claim_second)"},
     {PG_KEY_WINDOW_ROWS, "key_window_rows",
      "SELECT at, n FROM jobq_key_claims WHERE key = $1::text AND at >= $2::bigint",
      "claim (lanes): the window's rows of a key that closes (limit_open_at)"},

@@ -62,6 +62,7 @@ enum pg_stmt_id {
     PG_LANE_HEAD,
     PG_KEYS_LOCK,
     PG_KEY_STATE,
+    PG_KEY_WINDOW,
     PG_KEY_WINDOW_ROWS,
     PG_KEY_CLAIMED,
     PG_KEY_CLOSE,

@@ -228,6 +228,9 @@ struct pg_tx {
     enum store_result (*fn)(struct pg_conn *c, void *arg, struct store_news *notes);
     void (*discard)(void *arg);
     void *arg;
+    /* When not NULL: called with arg once BEGIN has run, before every run of fn (a call reads
+     * the time it runs at there: pg_call_begin). */
+    void (*begin)(void *arg);
 };
 
 /* Run tx on a pooled connection (see struct pg_tx). Returns fn's result, or STORE_BUSY,
@@ -443,6 +446,15 @@ int64_t pg_host_time(struct pg_store *st, int64_t t);
 
 /* Measure the skew on c (one round trip) and keep it. Returns STORE_OK or the failure. */
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c);
+
+/* The time calls[0..n) run at, read when they are about to run: once their connection is
+ * taken and their transaction begun, and again after a wait for a lock they decide under.
+ * Each call made at_clock (store.h) moves its now up to the database's clock (pg_now of
+ * clock_now()), never back; the others keep theirs. This function can't fail. */
+void pg_calls_clock(struct pg_call *calls, size_t n);
+
+/* pg_calls_clock of one call, as struct pg_tx's begin (arg: its struct pg_call). */
+void pg_call_begin(void *arg);
 
 /* --- pg_row.c: job rows on a connection ------------------------------------------------------ */
 

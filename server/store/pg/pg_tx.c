@@ -28,6 +28,8 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx)
             break;
         }
         struct store_news notes = {0};
+        if (tx->begin)
+            tx->begin(tx->arg);
         r = tx->fn(c, tx->arg, &notes);
         int committed = 0;
         if (r == STORE_OK || r == STORE_EXISTS) {

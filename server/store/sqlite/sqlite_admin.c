@@ -122,6 +122,7 @@ struct sqlite_tx *sqlite_admin_tx(struct sqlite_store *st, struct store_call *ca
                                .discard = admin_discard,
                                .arg = &b->a,
                                .notes = &b->notes,
+                               .now = call->at_clock ? &b->a.now : NULL,
                                .weight = 1};
     return &b->tx;
 }

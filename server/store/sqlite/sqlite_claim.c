@@ -221,6 +221,7 @@ struct sqlite_tx *sqlite_claim_tx(struct sqlite_store *st, struct store_call *ca
                                .discard = claim_discard,
                                .arg = &b->a,
                                .notes = &b->notes,
+                               .now = call->at_clock ? &b->a.now : NULL,
                                .weight = max_jobs};
     return &b->tx;
 }

@@ -449,6 +449,7 @@ struct sqlite_tx *sqlite_enqueue_tx(struct sqlite_store *st, struct store_call *
                                .discard = enqueue_discard,
                                .arg = &b->a,
                                .notes = &b->notes,
+                               .now = call->at_clock ? &b->a.now : NULL,
                                .weight = (int)e->n};
     return &b->tx;
 }

@@ -206,9 +206,16 @@ static enum store_result be_key_load(void *p, struct lane_key *k)
     }
     k->window = 0;
     if (r == STORE_OK && k->has_limit && k->limit.rate_jobs > 0) {
-        int64_t from = limit_window_start(&k->limit, b->now);
-        st = sqlite_conn_stmt(b->c, STMT_KEY_CLAIMS_PRUNE);
-        r = sqlite_conn_finish(b->c, st, sqlite_conn_bindf(st, "ti", k->key, from), "window prune");
+        int64_t newest = 0; /* NULL (no claim kept): 0, before any now */
+        st = sqlite_conn_stmt(b->c, STMT_KEY_NEWEST);
+        r = one_int(b->c, st, sqlite_conn_bindf(st, "t", k->key), "newest claim of a key", &newest);
+        k->now = limit_claim_second(k->now, newest);
+        int64_t from = limit_window_start(&k->limit, k->now);
+        if (r == STORE_OK) {
+            st = sqlite_conn_stmt(b->c, STMT_KEY_CLAIMS_PRUNE);
+            r = sqlite_conn_finish(b->c, st, sqlite_conn_bindf(st, "ti", k->key, from),
+                                   "window prune");
+        }
         if (r == STORE_OK) {
             st = sqlite_conn_stmt(b->c, STMT_KEY_WINDOW);
             r = one_int(b->c, st, sqlite_conn_bindf(st, "ti", k->key, from), "window of a key",
@@ -224,7 +231,7 @@ static enum store_result be_key_claimed(void *p, struct lane_key *k)
     if (!k->has_limit || k->limit.rate_jobs <= 0)
         return STORE_OK;
     sqlite3_stmt *st = sqlite_conn_stmt(b->c, STMT_KEY_CLAIMED);
-    return sqlite_conn_finish(b->c, st, sqlite_conn_bindf(st, "tii", k->key, b->now, (int64_t)1),
+    return sqlite_conn_finish(b->c, st, sqlite_conn_bindf(st, "tii", k->key, k->now, (int64_t)1),
                               "claim of a key");
 }
 

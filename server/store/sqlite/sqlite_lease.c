@@ -352,8 +352,11 @@ struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *ca
                               .backoff_max = st->backoff_max,
                               .out = store_call_job_out(call),
                               .notes = &b->notes};
-    b->tx =
-        (struct sqlite_tx){.discard = lease_discard, .arg = &b->a, .notes = &b->notes, .weight = 1};
+    b->tx = (struct sqlite_tx){.discard = lease_discard,
+                               .arg = &b->a,
+                               .notes = &b->notes,
+                               .now = call->at_clock ? &b->a.now : NULL,
+                               .weight = 1};
     switch (call->kind) {
     case STORE_CALL_HEARTBEAT:
         b->a.token = call->heartbeat.token;

@@ -191,6 +191,7 @@ struct sqlite_tx *sqlite_limit_tx(struct sqlite_store *st, struct store_call *ca
                                .fn = put ? put_tx : delete_tx,
                                .arg = &b->a,
                                .notes = &b->notes,
+                               .now = call->at_clock ? &call->now : NULL,
                                .weight = 1};
     return &b->tx;
 }

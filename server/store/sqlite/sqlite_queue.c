@@ -101,6 +101,7 @@ struct sqlite_tx *sqlite_queue_tx(struct sqlite_store *st, struct store_call *ca
                                .fn = pause ? pause_tx : purge_tx,
                                .arg = &b->a,
                                .notes = &b->notes,
+                               .now = call->at_clock ? &call->now : NULL,
                                .weight = pause ? 1 : call->purge.limit};
     return &b->tx;
 }

@@ -387,7 +387,8 @@ struct sqlite_tx *sqlite_schedule_tx(struct sqlite_store *st, struct store_call 
     }
     b->notes = (struct sqlite_notes)SQLITE_NOTES_INIT;
     b->a = (struct tick_arg){call, &b->notes};
-    b->tx = (struct sqlite_tx){.arg = call, .notes = &b->notes, .weight = 1};
+    b->tx = (struct sqlite_tx){
+        .arg = call, .notes = &b->notes, .now = call->at_clock ? &call->now : NULL, .weight = 1};
     switch (call->kind) {
     case STORE_CALL_SCHEDULE_PUT:
         b->tx.name = "schedule put";

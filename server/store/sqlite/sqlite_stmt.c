@@ -386,6 +386,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     {STMT_KEY_WINDOW, STMT_ON_WRITER,
      "SELECT coalesce(sum(n), 0) FROM key_claims WHERE key = ?1 AND at >= ?2",
      "claim: the claims of a key its rate counts now"},
+    {STMT_KEY_NEWEST, STMT_ON_WRITER, "SELECT max(at) FROM key_claims WHERE key = ?1",
+     "claim: the newest second a key counts a claim in (NULL: none), for limit_claim_second"},
     {STMT_KEY_WINDOW_ROWS, STMT_ON_WRITER,
      "SELECT at, n FROM key_claims WHERE key = ?1 AND at >= ?2",
      "claim: the claim rows of a key's window, when the key closes (limit_open_at)"},

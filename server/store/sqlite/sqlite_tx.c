@@ -124,6 +124,9 @@ static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sq
         if (tx->settled)
             continue;
         sqlite3_int64 before = sqlite3_total_changes64(c->db);
+        int64_t clock = clock_now(); /* the write lock is held: no wait comes after this */
+        if (tx->now && clock > *tx->now)
+            *tx->now = clock;
         tx->result = (enum store_result)tx->fn(c, tx->arg);
         if (kept(tx->result)) {
             due_apply(w, tx->notes);

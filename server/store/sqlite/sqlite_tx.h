@@ -69,7 +69,11 @@ struct sqlite_tx {
     void (*discard)(void *arg);
     void *arg;
     struct sqlite_notes *notes; /* may be NULL; emptied and freed by the runner */
-    int weight;                 /* rows it may write at most, for SQLITE_GROUP_WEIGHT; 0 is 1 */
+    /* Where fn reads the time it decides at (in arg or in its call), or NULL: a call made
+     * at_clock (store.h), whose time the runner moves up to the store's clock (clock_now())
+     * when the transaction has begun, before every run of fn. */
+    int64_t *now;
+    int weight; /* rows it may write at most, for SQLITE_GROUP_WEIGHT; 0 is 1 */
     /* sqlite_tx_submit: called once, on the writer thread (or on the caller's thread when
      * the transaction could not be queued), after result is set and notes freed, with no
      * lock of the store held. The runner never touches tx after calling it. */

@@ -259,6 +259,29 @@ TEST(rate_room_and_open)
     CHECK_INT(limit_open_at(&both, &u, 1000), LIMIT_NEVER);
 }
 
+/* A claim decided late (its now before the newest second the key counts a claim in) counts
+ * in that newest second: deciding at its own now, over the rows a newer claim left after
+ * pruning its window, it would find room the window does not have. */
+TEST(late_claims_count_in_the_newest_second)
+{
+    CHECK_INT(limit_claim_second(100, JOB_NONE), 100);
+    CHECK_INT(limit_claim_second(100, 98), 100);
+    CHECK_INT(limit_claim_second(100, 100), 100);
+    CHECK_INT(limit_claim_second(97, 100), 100);
+    /* 2 per 2 s: two claims at 100; a claim there pruned the rows before 99. */
+    struct limit l = mk("k", 0, 2, 2);
+    struct limit_claims kept[] = {{100, 2}};
+    struct limit_usage u = {.paused_until = JOB_NONE, .claims = kept, .nclaims = 1};
+    int64_t late = 97;                      /* a claim made at 97 that ran after them */
+    CHECK_INT(limit_room(&l, &u, late), 0); /* rows dated after now count as made */
+    int64_t at = limit_claim_second(late, 100);
+    CHECK_INT(at, 100);
+    CHECK_INT(limit_room(&l, &u, at), 0);
+    /* Its stamp at 100 is still counted at 101; one at 97 would not be (99 and on). */
+    CHECK(limit_window_start(&l, 101) <= at);
+    CHECK(limit_window_start(&l, 101) > late);
+}
+
 TEST(pause_holds_with_or_without_a_limit)
 {
     struct limit_usage u = {.paused_until = 1050};
@@ -477,6 +500,7 @@ TEST_MAIN(TEST_ENTRY(limit_keys), TEST_ENTRY(job_keys_are_literal), TEST_ENTRY(l
           TEST_ENTRY(pattern_prefix), TEST_ENTRY(exact_wins_then_longest_prefix),
           TEST_ENTRY(resolution_property), TEST_ENTRY(window_is_per_seconds_whole_seconds),
           TEST_ENTRY(concurrency_room_and_open), TEST_ENTRY(rate_room_and_open),
+          TEST_ENTRY(late_claims_count_in_the_newest_second),
           TEST_ENTRY(pause_holds_with_or_without_a_limit),
           TEST_ENTRY(claims_never_overshoot_any_window),
           TEST_ENTRY(full_demand_gets_the_whole_rate), TEST_ENTRY(sorted_resolution_matches),
