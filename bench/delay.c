@@ -50,6 +50,7 @@ struct link {
 };
 
 static struct link links[MAX_LINKS];
+static int links_hi; /* links[links_hi..] are all unused */
 static int64_t delay_us;
 static int ep;
 
@@ -168,6 +169,8 @@ static void accept_one(int lfd, const char *upstream)
         return;
     }
     links[i] = (struct link){.d = {{.from = cfd, .to = ufd}, {.from = ufd, .to = cfd}}, .used = 1};
+    if (i >= links_hi)
+        links_hi = i + 1;
     watch(cfd, (uint32_t)i * 2 + 2, EPOLLIN, EPOLL_CTL_ADD);
     watch(ufd, (uint32_t)i * 2 + 3, EPOLLIN, EPOLL_CTL_ADD);
 }
@@ -189,7 +192,9 @@ int main(int argc, char **argv)
     for (;;) {
         /* Sleep until the earliest held chunk is due (or something is readable). */
         int64_t now = mono_us(), next = -1;
-        for (int i = 0; i < MAX_LINKS; i++) {
+        while (links_hi > 0 && !links[links_hi - 1].used)
+            links_hi--;
+        for (int i = 0; i < links_hi; i++) {
             for (int k = 0; links[i].used && k < 2; k++) {
                 struct chunk *c = links[i].d[k].head;
                 if (c && (next < 0 || c->due < next))
@@ -216,7 +221,7 @@ int main(int argc, char **argv)
             else if (d->eof)
                 watch(d->from, tag, 0, EPOLL_CTL_MOD); /* nothing more to read there */
         }
-        for (int i = 0; i < MAX_LINKS; i++) {
+        for (int i = 0; i < links_hi; i++) {
             for (int k = 0; links[i].used && k < 2; k++) {
                 if (dir_write(&links[i].d[k], now) != 0)
                     link_close(i);

@@ -40,10 +40,13 @@ void pg_call_begin(void *arg)
 
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
 {
-    int64_t t0 = clock_now_ms();
-    enum store_result r;
+    /* Prepared first, so that the exchange timed below is one round trip. */
+    enum store_result r = pg_prepare(c, PG_CLOCK, "clock");
+    if (r != STORE_OK)
+        return r;
+    int64_t t0 = clock_now_ms(), m0 = clock_mono_us();
     PGresult *res = pg_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
-    int64_t t1 = clock_now_ms();
+    int64_t t1 = clock_now_ms(), m1 = clock_mono_us();
     if (!res)
         return r;
     int64_t server = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
@@ -57,5 +60,10 @@ enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
         return STORE_UNAVAILABLE;
     }
     atomic_store(&st->skew_ms, server - (t0 + t1) / 2);
+    /* The round trip without the server's own delays: the least measured (a busy server
+     * answers late). */
+    int64_t rtt = atomic_load(&st->rtt_us), sample = m1 - m0;
+    if (rtt == 0 || sample < rtt)
+        atomic_store(&st->rtt_us, sample > 0 ? sample : 1);
     return STORE_OK;
 }

@@ -268,7 +268,7 @@ static enum store_result visit_open(struct pg_conn *c, struct walk *w, int64_t i
 
 static enum store_result visit(struct pg_conn *c, struct walk *w, int64_t id)
 {
-    enum job_status s;
+    enum job_status s = JOB_STATUS_NONE;
     enum store_result r = lock_dependents(c, id, &s);
     if (r != STORE_OK || s == JOB_STATUS_NONE)
         return r;

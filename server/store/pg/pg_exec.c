@@ -2,30 +2,22 @@
  * them in groups, run the one-statement ones in one pipeline (pg_pipe.c) and the others in
  * one transaction, alone after a split (pg_store.h).
  *
- * How many groups run at once follows the load. A writer that is free starts a group at once
- * when none is in flight: an idle process answers a lone call without delay. While groups
- * are in flight, the calls that come in wait for one of them to end, so that they make the
- * next group together (group commit: one pipeline, one WAL flush), unless waiting would cost
- * more than another transaction in flight: another group starts when PG_JOIN calls wait, or
- * when the oldest has waited PG_HOLD_PCT percent of a group's own time (smoothed). So a
- * process whose groups are quick keeps one or two in flight and large groups (on 2 cores
- * that measured best), and one whose groups wait on the network or the disk, or that is
- * offered more calls, keeps more in flight, up to its writer threads (--pg-writers). */
+ * How many groups run at once follows the load, up to the writer threads (--pg-writers): a
+ * free writer starts a group when admit_wait (server/admit.h) says so. An idle process
+ * answers a lone call at once; a busy one lets calls gather into the next group while its
+ * others run, and starts another beside them when enough calls wait, or when the newest
+ * group has run long enough that waiting for it would cost more than a second transaction
+ * (a slow link to the database, or a group stalled on a lock). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "admit.h"
 #include "clock.h"
 #include "log.h"
 #include "pg_store.h"
-
-/* Calls waiting that start another group while groups are in flight (see the top). */
-#define PG_JOIN_DEFAULT 8
-/* ... or the oldest call's wait, in percent of a group's smoothed time. */
-#define PG_HOLD_PCT_DEFAULT 50
-
-static int join_calls = PG_JOIN_DEFAULT, hold_pct = PG_HOLD_PCT_DEFAULT;
 
 /* Calls that share one transaction: at most PG_GROUP_MAX (pg_store.h), and at most
  * PG_GROUP_ROWS jobs among them (a batch enqueue counts its jobs, a claim its max_jobs: see
@@ -161,15 +153,15 @@ static void inflight_add(struct pg_store *st, int delta, int64_t now_us)
  * unless something changes: -1 for "until woken" (st->qmu held). */
 static int64_t admit_in(const struct pg_store *st, int64_t now_us)
 {
-    if (!st->head)
-        return -1;
-    if (st->inflight == 0 || atomic_load(&st->abandoned) || st->stop)
-        return 0;
-    if (st->queued >= (size_t)join_calls)
-        return 0;
-    int64_t hold = st->tx_us * hold_pct / 100;
-    int64_t waited = now_us - st->head->at_us;
-    return waited >= hold ? 0 : hold - waited;
+    if (st->head && (atomic_load(&st->abandoned) || st->stop))
+        return 0; /* each call ends at once (take_group) */
+    struct admit_state a = {.inflight = st->inflight,
+                            .queued = st->queued,
+                            .group_us = st->tx_us,
+                            .rtt_us = atomic_load(&st->rtt_us),
+                            .since_start_us = now_us - st->started_us,
+                            .cpus = st->cpus};
+    return admit_wait(&a);
 }
 
 /* Wait on st->qcv for at most us microseconds (st->qmu held). */
@@ -189,10 +181,13 @@ static void *exec_main(void *arg)
     for (;;) {
         int64_t wait;
         while ((wait = admit_in(st, clock_mono_us())) != 0 && !st->stop) {
-            if (wait < 0)
+            if (wait < 0) {
                 pthread_cond_wait(&st->qcv, &st->qmu);
-            else
+            } else {
+                st->timed++;
                 wait_us(st, wait);
+                st->timed--;
+            }
         }
         if (!st->head)
             break; /* stop, and the queue is empty */
@@ -200,6 +195,7 @@ static void *exec_main(void *arg)
         size_t n = take_group(st, taken, calls, &k);
         int64_t t0 = clock_mono_us();
         inflight_add(st, 1, t0);
+        st->started_us = t0;
         st->groups++;
         pthread_mutex_unlock(&st->qmu);
         if (k > 0)
@@ -211,32 +207,16 @@ static void *exec_main(void *arg)
         inflight_add(st, -1, t1);
         if (k > 0)
             st->tx_us += (t1 - t0 - st->tx_us) / 8;
-        if (st->head)
-            pthread_cond_broadcast(&st->qcv); /* what waits may be due now */
+        /* This writer looks at the queue next: no one else needs waking for it. */
     }
     pthread_mutex_unlock(&st->qmu);
     return NULL;
 }
 
-/* A tuning from the environment (for measurements): JOBQ_PG_JOIN, JOBQ_PG_HOLD_PCT. */
-static void tuning(const char *name, int *v, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return;
-    char *end;
-    long x = strtol(e, &end, 10);
-    if (*end || x < lo || x > hi) {
-        log_warn("%s=%s ignored: %d to %d", name, e, lo, hi);
-        return;
-    }
-    *v = (int)x;
-}
-
 int pg_exec_start(struct pg_store *st, int nthreads)
 {
-    tuning("JOBQ_PG_JOIN", &join_calls, 1, PG_GROUP_MAX);
-    tuning("JOBQ_PG_HOLD_PCT", &hold_pct, 0, 1000);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    st->cpus = cpus >= 1 ? (int)(cpus < 4096 ? cpus : 4096) : 1;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -292,11 +272,15 @@ int pg_exec_push(struct pg_store *st, struct pg_call_node *node)
         st->head = node;
     st->tail = node;
     st->queued++;
-    /* One writer can take it now, or decide how long it waits: a writer already waiting on a
-     * timer sees the new count when it wakes. Past the join count, every waiter looks. */
-    if (st->queued >= (size_t)join_calls)
+    /* Wake a writer only when the call may start a group: none in flight (one takes it), the
+     * join count reached (every waiter looks), or no writer on a timer yet (one arms it).
+     * Else the writer whose group ends next, or the one on the timer, takes it: a wake-up per
+     * call would cost more than it saves. */
+    if (st->inflight == 0)
+        pthread_cond_signal(&st->qcv);
+    else if (st->queued >= ADMIT_JOIN)
         pthread_cond_broadcast(&st->qcv);
-    else
+    else if (st->timed == 0)
         pthread_cond_signal(&st->qcv);
     pthread_mutex_unlock(&st->qmu);
     return 0;

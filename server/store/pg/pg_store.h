@@ -76,6 +76,7 @@ struct pg_store {
     char proc[24]; /* this process's tag in NOTIFY payloads: its own are skipped */
     struct pg_pool pool;
     atomic_int_fast64_t skew_ms; /* server clock minus this host's clock */
+    atomic_int_fast64_t rtt_us;  /* a round trip to the server, as pg_clock_sync last measured */
     /* Executor: threads that run submitted calls (pg_exec.c), all under qmu. */
     pthread_mutex_t qmu;
     pthread_cond_t qcv;
@@ -85,8 +86,11 @@ struct pg_store {
     int nthreads; /* writer threads: the most transactions in flight (--pg-writers) */
     pthread_t *threads;
     int inflight;           /* groups running now */
+    int timed;              /* writers waiting on a timer to start a group beside them */
+    int cpus;               /* of this host, for admit_wait */
     int64_t tx_us;          /* a group's time from start to end, smoothed (microseconds) */
     int64_t inflight_at_us; /* when inflight last changed (clock_mono_us) */
+    int64_t started_us;     /* when the newest group started (clock_mono_us) */
     uint64_t inflight_us;   /* the integral of inflight over time (microseconds) */
     uint64_t groups;        /* groups started */
     struct pg_listener *listener;

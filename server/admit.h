@@ -1,0 +1,38 @@
+/* When a group-commit executor starts another transaction beside those in flight: a pure
+ * decision of the executor's state (the PostgreSQL store's writers, pg_exec.c).
+ *
+ * A group of calls shares one transaction and one WAL flush; a second group in flight at the
+ * same time takes calls that would otherwise have joined the next group, so it is worth
+ * starting only when waiting would cost more than it saves:
+ * - none is in flight: start at once (an idle process answers a lone call without delay);
+ * - ADMIT_JOIN calls or more wait: start (the offered load is more than one group takes);
+ * - else once the newest group in flight has run for a hold: while the round trip to the
+ *   database is small beside a group's time, two groups' time (a group stalled far past its
+ *   usual time lets the others by); once the round trip is a quarter of it or more, a quarter
+ *   of the server's part (the network's wait is what overlap wins back); a line between the
+ *   two. The hold is for a 2-core host and shrinks with more cores (2 / cpus of it): the
+ *   writers' own work, and the database's, spread over them. With fewer than ADMIT_FEW calls
+ *   waiting the hold is four times as long. */
+#ifndef JOBQ_ADMIT_H
+#define JOBQ_ADMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ADMIT_JOIN 32
+#define ADMIT_FEW 4
+
+struct admit_state {
+    int inflight;           /* groups in flight now */
+    size_t queued;          /* calls waiting (0: nothing to start) */
+    int64_t group_us;       /* a group's time from start to end, smoothed (0: none measured) */
+    int64_t rtt_us;         /* a round trip to the database (0: not measured) */
+    int64_t since_start_us; /* since the newest group in flight started */
+    int cpus;               /* of this host (< 1 counts as 1) */
+};
+
+/* 0: start a group now; > 0: look again in that many microseconds (unless something changes
+ * first); -1: nothing to start until a call comes. This function can't fail. */
+int64_t admit_wait(const struct admit_state *s);
+
+#endif
