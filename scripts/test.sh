@@ -10,14 +10,26 @@
 # removed when it ends, however it ends; its JOBQ_TEST_PG_* variables (JOBQ_TEST_PG_URL: its
 # maintenance database, for the unit tests) and JOBQ_REQUIRE_PG=1 are exported, so that the
 # pg black-box variants (blackbox.pg.*) run and fail rather than skip.
+# Time (CONTRIBUTING.md, "The suite's time"): each ctest run runs JOBQ_TEST_JOBS tests at once
+# (default: one more than the CPUs; tests that measure time or load are serialised in
+# tests/CMakeLists.txt), the sanitizer and fuzz builds compile at nice 19 while the plain
+# tests run, and the ten slowest tests of the run are printed at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 werror=${JOBQ_WERROR:-ON}
+jobs=${JOBQ_TEST_JOBS:-$(($(nproc) + 1))}
+fuzz_seconds=${JOBQ_FUZZ_SECONDS:-60}
+started=$(date +%s)
 logs=$(mktemp -d)
 pgdir=""
+bg_pid=""
 pg_cluster="$PWD/scripts/pg_cluster.sh"
 cleanup() {
+    if [ -n "$bg_pid" ]; then # the background builds (their own process group)
+        kill -- "-$bg_pid" 2>/dev/null || true
+        wait "$bg_pid" 2>/dev/null || true
+    fi
     if [ -n "$pgdir" ]; then
         bash "$pg_cluster" stop "$pgdir" >/dev/null 2>&1 || echo "warning: $pgdir not removed"
     fi
@@ -42,8 +54,25 @@ failed=0
 
 echo "== build (build/)"
 bash scripts/build.sh build -DJOBQ_WERROR="$werror" -DJOBQ_SANITIZE=OFF
-echo "== ctest (build/)"
-if ! (cd build && ctest --output-on-failure --no-tests=error 2>&1) | tee "$logs/plain.log"; then
+
+# The sanitizer build and the fuzz targets compile while the plain tests run, at nice 19: the
+# tests mostly wait, and a runnable test process always goes before a niced compiler, so
+# their timings stay theirs. set -m: the builds get a process group of their own, which
+# cleanup() ends when the script stops early.
+echo "== build (build-asan/ and build-fuzz/, in the background at nice 19)"
+set -m
+(
+    nice -n 19 bash scripts/build.sh build-asan -DJOBQ_WERROR="$werror" -DJOBQ_SANITIZE=ON &&
+        if [ "$fuzz_seconds" -gt 0 ]; then
+            nice -n 19 bash tests/fuzz/run.sh --build-only build-fuzz
+        fi
+) >"$logs/builds.log" 2>&1 &
+bg_pid=$!
+set +m
+
+echo "== ctest (build/, $jobs at once)"
+if ! (cd build && ctest --output-on-failure --no-tests=error -j "$jobs" 2>&1) \
+        | tee "$logs/plain.log"; then
     failed=1
 fi
 
@@ -76,10 +105,17 @@ export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=$detect_leaks
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="exitcode=23"
 
-echo "== build (build-asan/, address + undefined sanitizers)"
-bash scripts/build.sh build-asan -DJOBQ_WERROR="$werror" -DJOBQ_SANITIZE=ON
-echo "== ctest (build-asan/; format and openapi checks ran above)"
-if ! (cd build-asan && ctest --output-on-failure --no-tests=error -LE static 2>&1) \
+echo "== build (build-asan/, address + undefined sanitizers; build-fuzz/): waiting for it"
+bg_status=0
+wait "$bg_pid" || bg_status=$?
+bg_pid=""
+if [ "$bg_status" -ne 0 ]; then
+    tail -n 60 "$logs/builds.log"
+    echo "the background builds failed (exit $bg_status)"
+    exit 1
+fi
+echo "== ctest (build-asan/, $jobs at once; format and openapi checks ran above)"
+if ! (cd build-asan && ctest --output-on-failure --no-tests=error -LE static -j "$jobs" 2>&1) \
         | tee "$logs/asan.log"; then
     failed=1
 fi
@@ -102,13 +138,22 @@ fi
 
 # libFuzzer (clang): build the fuzz targets and fuzz for JOBQ_FUZZ_SECONDS (default 60, 0
 # skips); the corpus replays already ran in both ctest runs (fuzz.replay.*).
-if [ "${JOBQ_FUZZ_SECONDS:-60}" -gt 0 ]; then
-    echo "== fuzz (build-fuzz/, clang, ${JOBQ_FUZZ_SECONDS:-60}s)"
+if [ "$fuzz_seconds" -gt 0 ]; then
+    echo "== fuzz (build-fuzz/, clang, ${fuzz_seconds}s)"
     runs="$runs fuzz"
-    if ! bash tests/fuzz/run.sh "${JOBQ_FUZZ_SECONDS:-60}" build-fuzz 2>&1 | tee "$logs/fuzz.log"; then
+    if ! bash tests/fuzz/run.sh "$fuzz_seconds" build-fuzz 2>&1 | tee "$logs/fuzz.log"; then
         failed=1
     fi
 fi
+
+# ctest's own time of each test, from both runs' lines "Test #N: NAME ...  Passed  1.23 sec".
+echo "== the ten slowest tests (CONTRIBUTING.md: the suite's time)"
+for run in plain asan; do
+    awk -v run="$run" '/ Test +#[0-9]+: / && $NF == "sec" {
+        for (i = 1; i <= NF; i++) if ($i ~ /^#[0-9]+:$/) { print $(NF - 1), run, $(i + 1); break }
+    }' "$logs/$run.log"
+done | sort -rn | head -n 10 | awk '{ printf "%9.1f s  %-5s  %s\n", $1, $2, $3 }'
+echo "whole run: $(($(date +%s) - started)) s (budget: 1800 s on a clean 2-core machine)"
 
 echo "== summary"
 for run in $runs; do

@@ -35,6 +35,7 @@ only SQLite has, `psql()` runs SQL in a test database, and `pg_stop()`, `pg_star
 the pg variants: it exits 77 (skipped) when the cluster's variables are missing.
 """
 
+import glob
 import http.client
 import itertools
 import json
@@ -106,6 +107,31 @@ def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
         return s.getsockname()[1]
+
+
+def faketime_lib():
+    """libfaketime's preload library ($JOBQ_FAKETIME_LIB, else Debian's), or None."""
+    lib = os.environ.get("JOBQ_FAKETIME_LIB")
+    if lib:
+        return lib if os.path.exists(lib) else None
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
+    return found[0] if found else None
+
+
+def faketime_env(offset):
+    """The environment (for Server(env=...)) of a jobqd whose wall clock is `offset` seconds
+    (an int, negative: behind) from the true one, through libfaketime. The monotonic clock
+    stays true: jobqd's time-outs and condition waits use it. Raises AssertionError when
+    libfaketime is missing (scripts/deps.sh installs it). Not under JOBQD_WRAPPER: LD_PRELOAD
+    would reach the wrapper as well."""
+    lib = faketime_lib()
+    if lib is None:
+        raise AssertionError("libfaketime not found: scripts/deps.sh installs faketime "
+                             "(or set JOBQ_FAKETIME_LIB to its libfaketime.so.1)")
+    # ASan wants to come first among the libraries; libfaketime is preloaded before it.
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    return {"LD_PRELOAD": lib, "FAKETIME": "%+d" % offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
 
 
 def now():

@@ -10,25 +10,14 @@ clock, so a lagging host shortens no delay:
 Every wait is bounded; claims are polled with a deadline.
 """
 
-import glob
-import os
 import time
 import unittest
 
-from harness import WRAPPER, Server, ServerTest, backend
+from harness import WRAPPER, Server, ServerTest, backend, faketime_env
 
 LAG = 30  # seconds the jobqd's clock is behind the test's
 DELAY = 5  # delay_seconds and retry_in_seconds of the jobs below
 POLL = 0.1  # seconds between two claims while waiting for a job to come due
-
-
-def faketime_lib():
-    """libfaketime's preload library ($JOBQ_FAKETIME_LIB, else Debian's), or None."""
-    lib = os.environ.get("JOBQ_FAKETIME_LIB")
-    if lib:
-        return lib if os.path.exists(lib) else None
-    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
-    return found[0] if found else None
 
 
 @unittest.skipIf(WRAPPER, "LD_PRELOAD would reach the wrapper as well as jobqd")
@@ -37,16 +26,7 @@ class LaggingHost(ServerTest):
 
     @classmethod
     def setUpClass(cls):
-        lib = faketime_lib()
-        if lib is None:
-            raise AssertionError("libfaketime not found: scripts/deps.sh installs faketime "
-                                 "(or set JOBQ_FAKETIME_LIB to its libfaketime.so.1)")
-        # The monotonic clock stays true: jobqd's time-outs and condition waits use it.
-        # ASan wants to come first among the libraries; libfaketime is preloaded before it.
-        asan = os.environ.get("ASAN_OPTIONS", "")
-        env = {"LD_PRELOAD": lib, "FAKETIME": "-%d" % LAG, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-               "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
-        cls.server = Server(cls.server_args, env=env)
+        cls.server = Server(cls.server_args, env=faketime_env(-LAG))
         try:
             cls.server.start()
         except Exception:

@@ -3,6 +3,9 @@
 # between fuzz_http (raw HTTP into the in-process server), fuzz_parse (router, JSON and
 # field readers) and fuzz_zone (TZif files, POSIX TZ rules, cron expressions):
 #   tests/fuzz/run.sh [SECONDS] [BUILD_DIR]      e.g. tests/fuzz/run.sh 3600 for an hour
+#   tests/fuzz/run.sh --build-only [BUILD_DIR]    build the targets, fuzz nothing (a later run
+#                                                 finds them built: scripts/test.sh builds
+#                                                 them while the tests run)
 # BUILD_DIR defaults to build-fuzz/. The seed corpus tests/fuzz/corpus/<target>/ is read,
 # never written: new inputs go to BUILD_DIR/fuzz-corpus/<target>/ (kept between runs, so a
 # longer run starts where the last stopped). A crash or failed invariant stops the run, leaves
@@ -13,11 +16,17 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
+build_only=0
+if [ "${1:-}" = --build-only ]; then
+    build_only=1
+    shift
+    set -- 60 "$@"
+fi
 seconds=${1:-60}
 dir=${2:-build-fuzz}
 cc=${FUZZ_CC:-clang}
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 2 ]; then
-    echo "usage: tests/fuzz/run.sh [SECONDS >= 2] [BUILD_DIR]" >&2
+    echo "usage: tests/fuzz/run.sh [SECONDS >= 2 | --build-only] [BUILD_DIR]" >&2
     exit 2
 fi
 if ! command -v "$cc" >/dev/null 2>&1; then
@@ -29,6 +38,9 @@ echo "== fuzz: build ($dir/, $cc, -fsanitize=fuzzer,address,undefined)"
 cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DJOBQ_FUZZ=ON -DJOBQ_SANITIZE=OFF \
     -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target fuzz_http fuzz_parse fuzz_zone
+if [ "$build_only" -eq 1 ]; then
+    exit 0
+fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

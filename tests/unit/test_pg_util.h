@@ -1,7 +1,12 @@
 /* Helpers for the unit tests that need PostgreSQL: a fresh database of the test cluster
  * (scripts/pg_cluster.sh; JOBQ_TEST_PG_URL names its maintenance database) per case, and a
  * store opened on it. Without JOBQ_TEST_PG_URL a case says so and passes, unless
- * JOBQ_REQUIRE_PG=1 (scripts/test.sh sets it). Header-only: every function is static. */
+ * JOBQ_REQUIRE_PG=1 (scripts/test.sh sets it). Header-only: every function is static.
+ *
+ * Under ctest a fresh database is a copy of a migrated template (JOBQ_TEST_PG_TEMPLATE names
+ * it; pg_template.c makes it once per run, tests/CMakeLists.txt), so a case does not run the
+ * migrations itself; its store_open finds the schema up to date. Without the variable (a test
+ * binary run by hand) the database is empty and store_open migrates it. */
 #ifndef JOBQ_TEST_PG_UTIL_H
 #define JOBQ_TEST_PG_UTIL_H
 
@@ -54,33 +59,53 @@ static inline int admin_sql(const char *sql)
     return pg_sql_on(NULL, sql);
 }
 
-/* A fresh database in db_url. Returns 1 when made, 0 when there is no cluster (skip), -1 on
- * failure. */
-static inline int fresh_db(void)
+/* The libpq URL of database name in the test cluster into buf (size n): JOBQ_TEST_PG_URL with
+ * its database replaced. Returns 1, or -1 when that URL is not of the form
+ * postgresql:///postgres?... (scripts/pg_cluster.sh writes it so). */
+static inline int pg_db_url(const char *name, char *buf, size_t n)
 {
     const char *base = getenv("JOBQ_TEST_PG_URL");
-    if (!base || !*base) {
-        const char *req = getenv("JOBQ_REQUIRE_PG");
-        if (req && strcmp(req, "1") == 0) {
-            fprintf(stderr, "JOBQ_REQUIRE_PG=1 but JOBQ_TEST_PG_URL is not set\n");
-            return -1;
-        }
-        fprintf(stderr, "skipped: no PostgreSQL test cluster (JOBQ_TEST_PG_URL)\n");
-        return 0;
+    const char *q = base ? strchr(base, '?') : NULL;
+    if (!q || !strstr(base, ":///"))
+        return -1;
+    snprintf(buf, n, "postgresql:///%s%s", name, q);
+    return 1;
+}
+
+/* Whether there is a test cluster to use: 1 when JOBQ_TEST_PG_URL is set, 0 when it is not
+ * (skip: said on stderr), -1 when it is not but JOBQ_REQUIRE_PG=1 (said on stderr). */
+static inline int pg_cluster_given(void)
+{
+    const char *base = getenv("JOBQ_TEST_PG_URL");
+    if (base && *base)
+        return 1;
+    const char *req = getenv("JOBQ_REQUIRE_PG");
+    if (req && strcmp(req, "1") == 0) {
+        fprintf(stderr, "JOBQ_REQUIRE_PG=1 but JOBQ_TEST_PG_URL is not set\n");
+        return -1;
     }
+    fprintf(stderr, "skipped: no PostgreSQL test cluster (JOBQ_TEST_PG_URL)\n");
+    return 0;
+}
+
+/* A fresh database in db_url: a copy of the template JOBQ_TEST_PG_TEMPLATE names when set,
+ * else an empty one. Returns 1 when made, 0 when there is no cluster (skip), -1 on failure. */
+static inline int fresh_db(void)
+{
+    int given = pg_cluster_given();
+    if (given <= 0)
+        return given;
     static int n;
     snprintf(db_name, sizeof db_name, "jobq_u_%d_%d", (int)getpid(), ++n);
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db_name);
+    const char *tmpl = getenv("JOBQ_TEST_PG_TEMPLATE");
+    char sql[256];
+    if (tmpl && *tmpl)
+        snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE %s", db_name, tmpl);
+    else
+        snprintf(sql, sizeof sql, "CREATE DATABASE %s", db_name);
     if (admin_sql(sql) != 0)
         return -1;
-    /* postgresql:///postgres?host=... -> postgresql:///NAME?host=... */
-    const char *q = strchr(base, '?');
-    const char *slash = strstr(base, ":///");
-    if (!q || !slash)
-        return -1;
-    snprintf(db_url, sizeof db_url, "postgresql:///%s%s", db_name, q);
-    return 1;
+    return pg_db_url(db_name, db_url, sizeof db_url);
 }
 
 static inline void drop_db(void)
