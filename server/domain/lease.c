@@ -22,6 +22,11 @@ int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter
     return d + (int64_t)((double)d * 0.1 * jitter);
 }
 
+int64_t job_heartbeat_lease(int64_t lease_seconds)
+{
+    return lease_seconds > 0 ? lease_seconds : 0;
+}
+
 struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max_attempts,
                                         int64_t retry_in, int64_t now, int64_t backoff_base,
                                         int64_t backoff_max, double jitter)

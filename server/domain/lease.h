@@ -29,6 +29,11 @@ struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max
                                         int64_t retry_in, int64_t now, int64_t backoff_base,
                                         int64_t backoff_max, double jitter);
 
+/* The lease a heartbeat asks for: lease_seconds when it is positive, else 0, which keeps the
+ * lease's own length (the store extends by the job's lease_seconds). This function can't
+ * fail. */
+int64_t job_heartbeat_lease(int64_t lease_seconds);
+
 /* What a snooze does to its job (POST /jobs/{id}/snooze by the lease holder). */
 struct job_snooze {
     enum job_status status;       /* JOB_QUEUED */

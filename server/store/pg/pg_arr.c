@@ -125,7 +125,7 @@ enum store_result pg_run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg
     for (int i = 0; i < n; i++)
         rc |= pg_arr_bind(&a[i], &b, i);
     enum store_result r = STORE_ERROR;
-    PGresult *res = rc == 0 ? pg_exec(c, b.id, b.n, b.params, b.what, &r) : NULL;
+    PGresult *res = rc == 0 ? pg_conn_exec(c, b.id, b.n, b.params, b.what, &r) : NULL;
     pg_bind_free(&b);
     if (!res)
         return r;

@@ -45,7 +45,7 @@ enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
     if (r != STORE_OK)
         return r;
     int64_t t0 = clock_now_ms(), m0 = clock_mono_us();
-    PGresult *res = pg_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
+    PGresult *res = pg_conn_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
     int64_t t1 = clock_now_ms(), m1 = clock_mono_us();
     if (!res)
         return r;

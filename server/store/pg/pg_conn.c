@@ -173,8 +173,8 @@ void pg_conn_trip(struct pg_conn *c)
         atomic_fetch_add(c->trips, 1);
 }
 
-PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
-                  const char *what, enum store_result *r)
+PGresult *pg_conn_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
+                       const char *what, enum store_result *r)
 {
     *r = pg_prepare(c, id, what);
     if (*r != STORE_OK)

@@ -13,7 +13,7 @@ static enum store_result run(struct pg_conn *c, enum pg_stmt_id id, int n, const
                              const char *what)
 {
     enum store_result r;
-    PGresult *res = pg_exec(c, id, n, p, what, &r);
+    PGresult *res = pg_conn_exec(c, id, n, p, what, &r);
     PQclear(res);
     return res ? STORE_OK : r;
 }
@@ -49,7 +49,7 @@ enum store_result pg_deps_lock(struct pg_conn *c, const int64_t *ids, size_t n,
         return STORE_ERROR;
     const char *p[1] = {lit};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEP_LOCK, 1, p, "enqueue: dependencies", &r);
+    PGresult *res = pg_conn_exec(c, PG_DEP_LOCK, 1, p, "enqueue: dependencies", &r);
     free(lit);
     if (!res)
         return r;
@@ -132,7 +132,7 @@ static enum store_result lock_dependents(struct pg_conn *c, int64_t id, enum job
     char idb[24];
     const char *p[1] = {pg_int_param(idb, id)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEP_VISIT, 1, p, "dependents' locks", &r);
+    PGresult *res = pg_conn_exec(c, PG_DEP_VISIT, 1, p, "dependents' locks", &r);
     if (!res)
         return r;
     int known = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0);
@@ -165,7 +165,7 @@ static enum store_result visit_ended(struct pg_conn *c, struct walk *w, int64_t 
     const char *p[6] = {pg_int_param(idb, id),     pg_int_param(now, w->now), cancel, settle,
                         depend_detail(id, detail), DEPEND_FAILED_CODE};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEP_SETTLE, 6, p, "dependents of an end", &r);
+    PGresult *res = pg_conn_exec(c, PG_DEP_SETTLE, 6, p, "dependents of an end", &r);
     if (!res)
         return r;
     r = STORE_OK;
@@ -191,7 +191,7 @@ static enum store_result reevaluate(struct pg_conn *c, struct walk *w, int64_t i
     char idb[24];
     const char *p[1] = {pg_int_param(idb, id)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEP_PARENTS, 1, p, "dependencies", &r);
+    PGresult *res = pg_conn_exec(c, PG_DEP_PARENTS, 1, p, "dependencies", &r);
     if (!res)
         return r;
     struct job j;
@@ -233,7 +233,7 @@ static enum store_result reevaluate(struct pg_conn *c, struct walk *w, int64_t i
         return run(c, PG_DEP_DETAIL, 2, dp, "dependency detail");
     }
     const char *bp[2] = {idb, pg_int_param(pending, plan.pending)};
-    res = pg_exec(c, PG_DEP_BLOCK, 2, bp, "re-block", &r);
+    res = pg_conn_exec(c, PG_DEP_BLOCK, 2, bp, "re-block", &r);
     if (!res)
         return r;
     if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't' && push(w, id) != 0)
@@ -249,7 +249,7 @@ static enum store_result visit_open(struct pg_conn *c, struct walk *w, int64_t i
     char idb[24], detail[DEPEND_DETAIL_MAX];
     const char *p[3] = {pg_int_param(idb, id), DEPEND_FAILED_CODE, depend_detail(id, detail)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEP_UNSETTLE, 3, p, "dependents of a retry", &r);
+    PGresult *res = pg_conn_exec(c, PG_DEP_UNSETTLE, 3, p, "dependents of a retry", &r);
     if (!res)
         return r;
     int n = PQntuples(res);
@@ -353,7 +353,7 @@ enum store_result pg_deps_sweep(struct pg_conn *c, int64_t now, int batch, int *
     char lim[24];
     const char *p[1] = {pg_int_param(lim, batch)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_DEP_TODO_PICK, 1, p, "sweep dependents", &r);
+    PGresult *res = pg_conn_exec(c, PG_DEP_TODO_PICK, 1, p, "sweep dependents", &r);
     if (!res)
         return r;
     struct walk w = {.q = {.budget = batch}, .now = now, .notes = notes};

@@ -171,7 +171,7 @@ static enum store_result insert_alone(struct pg_conn *c, const struct job_spec *
     if (pg_insert_params(col, now, &b) != 0)
         return STORE_ERROR;
     enum store_result r;
-    PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
+    PGresult *res = pg_conn_exec(c, b.id, b.n, b.params, b.what, &r);
     pg_bind_free(&b);
     if (!res)
         return r;
@@ -204,7 +204,7 @@ static enum store_result dedup_find(struct pg_conn *c, const struct job_spec *sp
     const char *key[2] = {sp->queue, sp->dedup_key};
     enum store_result r;
     PGresult *res =
-        pg_exec(c, dedup_find_stmt[sp->dedup_mode], 2, key, "enqueue: dedup lookup", &r);
+        pg_conn_exec(c, dedup_find_stmt[sp->dedup_mode], 2, key, "enqueue: dedup lookup", &r);
     if (!res)
         return r;
     r = PQntuples(res) == 1 ? (pg_row_job(res, 0, 0, out) == 0 ? STORE_OK : STORE_ERROR)

@@ -68,7 +68,7 @@ static enum store_result insert_planned(struct pg_conn *c, struct store_enqueue_
     if (pg_insert_params(col, now, &b) != 0)
         return STORE_ERROR;
     enum store_result r;
-    PGresult *res = pg_exec(c, b.id, b.n, b.params, "enqueue with dependencies", &r);
+    PGresult *res = pg_conn_exec(c, b.id, b.n, b.params, "enqueue with dependencies", &r);
     pg_bind_free(&b);
     if (!res)
         return r;
@@ -119,7 +119,8 @@ static enum store_result find_hits(struct pg_conn *c, struct batch *b)
     int rc = pg_arr_bind(&a[0], &bind, 0);
     rc |= pg_arr_bind(&a[1], &bind, 1);
     enum store_result r = rc == 0 ? STORE_OK : STORE_ERROR;
-    PGresult *res = k > 0 && rc == 0 ? pg_exec(c, bind.id, 2, bind.params, bind.what, &r) : NULL;
+    PGresult *res =
+        k > 0 && rc == 0 ? pg_conn_exec(c, bind.id, 2, bind.params, bind.what, &r) : NULL;
     pg_bind_free(&bind);
     for (int row = 0; res && r == STORE_OK && row < PQntuples(res); row++) {
         size_t s = element_of(res, row, spec_of, k, e);
@@ -206,7 +207,7 @@ static enum store_result draw_ids(struct pg_conn *c, struct batch *b, const size
     char nb[24];
     const char *p[1] = {pg_int_param(nb, (int64_t)fresh)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_JOB_IDS, 1, p, "enqueue: ids", &r);
+    PGresult *res = pg_conn_exec(c, PG_JOB_IDS, 1, p, "enqueue: ids", &r);
     if (!res)
         return r;
     int64_t *ids = (size_t)PQntuples(res) == fresh ? malloc(fresh * sizeof *ids) : NULL;

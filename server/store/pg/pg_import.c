@@ -83,7 +83,7 @@ static enum store_result run(struct pg_conn *c, enum pg_stmt_id id, int n,
                              const char *const *params, const char *what, int64_t *out)
 {
     enum store_result r;
-    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    PGresult *res = pg_conn_exec(c, id, n, params, what, &r);
     if (!res)
         return r;
     if (out)
@@ -132,8 +132,8 @@ static enum store_result import_write(struct store_import *t, const struct store
     if (oom) {
         log_error("out of memory building a batch of %zu jobs", n);
     } else {
-        PGresult *res = pg_exec(&im->conn, PG_IMPORT_ROWS, IMPORT_COLS, (const char *const *)params,
-                                "import: rows", &r);
+        PGresult *res = pg_conn_exec(&im->conn, PG_IMPORT_ROWS, IMPORT_COLS,
+                                     (const char *const *)params, "import: rows", &r);
         if (res && strtoull(PQcmdTuples(res), NULL, 10) != n) {
             log_error("import: %s of %zu jobs written", PQcmdTuples(res), n);
             r = STORE_ERROR;
@@ -213,7 +213,7 @@ static enum store_result import_counts(struct store_import *t, struct store_copy
     struct pg_import *im = import_of(t);
     memset(out, 0, sizeof *out);
     enum store_result r;
-    PGresult *res = pg_exec(&im->conn, PG_IMPORT_COUNTS, 0, NULL, "import: counts", &r);
+    PGresult *res = pg_conn_exec(&im->conn, PG_IMPORT_COUNTS, 0, NULL, "import: counts", &r);
     if (!res)
         return r;
     for (int i = 0; i < PQntuples(res); i++) {
@@ -226,7 +226,7 @@ static enum store_result import_counts(struct store_import *t, struct store_copy
     r = run(&im->conn, PG_IMPORT_ATTEMPT_COUNT, 0, NULL, "import: attempt count", &out->attempts);
     if (r != STORE_OK)
         return r;
-    res = pg_exec(&im->conn, PG_IMPORT_TABLE_COUNTS, 0, NULL, "import: table counts", &r);
+    res = pg_conn_exec(&im->conn, PG_IMPORT_TABLE_COUNTS, 0, NULL, "import: table counts", &r);
     if (!res)
         return r;
     for (int k = 0; k < STORE_COPY_TABLES && PQntuples(res) > 0; k++)

@@ -82,7 +82,7 @@ static enum store_result lanes_run(struct lanes_be *b, const struct lanes_stmt *
     if (r != STORE_OK)
         return r;
     if (b->begun && n == 1) {
-        out[0] = pg_exec(c, st[0].id, st[0].n, st[0].params, what, &r);
+        out[0] = pg_conn_exec(c, st[0].id, st[0].n, st[0].params, what, &r);
         return r;
     }
     int sent = PQenterPipelineMode(c->db);
@@ -350,7 +350,8 @@ static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands,
     const char *params[4] = {lit, int_param(now, b->now), b->req->capabilities,
                              int_param(lim, max_jobs)};
     enum store_result r;
-    PGresult *res = pg_exec(b->c, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
+    PGresult *res =
+        pg_conn_exec(b->c, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
     *n = 0;
     *refresh = 0;
     if (!res) {
@@ -377,7 +378,7 @@ static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands,
     PQclear(res);
     if (r == STORE_OK && *refresh) {
         const char *rp[2] = {lit, now};
-        res = pg_exec(b->c, PG_LANES_REFRESH, 2, rp, "claim (lanes): refresh", &r);
+        res = pg_conn_exec(b->c, PG_LANES_REFRESH, 2, rp, "claim (lanes): refresh", &r);
         r = res ? STORE_OK : r;
         PQclear(res);
     }

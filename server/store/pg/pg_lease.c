@@ -22,7 +22,7 @@ static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
         b->id = PG_HEARTBEAT_ONE;
         b->params[0] = pg_int_param(b->ints[0], h->id);
         b->params[1] = h->token;
-        b->params[3] = pg_int_param(b->ints[3], h->lease_seconds > 0 ? h->lease_seconds : 0);
+        b->params[3] = pg_int_param(b->ints[3], job_heartbeat_lease(h->lease_seconds));
         b->params[4] = h->progress ? "true" : "false";
         b->params[5] = h->progress;
         return 0;
@@ -32,7 +32,7 @@ static int heartbeat_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
         h = &calls[i].call->heartbeat;
         pg_arr_int(&id, h->id);
         pg_arr_text(&token, h->token);
-        pg_arr_int(&lease, h->lease_seconds > 0 ? h->lease_seconds : 0);
+        pg_arr_int(&lease, job_heartbeat_lease(h->lease_seconds));
         pg_arr_bool(&has, h->progress != NULL);
         pg_arr_text(&progress, h->progress);
     }
@@ -179,7 +179,7 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
     char id[24], now[24];
     const char *guard[3] = {pg_int_param(id, fail->id), fail->token, pg_int_param(now, a->now)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_LEASE_LOCK, 3, guard, "fail: lock", &r);
+    PGresult *res = pg_conn_exec(c, PG_LEASE_LOCK, 3, guard, "fail: lock", &r);
     if (!res)
         return r;
     if (PQntuples(res) == 0) {
@@ -220,14 +220,14 @@ static enum store_result pause_ckey(struct pg_conn *c, const char *key, int64_t 
 {
     enum store_result r;
     const char *lock[1] = {key};
-    PGresult *res = pg_exec(c, PG_KEY_LOCK, 1, lock, "snooze: key lock", &r);
+    PGresult *res = pg_conn_exec(c, PG_KEY_LOCK, 1, lock, "snooze: key lock", &r);
     if (!res)
         return r;
     int64_t held = PQntuples(res) == 1 ? pg_row_int(res, 0, 0) : JOB_NONE;
     PQclear(res);
     char merged[24];
     const char *params[2] = {key, pg_int_param(merged, limit_pause_merge(held, until))};
-    PQclear(pg_exec(c, PG_KEY_PAUSE, 2, params, "snooze: key pause", &r));
+    PQclear(pg_conn_exec(c, PG_KEY_PAUSE, 2, params, "snooze: key pause", &r));
     return r;
 }
 
@@ -238,7 +238,7 @@ static enum store_result snooze_tx(struct pg_conn *c, void *p, struct store_news
     char id[24], now[24];
     const char *guard[3] = {pg_int_param(id, sn->id), sn->token, pg_int_param(now, a->now)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_LEASE_LOCK, 3, guard, "snooze: lock", &r);
+    PGresult *res = pg_conn_exec(c, PG_LEASE_LOCK, 3, guard, "snooze: lock", &r);
     if (!res)
         return r;
     if (PQntuples(res) == 0) {

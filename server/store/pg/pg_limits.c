@@ -23,8 +23,8 @@ static enum store_result limits_on(struct pg_conn *c, const char *key, int64_t n
     const char *params[2] = {plen < 0 ? key : prefix, pg_int_param(nowb, now)};
     *acc = (struct store_limits_acc){.now = now};
     enum store_result r;
-    PGresult *res =
-        pg_exec(c, plen < 0 ? PG_LIMITS_READ_KEY : PG_LIMITS_READ_PREFIX, 2, params, "limits", &r);
+    PGresult *res = pg_conn_exec(c, plen < 0 ? PG_LIMITS_READ_KEY : PG_LIMITS_READ_PREFIX, 2,
+                                 params, "limits", &r);
     if (!res)
         return r;
     for (int i = 0, rows = PQntuples(res); i < rows; i++)
@@ -73,7 +73,7 @@ static enum store_result run(struct pg_conn *c, enum pg_stmt_id id, int n,
                              const char *const *params, const char *what, int *rows)
 {
     enum store_result r;
-    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    PGresult *res = pg_conn_exec(c, id, n, params, what, &r);
     if (!res)
         return r;
     if (rows)
@@ -93,7 +93,7 @@ static enum store_result lanes_open(struct pg_conn *c, const char *key, struct s
     }
     const char *params[2] = {plen < 0 ? key : prefix, plen < 0 ? "true" : "false"};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_LANES_OPEN, 2, params, "reopen lanes", &r);
+    PGresult *res = pg_conn_exec(c, PG_LANES_OPEN, 2, params, "reopen lanes", &r);
     if (!res)
         return r;
     for (int i = 0, rows = PQntuples(res); i < rows; i++)

@@ -73,7 +73,7 @@ static int announce_pending(struct pg_store *st, struct pg_listener *l)
     if (list) {
         const char *params[2] = {st->proc, list};
         enum store_result r;
-        PGresult *res = pg_exec(&l->conn, PG_NOTIFY, 2, params, "notify", &r);
+        PGresult *res = pg_conn_exec(&l->conn, PG_NOTIFY, 2, params, "notify", &r);
         PQclear(res);
         rc = r == STORE_UNAVAILABLE ? -1 : 0;
         if (r == STORE_OK)

@@ -22,7 +22,7 @@ enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct store_news *not
     if (pc->one->bind(pc, 1, &b) != 0)
         return STORE_ERROR;
     enum store_result r;
-    PGresult *res = pg_exec(c, b.id, b.n, b.params, b.what, &r);
+    PGresult *res = pg_conn_exec(c, b.id, b.n, b.params, b.what, &r);
     pg_bind_free(&b);
     if (!res)
         return r;

@@ -38,7 +38,7 @@ static enum store_result purge_tx(struct pg_conn *c, void *arg, struct store_new
     const char *p[3] = {purge->queue, pg_int_param(st, purge->status),
                         pg_int_param(lim, purge->limit)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_PURGE, 3, p, "purge", &r);
+    PGresult *res = pg_conn_exec(c, PG_PURGE, 3, p, "purge", &r);
     if (!res)
         return r;
     int rows = PQntuples(res);

@@ -17,7 +17,7 @@ PGresult *pg_read_one(struct pg_store *st, enum pg_stmt_id id, int n, const char
         *r = pg_pool_take_read(st, &c);
         if (*r != STORE_OK)
             return NULL;
-        res = pg_exec(c, id, n, params, what, r);
+        res = pg_conn_exec(c, id, n, params, what, r);
         pg_pool_give_read(st, c);
         /* A read is safe to run again on a new connection when this one had died. */
         if (res || *r != STORE_UNAVAILABLE)

@@ -96,7 +96,7 @@ enum store_result pg_one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
                              struct job *out)
 {
     enum store_result r;
-    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    PGresult *res = pg_conn_exec(c, id, n, params, what, &r);
     if (!res)
         return r;
     r = PQntuples(res) == 0                        ? STORE_NOT_FOUND

@@ -110,7 +110,7 @@ static enum store_result one_row(struct pg_conn *c, enum pg_stmt_id id, int n,
                                  struct store_schedule *out)
 {
     enum store_result r;
-    PGresult *res = pg_exec(c, id, n, params, what, &r);
+    PGresult *res = pg_conn_exec(c, id, n, params, what, &r);
     if (!res)
         return r;
     r = PQntuples(res) == 0 ? STORE_NOT_FOUND
@@ -130,14 +130,14 @@ static enum store_result put_tx(struct pg_conn *c, void *p, struct store_news *n
     struct store_schedule_put_call *a = &pc->call->schedule_put;
     const struct store_schedule *in = a->in;
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_SCHEDULE_LOCK, 0, NULL, "schedule put: lock", &r);
+    PGresult *res = pg_conn_exec(c, PG_SCHEDULE_LOCK, 0, NULL, "schedule put: lock", &r);
     if (!res)
         return r;
     PQclear(res);
     int64_t old = JOB_NONE;
     if (!in->paused) {
         const char *name[1] = {in->name};
-        if (!(res = pg_exec(c, PG_SCHEDULE_OLD_NEXT, 1, name, "schedule put: read", &r)))
+        if (!(res = pg_conn_exec(c, PG_SCHEDULE_OLD_NEXT, 1, name, "schedule put: read", &r)))
             return r;
         old = PQntuples(res) ? pg_row_int(res, 0, 0) : JOB_NONE;
         PQclear(res);
@@ -180,7 +180,7 @@ static enum store_result job_status_of(struct pg_conn *c, int64_t id, const char
     char b[24];
     const char *params[1] = {pg_int_param(b, id)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_JOB_STATUS, 1, params, "schedule tick: last job", &r);
+    PGresult *res = pg_conn_exec(c, PG_JOB_STATUS, 1, params, "schedule tick: last job", &r);
     if (!res)
         return r;
     *name = PQntuples(res) ? job_status_name((enum job_status)pg_row_int(res, 0, 0)) : NULL;
@@ -199,7 +199,7 @@ static enum store_result tick_tx(struct pg_conn *c, void *p, struct store_news *
     const char *params[4] = {t->name, pg_int_param(b[0], t->rev),
                              pg_int_param(b[1], t->next_run_at), pg_int_param(b[2], t->next)};
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_SCHEDULE_CAS, 4, params, "schedule tick", &r);
+    PGresult *res = pg_conn_exec(c, PG_SCHEDULE_CAS, 4, params, "schedule tick", &r);
     if (!res)
         return r;
     int rows = PQntuples(res);
@@ -223,7 +223,7 @@ static enum store_result tick_tx(struct pg_conn *c, void *p, struct store_news *
         return r;
     t->job_id = t->out->id;
     const char *ran[3] = {t->name, pg_int_param(b[0], t->tick), pg_int_param(b[1], t->job_id)};
-    res = pg_exec(c, PG_SCHEDULE_RAN, 3, ran, "schedule tick: its job", &r);
+    res = pg_conn_exec(c, PG_SCHEDULE_RAN, 3, ran, "schedule tick: its job", &r);
     if (!res)
         return r;
     PQclear(res);
@@ -256,8 +256,8 @@ static enum store_result pass_tx(struct pg_conn *c, void *p, struct store_news *
     char b[24];
     const char *params[1] = {pg_int_param(b, pc->now)};
     enum store_result r;
-    PGresult *res = pg_exec(c, a->stop ? PG_TICKER_STOP : PG_TICKER_PASS, 1, params,
-                            a->stop ? "schedule stop" : "schedule pass", &r);
+    PGresult *res = pg_conn_exec(c, a->stop ? PG_TICKER_STOP : PG_TICKER_PASS, 1, params,
+                                 a->stop ? "schedule stop" : "schedule pass", &r);
     if (!res)
         return r;
     a->seen_before = a->stop ? JOB_NONE : pg_row_int(res, 0, 0);

@@ -14,13 +14,16 @@
  *   connection per process turns them into on_ready hooks (pg_listen.c);
  * - one sweeper at a time: each sweep transaction starts with pg_try_advisory_xact_lock.
  * Calls flow down, file by file: pg_store.c (open, the ops table) -> pg_call.c (store_submit
- * and the kind table) -> the op files pg_{enqueue,claim,lease,admin,queue}.c -> pg_exec.c
- * (the executor's queue and threads, groups) -> pg_pipe.c (pipelines of one-statement calls)
- * -> pg_tx.c (one transaction) -> pg_pool.c -> pg_conn.c (one connection: statements,
- * errors). Beside them: pg_clock.c (the database's clock), pg_due.c (a commit's news, and the
- * due list), pg_listen.c (NOTIFY and LISTEN), pg_row.c (rows into struct job), pg_arr.c
- * (array parameters), pg_stmt.c (the statement table), pg_schema.c (migrations), the reads
- * (pg_read.c, pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target
+ * and the kind table) -> the op files (pg_enqueue.c and pg_enqueue_deps.c over pg_insert.c,
+ * pg_claim.c over pg_lanes.c, pg_lease.c, pg_admin.c, pg_queue.c, pg_limits.c,
+ * pg_schedules.c; pg_deps.c walks a job's dependents) -> pg_exec.c (the executor's queue and
+ * writer threads, groups; when groups overlap: server/admit.h) -> pg_pipe.c (pipelines of
+ * one-statement calls) -> pg_tx.c (one transaction) -> pg_pool.c -> pg_conn.c (one
+ * connection: statements, errors, round trips). Beside them: pg_clock.c (the database's
+ * clock and the round trip to it), pg_due.c (a commit's news, and the due list), pg_listen.c
+ * (NOTIFY and LISTEN), pg_row.c (rows into struct job), pg_arr.c (array parameters),
+ * pg_stmt.c (the statement table), pg_schema.c (migrations), the reads (pg_read.c,
+ * pg_links.c, pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target
  * (pg_import.c). */
 #ifndef JOBQ_PG_STORE_H
 #define JOBQ_PG_STORE_H
@@ -132,11 +135,11 @@ void pg_conn_trip(struct pg_conn *c);
  * the failure (logged as `what`: STORE_BUSY for contention or a timeout, STORE_UNAVAILABLE for
  * a lost connection, a read-only server or a server shutting down (c is marked bad),
  * STORE_ERROR for anything else). */
-PGresult *pg_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
-                  const char *what, enum store_result *r);
+PGresult *pg_conn_exec(struct pg_conn *c, enum pg_stmt_id id, int n, const char *const *params,
+                       const char *what, enum store_result *r);
 
 /* Prepare statement id on c unless it is already. Returns STORE_OK or the failure, as
- * pg_exec. */
+ * pg_conn_exec. */
 enum store_result pg_prepare(struct pg_conn *c, enum pg_stmt_id id, const char *what);
 
 /* Pipeline mode: send statement id (prepared) with n text parameters without waiting for
@@ -151,7 +154,7 @@ int pg_result_ok(const PGresult *res);
 int pg_await(struct pg_conn *c, int64_t deadline);
 
 /* Run a plain SQL command without parameters (BEGIN, COMMIT, ROLLBACK). Returns STORE_OK or
- * the failure, as pg_exec. */
+ * the failure, as pg_conn_exec. */
 enum store_result pg_command(struct pg_conn *c, const char *sql, const char *what);
 
 /* Ask the server to cancel what c is running, from c's own thread (best effort: nothing
@@ -282,7 +285,7 @@ char *pg_arr_take(struct pg_arr *a);
 int pg_arr_bind(struct pg_arr *a, struct pg_bind *b, int i);
 
 /* Run statement id on c with the arrays a[0..n) as its parameters (each emptied) and drop its
- * rows: STORE_OK, or the failure (as pg_exec says; STORE_ERROR when memory ran out). */
+ * rows: STORE_OK, or the failure (as pg_conn_exec says; STORE_ERROR when memory ran out). */
 enum store_result pg_run_arrays(struct pg_conn *c, enum pg_stmt_id id, struct pg_arr *a, int n,
                                 const char *what);
 

@@ -31,7 +31,7 @@ struct sweep_arg {
 static enum store_result lead(struct pg_conn *c, int *led)
 {
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_SWEEP_LOCK, 0, NULL, "sweep lock", &r);
+    PGresult *res = pg_conn_exec(c, PG_SWEEP_LOCK, 0, NULL, "sweep lock", &r);
     if (!res)
         return r;
     *led = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
@@ -51,7 +51,7 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
         return r;
     char now[24], batch[24];
     const char *params[2] = {pg_int_param(now, a->now), pg_int_param(batch, a->batch)};
-    PGresult *res = pg_exec(c, PG_SWEEP_EXPIRED, 2, params, "sweep expired", &r);
+    PGresult *res = pg_conn_exec(c, PG_SWEEP_EXPIRED, 2, params, "sweep expired", &r);
     if (!res)
         return r;
     int n = PQntuples(res);
@@ -84,7 +84,7 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
         r = STORE_ERROR;
     } else {
         const char *up[6] = {lit[0], lit[1], lit[2], lit[3], lit[4], now};
-        res = pg_exec(c, PG_SWEEP_END, 6, up, "sweep end", &r);
+        res = pg_conn_exec(c, PG_SWEEP_END, 6, up, "sweep end", &r);
         for (int i = 0; res && i < PQntuples(res) && r == STORE_OK; i++) {
             int requeued = pg_row_int(res, i, 1) == JOB_QUEUED;
             (*(requeued ? &a->res->requeued : &a->res->failed))++;
@@ -120,7 +120,7 @@ static enum store_result expiry_tx(struct pg_conn *c, void *p, struct store_news
         return r;
     char now[24], batch[24];
     const char *params[2] = {pg_int_param(now, a->now), pg_int_param(batch, a->batch)};
-    PGresult *res = pg_exec(c, PG_SWEEP_EXPIRY, 2, params, "sweep expiry", &r);
+    PGresult *res = pg_conn_exec(c, PG_SWEEP_EXPIRY, 2, params, "sweep expiry", &r);
     for (int i = 0; res && i < PQntuples(res) && r == STORE_OK; i++) {
         a->res->expired++;
         if (sweep_result_note_expired(a->res, a->batch, PQgetvalue(res, i, 0)) != 0)
@@ -156,12 +156,12 @@ static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_n
         return r;
     char cutoff[24], batch[24];
     const char *params[2] = {pg_int_param(cutoff, a->cutoff), pg_int_param(batch, a->batch)};
-    PGresult *res = pg_exec(c, PG_SWEEP_DELETE, 2, params, "sweep delete", &r);
+    PGresult *res = pg_conn_exec(c, PG_SWEEP_DELETE, 2, params, "sweep delete", &r);
     if (res)
         a->res->deleted = atoi(PQcmdTuples(res));
     PQclear(res);
     if (r == STORE_OK)
-        PQclear(pg_exec(c, PG_COUNTS_FOLD, 0, NULL, "sweep counts", &r));
+        PQclear(pg_conn_exec(c, PG_COUNTS_FOLD, 0, NULL, "sweep counts", &r));
     return r;
 }
 
@@ -184,14 +184,14 @@ static enum store_result lanes_tx(struct pg_conn *c, void *p, struct store_news 
         return r;
     char from[24], batch[24];
     const char *params[2] = {pg_int_param(from, a->st->lanes_swept), pg_int_param(batch, a->batch)};
-    PGresult *res = pg_exec(c, PG_LANES_PICK, 2, params, "sweep lanes", &r);
+    PGresult *res = pg_conn_exec(c, PG_LANES_PICK, 2, params, "sweep lanes", &r);
     if (!res)
         return r;
     int64_t seen = pg_row_int(res, 0, 1);
     a->lanes_next = seen < a->batch ? 0 : pg_row_int(res, 0, 0);
     if (!PQgetisnull(res, 0, 2)) {
         const char *ids[1] = {PQgetvalue(res, 0, 2)};
-        PGresult *del = pg_exec(c, PG_LANES_DROP, 1, ids, "sweep lanes drop", &r);
+        PGresult *del = pg_conn_exec(c, PG_LANES_DROP, 1, ids, "sweep lanes drop", &r);
         if (del)
             a->res->lanes = atoi(PQcmdTuples(del));
         PQclear(del);
@@ -201,7 +201,7 @@ static enum store_result lanes_tx(struct pg_conn *c, void *p, struct store_news 
         return r;
     char oldest[24];
     const char *cp[2] = {pg_int_param(oldest, limit_claims_oldest(a->now)), batch};
-    res = pg_exec(c, PG_KEY_CLAIMS_EXPIRE, 2, cp, "sweep key claims", &r);
+    res = pg_conn_exec(c, PG_KEY_CLAIMS_EXPIRE, 2, cp, "sweep key claims", &r);
     if (res)
         a->res->claims = atoi(PQcmdTuples(res));
     PQclear(res);
@@ -223,7 +223,7 @@ static void refresh_stats(struct pg_store *st)
     if (pg_pool_take(st, &c) != STORE_OK)
         return;
     enum store_result r;
-    PGresult *res = pg_exec(c, PG_STATS_STALE, 0, NULL, "stats", &r);
+    PGresult *res = pg_conn_exec(c, PG_STATS_STALE, 0, NULL, "stats", &r);
     int stale = res && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     PQclear(res);
     if (stale) {

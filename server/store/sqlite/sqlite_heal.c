@@ -9,11 +9,11 @@
 
 #include "clock.h"
 #include "log.h"
-#include "sqlite_writer.h"
+#include "sqlite_heal.h"
 
 #define LOCK_PAUSE_MS 5 /* between two tries of the write mutex in a probe */
 
-int sqlite_writer_lock(struct sqlite_writer *w, const char *name)
+int sqlite_heal_lock(struct sqlite_writer *w, const char *name)
 {
     int err = pthread_mutex_lock(&w->mu);
     if (err) {
@@ -23,7 +23,7 @@ int sqlite_writer_lock(struct sqlite_writer *w, const char *name)
     return 0;
 }
 
-void sqlite_writer_unlock(struct sqlite_writer *w)
+void sqlite_heal_unlock(struct sqlite_writer *w)
 {
     pthread_mutex_unlock(&w->mu);
 }
@@ -66,7 +66,7 @@ static void reopen(struct sqlite_writer *w, const char *why, int drop)
     log_warn("write connection reopened (%s)", why);
 }
 
-void sqlite_writer_rollback(struct sqlite_writer *w, const char *name)
+void sqlite_heal_rollback(struct sqlite_writer *w, const char *name)
 {
     struct sqlite_conn *c = &w->conn;
     if (!c->db || sqlite3_get_autocommit(c->db))
@@ -80,15 +80,15 @@ void sqlite_writer_rollback(struct sqlite_writer *w, const char *name)
     }
 }
 
-enum store_result sqlite_writer_ready(struct sqlite_writer *w)
+enum store_result sqlite_heal_ready(struct sqlite_writer *w)
 {
-    sqlite_writer_rollback(w, "left open");
+    sqlite_heal_rollback(w, "left open");
     if (!w->conn.db && clock_mono_ms() >= w->next_reopen_ms)
         reopen(w, "no write connection", 0);
     return w->conn.db ? STORE_OK : STORE_UNAVAILABLE;
 }
 
-void sqlite_writer_note(struct sqlite_writer *w, enum store_result r, int wrote)
+void sqlite_heal_note(struct sqlite_writer *w, enum store_result r, int wrote)
 {
     switch (r) {
     case STORE_BUSY:
@@ -125,7 +125,7 @@ static enum store_result probe_on(struct sqlite_writer *w, int write)
         enum store_result r = sqlite_conn_result(rc);
         if (r != STORE_BUSY)
             sqlite_conn_fail(c, rc, "probe begin");
-        sqlite_writer_rollback(w, "probe");
+        sqlite_heal_rollback(w, "probe");
         return r;
     }
     if (write) {
@@ -138,11 +138,11 @@ static enum store_result probe_on(struct sqlite_writer *w, int write)
     enum store_result r = STORE_OK;
     if (rc != SQLITE_DONE)
         r = sqlite_conn_fail(c, rc, write ? "probe write" : "probe rollback");
-    sqlite_writer_rollback(w, "probe");
+    sqlite_heal_rollback(w, "probe");
     return r;
 }
 
-enum store_result sqlite_writer_probe(struct sqlite_writer *w)
+enum store_result sqlite_heal_probe(struct sqlite_writer *w)
 {
     if (lock_within(w, SQLITE_WRITER_PROBE_WAIT_MS) != 0) {
         /* A transaction holds the writer (at most its retry budget): its predecessor's
@@ -150,7 +150,7 @@ enum store_result sqlite_writer_probe(struct sqlite_writer *w)
         return (enum store_result)atomic_load(&w->state);
     }
     int faulted = atomic_load(&w->state) == STORE_UNAVAILABLE;
-    enum store_result r = sqlite_writer_ready(w);
+    enum store_result r = sqlite_heal_ready(w);
     /* On a read-only connection BEGIN IMMEDIATE only starts a read transaction: it would
      * pass. The note counts the failure towards a reopen, which finds the file writable
      * again once it is. */
@@ -159,7 +159,7 @@ enum store_result sqlite_writer_probe(struct sqlite_writer *w)
     else if (r == STORE_OK)
         r = probe_on(w, faulted);
     if (!faulted || r != STORE_BUSY) /* a busy probe says nothing about a full disk */
-        sqlite_writer_note(w, r, faulted);
+        sqlite_heal_note(w, r, faulted);
     pthread_mutex_unlock(&w->mu);
     return r;
 }

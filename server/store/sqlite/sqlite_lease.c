@@ -360,7 +360,7 @@ struct sqlite_tx *sqlite_lease_tx(struct sqlite_store *st, struct store_call *ca
     switch (call->kind) {
     case STORE_CALL_HEARTBEAT:
         b->a.token = call->heartbeat.token;
-        b->a.lease_seconds = call->heartbeat.lease_seconds > 0 ? call->heartbeat.lease_seconds : 0;
+        b->a.lease_seconds = job_heartbeat_lease(call->heartbeat.lease_seconds);
         b->a.progress = call->heartbeat.progress;
         b->tx.name = "heartbeat";
         b->tx.fn = heartbeat_tx;

@@ -1,10 +1,11 @@
 /* The reads of the SQLite store: get, list, queues, next_due and ping. They run on a read
  * connection from the pool (WAL: they never wait for the writer); ping then asks the writer
- * whether writes get through (sqlite_writer_probe). */
+ * whether writes get through (sqlite_heal_probe). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_heal.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
 
@@ -285,7 +286,7 @@ enum store_result sqlite_read_ping(struct store *s)
     sqlite3_reset(st);
     sqlite_pool_give(&ss->readers, c);
     if (r == STORE_OK)
-        r = sqlite_writer_probe(&ss->writer);
+        r = sqlite_heal_probe(&ss->writer);
     return r;
 }
 

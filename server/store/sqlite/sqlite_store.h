@@ -1,9 +1,17 @@
 /* The SQLite implementation of struct store: its handle and the operations that
- * sqlite_store.c puts in its ops table. Each write is built as a transaction for the writer
- * thread by the file of its area (sqlite_enqueue.c, sqlite_claim.c, sqlite_lease.c,
- * sqlite_admin.c, sqlite_sweep.c); sqlite_call.c submits them (store_submit); reads are in
- * sqlite_read.c. The contracts are those of the
- * matching store_* functions in store.h. */
+ * sqlite_store.c (open, the ops table, close) puts in its ops table; the contracts are those
+ * of the matching store_* functions in store.h. Calls flow down, file by file:
+ * sqlite_call.c (store_submit and the kind table) -> the op files, each building its writes
+ * as transactions for the writer thread (sqlite_enqueue.c, sqlite_claim.c over
+ * sqlite_lanes.c, sqlite_lease.c, sqlite_admin.c, sqlite_queue.c, sqlite_limits.c,
+ * sqlite_schedules.c, sqlite_sweep.c; sqlite_deps.c walks a job's dependents, sqlite_counts.c
+ * keeps the per-queue counts) -> sqlite_writer.c (the queue and the writer thread) ->
+ * sqlite_tx.c (the group runner) -> sqlite_heal.c (the write connection kept healthy) ->
+ * sqlite_conn.c (one connection: statements, errors). Reads run on the reader pool
+ * (sqlite_pool.c): sqlite_read.c, sqlite_links.c, and jobqd migrate's source,
+ * sqlite_export.c. Beside them: sqlite_row.c (rows into struct job), sqlite_stmt.c (the
+ * statement table), sqlite_schema.c (migrations), sqlite_lock.c (the one process that may
+ * open a file). */
 #ifndef JOBQ_SQLITE_STORE_H
 #define JOBQ_SQLITE_STORE_H
 

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "sqlite_heal.h"
 
 #define TX_SLOW_MS 1000 /* a group slower than this is logged */
 
@@ -57,7 +58,7 @@ static void due_apply(struct sqlite_writer *w, const struct sqlite_notes *n)
  * that went through in it. */
 static void roll_back(struct sqlite_writer *w, const char *name, struct sqlite_tx **txs, size_t k)
 {
-    sqlite_writer_rollback(w, name);
+    sqlite_heal_rollback(w, name);
     for (size_t i = 0; i < k; i++) {
         if (!txs[i]->settled && kept(txs[i]->result))
             drop(txs[i]);
@@ -146,7 +147,7 @@ static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sq
         }
     }
     if (through == 0) {
-        sqlite_writer_rollback(w, name); /* nothing to keep */
+        sqlite_heal_rollback(w, name); /* nothing to keep */
         return DONE;
     }
     rc = write_counts(c, txs, n);
@@ -199,7 +200,7 @@ static enum store_result run_group(struct sqlite_writer *w, const char *name,
     enum store_result r = STORE_OK;
     int reruns = 0;
     for (;;) {
-        r = sqlite_writer_ready(w);
+        r = sqlite_heal_ready(w);
         if (r != STORE_OK)
             return r;
         enum outcome o = attempt(w, name, txs, n, &r, committed, wrote);
@@ -227,15 +228,15 @@ void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n)
     int64_t start = clock_mono_ms();
     for (size_t i = 0; i < n; i++)
         txs[i]->settled = 0;
-    if (sqlite_writer_lock(w, name) == 0) {
+    if (sqlite_heal_lock(w, name) == 0) {
         r = run_group(w, name, txs, n, &committed, &wrote, &tries);
         if (r != STORE_OK)
-            sqlite_writer_note(w, r, 0);
+            sqlite_heal_note(w, r, 0);
         else if (committed)
-            sqlite_writer_note(w, STORE_OK, wrote);
+            sqlite_heal_note(w, STORE_OK, wrote);
         else
-            sqlite_writer_note(w, uncommitted_result(txs, n), 0);
-        sqlite_writer_unlock(w);
+            sqlite_heal_note(w, uncommitted_result(txs, n), 0);
+        sqlite_heal_unlock(w);
     }
     if (r != STORE_OK) {
         for (size_t i = 0; i < n; i++) {

@@ -107,7 +107,7 @@ enum store_result sqlite_tx_run(struct sqlite_writer *w, struct sqlite_tx *tx);
  *   transaction gets that result (STORE_UNAVAILABLE, STORE_ERROR), nothing is half-applied,
  *   no hook runs.
  * Never leaves a transaction open. The outcome is reported to the writer
- * (sqlite_writer_note), which heals the connection after repeated faults. */
+ * (sqlite_heal_note), which heals the connection after repeated faults. */
 void sqlite_tx_group(struct sqlite_writer *w, struct sqlite_tx **txs, size_t n);
 
 #endif

@@ -98,40 +98,4 @@ void sqlite_writer_hold(struct sqlite_writer *w, int hold);
 /* For tests: how many transactions wait in the queue. */
 size_t sqlite_writer_queued(struct sqlite_writer *w);
 
-/* --- sqlite_heal.c: the write connection's state ------------------------------------------ */
-
-/* Take the write mutex for the transaction `name`. Returns 0, or -1 (logged) when it cannot
- * be taken. */
-int sqlite_writer_lock(struct sqlite_writer *w, const char *name);
-
-/* Release the write mutex. */
-void sqlite_writer_unlock(struct sqlite_writer *w);
-
-/* Under the mutex, before a transaction: make the connection usable. A transaction still open
- * is rolled back, or the connection closed when that fails; a missing connection is opened
- * again when a reopen is due. Returns STORE_OK, or STORE_UNAVAILABLE (logged) when there is
- * no usable connection yet. */
-enum store_result sqlite_writer_ready(struct sqlite_writer *w);
-
-/* Under the mutex: roll back the transaction open on the connection, if any; when it stays
- * open the connection is replaced, or closed when no new one can be opened, so that it never
- * keeps the database locked. Failures are logged with `name`. This function can't fail. */
-void sqlite_writer_rollback(struct sqlite_writer *w, const char *name);
-
-/* Under the mutex, after a transaction: record its result r; wrote is set when it changed
- * rows. A commit that wrote clears the fault count; STORE_UNAVAILABLE counts towards a
- * reopen, which this function does when due; any result but STORE_BUSY, STORE_UNAVAILABLE
- * and STORE_ERROR shows that the write lock could be had. This function can't fail. */
-void sqlite_writer_note(struct sqlite_writer *w, enum store_result r, int wrote);
-
-/* Whether the database accepts writes, for store_ping: fast, and never holding the write lock
- * for more than a moment. Takes the write mutex (waiting at most
- * SQLITE_WRITER_PROBE_WAIT_MS; when a transaction keeps it longer, the outcome of the last
- * write is the answer), then runs BEGIN IMMEDIATE and ROLLBACK with the connection's short
- * busy timeout; while the last write failed as unavailable it commits a one-row write instead,
- * which clears the fault when it gets through. A connection SQLite opened read-only answers
- * STORE_UNAVAILABLE without a statement, and counts towards a reopen like a failed write.
- * Returns STORE_OK, STORE_BUSY, STORE_UNAVAILABLE or STORE_ERROR (logged). */
-enum store_result sqlite_writer_probe(struct sqlite_writer *w);
-
 #endif

@@ -122,8 +122,15 @@ TEST(snooze_pauses_only_a_key_it_was_asked_to)
     CHECK_INT(job_snooze_plan(1, 1, 1, JOB_DELAY_MAX, 1000).pause_until, 1000 + JOB_DELAY_MAX);
 }
 
-TEST_MAIN(TEST_ENTRY(doubles_from_base), TEST_ENTRY(saturates_at_max),
-          TEST_ENTRY(huge_attempts_do_not_overflow), TEST_ENTRY(jitter_within_ten_percent),
-          TEST_ENTRY(plan_requeues_while_attempts_remain), TEST_ENTRY(plan_without_retry_fails_now),
-          TEST_ENTRY(plan_takes_the_workers_delay), TEST_ENTRY(snooze_undoes_the_claim),
-          TEST_ENTRY(snooze_pauses_only_a_key_it_was_asked_to))
+TEST(heartbeat_keeps_the_lease_length_unless_asked)
+{
+    CHECK_INT(job_heartbeat_lease(30), 30);
+    CHECK_INT(job_heartbeat_lease(0), 0);
+    CHECK_INT(job_heartbeat_lease(-5), 0);
+}
+
+TEST_MAIN(TEST_ENTRY(heartbeat_keeps_the_lease_length_unless_asked), TEST_ENTRY(doubles_from_base),
+          TEST_ENTRY(saturates_at_max), TEST_ENTRY(huge_attempts_do_not_overflow),
+          TEST_ENTRY(jitter_within_ten_percent), TEST_ENTRY(plan_requeues_while_attempts_remain),
+          TEST_ENTRY(plan_without_retry_fails_now), TEST_ENTRY(plan_takes_the_workers_delay),
+          TEST_ENTRY(snooze_undoes_the_claim), TEST_ENTRY(snooze_pauses_only_a_key_it_was_asked_to))
