@@ -161,6 +161,19 @@ static struct pg_exec_figures figures(struct store *s)
     return f;
 }
 
+/* Wait at most 5 s for s to have `want` groups in flight (a writer counts its group out just
+ * after the calls' done). Returns the last count seen. */
+static int inflight_becomes(struct store *s, int want)
+{
+    int64_t until = clock_mono_ms() + 5000;
+    int n = figures(s).inflight;
+    while (n != want && clock_mono_ms() < until) {
+        nanosleep(&(struct timespec){0, 5 * 1000000L}, NULL);
+        n = figures(s).inflight;
+    }
+    return n;
+}
+
 /* With one writer (the landed design before this test), the enqueues would wait for the
  * heartbeat held on its row lock: here they are answered while it is still held. */
 TEST(a_write_held_on_a_row_lock_does_not_hold_up_the_others)
@@ -185,12 +198,12 @@ TEST(a_write_held_on_a_row_lock_does_not_hold_up_the_others)
         CHECK_INT(others[i].created, 1);
         job_clear(&others[i].out);
     }
-    CHECK_INT(figures(s).inflight, 1); /* the held one */
+    CHECK_INT(inflight_becomes(s, 1), 1); /* the held one */
     release(hold);
     CHECK_INT(wait_finished(&hb, 1, 10000), 1);
     CHECK_INT(hb.call.result, STORE_OK);
     job_clear(&hb.out);
-    CHECK_INT(figures(s).inflight, 0);
+    CHECK_INT(inflight_becomes(s, 0), 0);
     for (int i = 0; i < JOBS; i++)
         job_clear(&jobs[i]);
     store_close(s);
@@ -229,10 +242,124 @@ TEST(transactions_in_flight_follow_the_load_up_to_the_writers)
         job_clear(&hb[i].out);
         job_clear(&jobs[i]);
     }
-    CHECK_INT(figures(s).inflight, 0);
+    CHECK_INT(inflight_becomes(s, 0), 0);
     store_close(s);
     drop_db();
 }
 
+/* The connections of role (on every database) now. */
+static int64_t role_conns(const char *role)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE usename = '%s'", role);
+    int64_t n = -1;
+    return pg_sql_value(NULL, sql, &n) == 0 ? n : -1;
+}
+
+/* When the server refuses more connections (other clients took max_connections; here the
+ * role's CONNECTION LIMIT, which a superuser would not be held to), the calls that wanted a
+ * new one wait for the open one instead of failing, and the pool grows again once the server
+ * lets it. */
+TEST(calls_wait_for_an_open_connection_when_the_server_refuses_more)
+{
+    int made = fresh_db();
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    char role[96], sql[512], url[1024];
+    snprintf(role, sizeof role, "%s_lim", db_name);
+    snprintf(sql, sizeof sql, "DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN", role, role);
+    CHECK_INT(admin_sql(sql), 0);
+    snprintf(sql, sizeof sql,
+             "GRANT ALL ON SCHEMA public TO %s; GRANT ALL ON ALL TABLES IN SCHEMA public TO %s;"
+             "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO %s",
+             role, role, role);
+    CHECK_INT(pg_sql_on(db_url, sql), 0);
+    /* db_url names user=jobq (the cluster's superuser): the store logs in as the role. */
+    const char *user = strstr(db_url, "user=");
+    CHECK(user != NULL);
+    if (!user)
+        return;
+    const char *after = strchr(user, '&');
+    snprintf(url, sizeof url, "%.*suser=%s%s", (int)(user - db_url), db_url, role,
+             after ? after : "");
+    struct store_options o;
+    memset(&o, 0, sizeof o);
+    o.url = url;
+    o.pg.pool_size = 8;
+    o.pg.checkout_ms = 10000;
+    o.pg.statement_ms = 10000;
+    o.pg.connect_timeout_s = 5;
+    struct store *s = store_open(&o);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    struct job_spec sp = {.queue = "held",
+                          .payload = "{}",
+                          .run_at = T0,
+                          .max_attempts = 5,
+                          .max_runtime_seconds = JOB_NONE};
+    struct job q, j;
+    int created = 0;
+    CHECK_INT(store_enqueue(s, &sp, 1, T0, &q, &created), STORE_OK);
+    const char *queues[] = {"held"};
+    struct claim_req req = {
+        .worker_id = "w", .queues = queues, .nqueues = 1, .lease_seconds = 60, .max_jobs = 1};
+    size_t n = 0;
+    CHECK_INT(store_claim(s, &req, T0, &j, &n), STORE_OK);
+    CHECK_INT(n, 1);
+    /* The server takes no more connections of the role than it has now (the listener's and
+     * one pooled). */
+    int64_t open = role_conns(role);
+    CHECK(open >= 2);
+    snprintf(sql, sizeof sql, "ALTER ROLE %s CONNECTION LIMIT %lld", role, (long long)open);
+    CHECK_INT(admin_sql(sql), 0);
+    PGconn *hold = PQconnectdb(db_url);
+    PGresult *r = PQexec(hold, "BEGIN; SELECT id FROM jobq_jobs WHERE queue = 'held' FOR UPDATE");
+    CHECK_INT(PQresultStatus(r), PGRES_TUPLES_OK);
+    PQclear(r);
+    struct pending hb, others[OTHERS];
+    submit_heartbeat(s, &hb, &j);
+    CHECK_INT(lock_waiters(1), 1); /* the one open pooled connection is held */
+    for (int i = 0; i < OTHERS; i++)
+        submit_enqueue(s, &others[i]);
+    /* They want a group of their own, cannot have a connection for it, and wait. */
+    CHECK_INT(wait_finished(others, OTHERS, 1500), 0);
+    release(hold);
+    CHECK_INT(wait_finished(&hb, 1, 10000), 1);
+    CHECK_INT(hb.call.result, STORE_OK);
+    CHECK_INT(wait_finished(others, OTHERS, 10000), OTHERS);
+    for (int i = 0; i < OTHERS; i++) {
+        CHECK_INT(others[i].call.result, STORE_OK);
+        job_clear(&others[i].out);
+    }
+    CHECK(role_conns(role) <= open);
+    /* The server lets more in again: the pool grows when the load asks (a second later). */
+    snprintf(sql, sizeof sql, "ALTER ROLE %s CONNECTION LIMIT -1", role);
+    CHECK_INT(admin_sql(sql), 0);
+    nanosleep(&(struct timespec){1, 100 * 1000000L}, NULL);
+    hold = PQconnectdb(db_url);
+    PQclear(PQexec(hold, "BEGIN; SELECT id FROM jobq_jobs WHERE queue = 'held' FOR UPDATE"));
+    submit_heartbeat(s, &hb, &j);
+    CHECK_INT(lock_waiters(1), 1);
+    for (int i = 0; i < OTHERS; i++)
+        submit_enqueue(s, &others[i]);
+    CHECK_INT(wait_finished(others, OTHERS, 10000), OTHERS); /* on a new connection */
+    CHECK(role_conns(role) > open);
+    release(hold);
+    CHECK_INT(wait_finished(&hb, 1, 10000), 1);
+    for (int i = 0; i < OTHERS; i++)
+        job_clear(&others[i].out);
+    job_clear(&hb.out);
+    job_clear(&hb.out);
+    job_clear(&q);
+    job_clear(&j);
+    store_close(s);
+    drop_db();
+    snprintf(sql, sizeof sql, "DROP ROLE IF EXISTS %s", role);
+    admin_sql(sql);
+}
+
 TEST_MAIN(TEST_ENTRY(a_write_held_on_a_row_lock_does_not_hold_up_the_others),
-          TEST_ENTRY(transactions_in_flight_follow_the_load_up_to_the_writers))
+          TEST_ENTRY(transactions_in_flight_follow_the_load_up_to_the_writers),
+          TEST_ENTRY(calls_wait_for_an_open_connection_when_the_server_refuses_more))
