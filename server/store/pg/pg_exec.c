@@ -92,52 +92,63 @@ static void run_group(struct pg_store *st, struct pg_call *calls, size_t n)
         calls[i].call->result = pg_tx_run(st, &calls[i].tx);
 }
 
-/* Run the n calls: the one-statement ones in one pipeline, the others alone when there is
- * one, else together in one transaction (alone after a split). */
-static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n)
+/* Run the n calls that pg_pipe_arrange laid out: the first `ones` (one-statement calls, in
+ * their units) in one pipeline, the others alone when there is one, else together in one
+ * transaction (alone after a split); when the pipeline did not run, every call that way. */
+static void run_calls(struct pg_store *st, struct pg_call *calls, size_t n, size_t ones,
+                      const struct pg_unit *units, size_t nu)
 {
-    size_t k = 0; /* the one-statement calls first, in their order */
-    for (size_t i = 0; i < n; i++) {
-        if (calls[i].one) {
-            struct pg_call t = calls[i];
-            memmove(&calls[k + 1], &calls[k], (i - k) * sizeof *calls);
-            calls[k++] = t;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        calls[i].tx.arg = &calls[i]; /* they moved */
-    if (k > 0 && pg_pipe_run(st, calls, k) == PG_PIPE_DONE) {
-        calls += k;
-        n -= k;
+    if (ones > 0 && pg_pipe_run(st, calls, ones, units, nu) == PG_PIPE_DONE) {
+        calls += ones;
+        n -= ones;
     }
     run_group(st, calls, n);
 }
 
-/* Take the next group of queued calls (st->qmu held, the queue not empty): every one into
- * taken[], and those to run into calls[] (*k of them; after store_abandon none runs: each
- * ends STORE_UNAVAILABLE). Returns how many were taken. */
-static size_t take_group(struct pg_store *st, struct store_call **taken, struct pg_call *calls,
-                         size_t *k)
+/* Detach the next group of queued calls (st->qmu held, the queue not empty) into nodes[]:
+ * at most PG_GROUP_MAX calls and PG_GROUP_ROWS rows. After store_abandon each ends
+ * STORE_UNAVAILABLE without running (its result is set here). Returns how many. */
+static size_t take_group(struct pg_store *st, struct pg_call_node **nodes)
 {
     size_t n = 0, rows = 0;
-    *k = 0;
     while (st->head && n < PG_GROUP_MAX) {
         struct pg_call_node *node = st->head;
         if (n > 0 && rows + node->pc.rows > PG_GROUP_ROWS)
             break;
         rows += node->pc.rows;
-        taken[n++] = node->pc.call;
-        if (atomic_load(&st->abandoned))
+        node->skip = atomic_load(&st->abandoned);
+        if (node->skip)
             node->pc.call->result = STORE_UNAVAILABLE; /* shutdown: do not start it */
-        else
-            calls[(*k)++] = node->pc; /* run_calls points each tx.arg at its new place */
+        nodes[n++] = node;
         st->head = node->next;
         st->queued--;
-        free(node);
     }
     if (!st->head)
         st->tail = NULL;
     return n;
+}
+
+/* Run the group nodes[0..n) (taken by take_group; freed here) and end each of its calls. */
+static void run_taken(struct pg_store *st, struct pg_call_node **nodes, size_t n)
+{
+    struct pg_call calls[PG_GROUP_MAX];
+    struct pg_unit units[PG_GROUP_MAX];
+    const struct pg_call *run[PG_GROUP_MAX] = {0};
+    struct store_call *taken[PG_GROUP_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        taken[i] = nodes[i]->pc.call;
+        if (!nodes[i]->skip)
+            run[k++] = &nodes[i]->pc;
+    }
+    size_t nu = 0;
+    size_t ones = pg_pipe_arrange(run, k, calls, units, &nu);
+    for (size_t i = 0; i < n; i++)
+        free(nodes[i]);
+    if (k > 0)
+        run_calls(st, calls, k, ones, units, nu);
+    for (size_t i = 0; i < n; i++)
+        taken[i]->done(taken[i]);
 }
 
 /* Account for a change of st->inflight by delta at now_us (st->qmu held). */
@@ -175,8 +186,7 @@ static void wait_us(struct pg_store *st, int64_t us)
 static void *exec_main(void *arg)
 {
     struct pg_store *st = arg;
-    struct store_call *taken[PG_GROUP_MAX];
-    struct pg_call calls[PG_GROUP_MAX];
+    struct pg_call_node *nodes[PG_GROUP_MAX];
     pthread_mutex_lock(&st->qmu);
     for (;;) {
         int64_t wait;
@@ -191,21 +201,17 @@ static void *exec_main(void *arg)
         }
         if (!st->head)
             break; /* stop, and the queue is empty */
-        size_t k = 0;
-        size_t n = take_group(st, taken, calls, &k);
+        size_t n = take_group(st, nodes);
         int64_t t0 = clock_mono_us();
         inflight_add(st, 1, t0);
         st->started_us = t0;
         st->groups++;
         pthread_mutex_unlock(&st->qmu);
-        if (k > 0)
-            run_calls(st, calls, k);
-        for (size_t i = 0; i < n; i++)
-            taken[i]->done(taken[i]);
+        run_taken(st, nodes, n);
         pthread_mutex_lock(&st->qmu);
         int64_t t1 = clock_mono_us();
         inflight_add(st, -1, t1);
-        if (k > 0)
+        if (!atomic_load(&st->abandoned))
             st->tx_us += (t1 - t0 - st->tx_us) / 8;
         /* This writer looks at the queue next: no one else needs waking for it. */
     }

@@ -60,11 +60,6 @@ static void pipe_discard(struct pg_call *calls, size_t n)
     }
 }
 
-/* Calls [first, first + n) of a pipeline, done by one statement. */
-struct pg_unit {
-    size_t first, n;
-};
-
 /* The answers of the nu statements (one per unit) and of the Sync. Returns 0 when all
  * succeeded and the transaction committed, 1 when a statement failed (rolled back; c still
  * usable), -1 when the answer did not come (c marked bad, the outcome unknown), -2 when the
@@ -142,47 +137,50 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
  * statement starts). */
 #define PG_UNIT_BYTES (4u << 20)
 
-/* Reorder calls[0..n) into units of calls that share one statement (their `one` and `same`
- * agree, pairwise), each unit's calls adjacent and in their order. Returns the units. */
-static size_t make_units(struct pg_call *calls, size_t n, struct pg_unit *units)
+size_t pg_pipe_arrange(const struct pg_call *const *in, size_t n, struct pg_call *out,
+                       struct pg_unit *units, size_t *nu)
 {
-    struct pg_call sorted[PG_GROUP_MAX];
     unsigned char used[PG_GROUP_MAX] = {0};
-    size_t out = 0, nu = 0;
+    size_t placed = 0;
+    *nu = 0;
     for (size_t i = 0; i < n; i++) {
-        if (used[i])
+        const struct pg_one *one = in[i]->one;
+        if (used[i] || !one)
             continue;
-        const struct pg_one *one = calls[i].one;
-        struct pg_unit *u = &units[nu++];
-        *u = (struct pg_unit){.first = out};
+        struct pg_unit *u = &units[(*nu)++];
+        *u = (struct pg_unit){.first = placed};
         size_t bytes = 0;
         for (size_t j = i; j < n; j++) {
-            if (used[j] || calls[j].one != one)
+            if (used[j] || in[j]->one != one)
                 continue;
-            if (j > i && (!one->same || bytes + calls[j].bytes > PG_UNIT_BYTES))
+            if (j > i && (!one->same || bytes + in[j]->bytes > PG_UNIT_BYTES))
                 continue;
             int ok = 1;
-            for (size_t m = u->first; m < out && ok; m++)
-                ok = one->same(&sorted[m], &calls[j]);
+            for (size_t m = u->first; m < placed && ok; m++)
+                ok = one->same(&out[m], in[j]);
             if (!ok)
                 continue;
-            bytes += calls[j].bytes;
-            sorted[out++] = calls[j];
+            bytes += in[j]->bytes;
+            out[placed++] = *in[j];
             used[j] = 1;
             u->n++;
         }
     }
-    memcpy(calls, sorted, n * sizeof *calls);
+    size_t ones = placed;
+    for (size_t i = 0; i < n; i++) {
+        if (!used[i])
+            out[placed++] = *in[i];
+    }
     for (size_t i = 0; i < n; i++)
-        calls[i].tx.arg = &calls[i]; /* they moved */
-    return nu;
+        out[i].tx.arg = &out[i];
+    return ones;
 }
 
-enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, size_t n)
+enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, size_t n,
+                                 const struct pg_unit *units, size_t nu)
 {
-    struct pg_unit units[PG_GROUP_MAX];
     struct pg_bind binds[PG_GROUP_MAX];
-    size_t nu = make_units(calls, n, units), bound = 0;
+    size_t bound = 0;
     struct pg_conn *c = NULL;
     enum store_result r = pg_pool_take(st, &c);
     if (r != STORE_OK) {

@@ -93,11 +93,13 @@ struct store *pg_store_open(const struct store_options *opts)
     tag[8] = '\0'; /* 48 random bits tell this process's notifications from the others' */
     snprintf(st->proc, sizeof st->proc, "%d.%s", (int)getpid(), tag);
     /* The writers may hold all the pool but one connection for the sweeper and one for
-     * reads; --pg-writers asks for fewer (or for more, which the pool then bounds). */
+     * reads; --pg-writers asks for fewer (or for more, which the pool then bounds). Reads
+     * may hold all but two (one for a writer, one for the sweeper), as with one writer:
+     * writers and reads share the rest as their loads ask. */
     int writers = pool > 2 ? pool - 2 : 1;
     if (opts->pg.writers > 0 && opts->pg.writers < writers)
         writers = opts->pg.writers;
-    if (bootstrap(st) != 0 || pg_pool_init(&st->pool, pool, writers + 1, &st->trips) != 0) {
+    if (bootstrap(st) != 0 || pg_pool_init(&st->pool, pool, 2, &st->trips) != 0) {
         pthread_mutex_destroy(&st->due_mu);
         free(st->due);
         free(st->url);

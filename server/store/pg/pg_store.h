@@ -330,6 +330,7 @@ struct pg_call {
 struct pg_call_node {
     struct pg_call pc;
     int64_t at_us; /* when it was queued (clock_mono_us) */
+    int skip;      /* taken after store_abandon: ended without running */
     struct pg_call_node *next;
 };
 
@@ -358,11 +359,25 @@ int pg_exec_push(struct pg_store *st, struct pg_call_node *node);
 /* Wake the executor threads (store_abandon). */
 void pg_exec_wake(struct pg_store *st);
 
-/* Run calls[0..n) (each with a `one`) in one pipeline. PG_PIPE_DONE: every call's result is
- * set; PG_PIPE_AGAIN: nothing was committed and each call must run alone. The calls are
- * reordered (and their tx.arg re-pointed). */
+/* Calls [first, first + n) of a pipeline, done by one statement. */
+struct pg_unit {
+    size_t first, n;
+};
+
+/* Lay the calls in[0..n) out in out[] once, in the order they run: first the one-statement
+ * calls (with a `one`), in units of calls that share one statement (their `one` and `same`
+ * agree, pairwise; each unit's calls adjacent and in their order), then the others in their
+ * order; each out[i].tx.arg points at out[i]. Sets units[0..*nu). Returns how many
+ * one-statement calls come first. This function can't fail. */
+size_t pg_pipe_arrange(const struct pg_call *const *in, size_t n, struct pg_call *out,
+                       struct pg_unit *units, size_t *nu);
+
+/* Run calls[0..n) (one-statement calls laid out by pg_pipe_arrange in units[0..nu)) in one
+ * pipeline. PG_PIPE_DONE: every call's result is set; PG_PIPE_AGAIN: nothing was committed
+ * and each call must run alone. */
 enum pg_pipe_outcome { PG_PIPE_DONE, PG_PIPE_AGAIN };
-enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, size_t n);
+enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, size_t n,
+                                 const struct pg_unit *units, size_t nu);
 
 /* The now of calls[0..k) that share one statement: the latest of theirs. */
 int64_t pg_calls_now(const struct pg_call *calls, size_t k);
