@@ -107,7 +107,11 @@ TEST(two_processes_migrate_at_once)
     CHECK_INT(migrate_at_once(all, 3), 0);
     CHECK_INT(value(VERSION), pg_schema_version());
     CHECK_INT(value(INVALID_INDEXES), 0);
-    CHECK_INT(value("SELECT count(*) FROM pg_indexes WHERE tablename = 'jobq_jobs'"), 17);
+    /* Some of the indexes built concurrently, one per migration that builds any. */
+    CHECK_INT(value("SELECT count(*) FROM pg_indexes WHERE indexname IN ('jobq_jobs_due',"
+                    " 'jobq_jobs_claim_free', 'jobq_jobs_dedup_live', 'jobq_jobs_deps_todo',"
+                    " 'jobq_jobs_lane_any', 'jobq_jobs_expires')"),
+              6);
     drop_db();
 }
 
