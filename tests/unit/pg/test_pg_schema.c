@@ -316,7 +316,29 @@ TEST(index_build_waiting_for_a_writer_holds_no_write)
     drop_db();
 }
 
-TEST_MAIN(TEST_ENTRY(writes_go_on_during_index_builds),
+/* A running process of this build whose database a newer jobqd migrated: it keeps going
+ * while the newer migrations keep it working, and takes no more work once one does not. */
+TEST(running_process_stops_on_a_breaking_migration)
+{
+    EMPTY_DB_AT(0);
+    struct store *s = open_pg();
+    CHECK(s != NULL);
+    CHECK_INT(store_ping(s), STORE_OK);
+    char sql[160];
+    snprintf(sql, sizeof sql, "INSERT INTO jobq_schema (version, older_ok) VALUES (%d, true)",
+             pg_schema_version() + 1);
+    CHECK_INT(pg_sql_on(db_url, sql), 0);
+    CHECK_INT(store_ping(s), STORE_OK);
+    snprintf(sql, sizeof sql, "INSERT INTO jobq_schema (version, older_ok) VALUES (%d, false)",
+             pg_schema_version() + 2);
+    CHECK_INT(pg_sql_on(db_url, sql), 0);
+    CHECK_INT(store_ping(s), STORE_UNAVAILABLE);
+    store_close(s);
+    drop_db();
+}
+
+TEST_MAIN(TEST_ENTRY(running_process_stops_on_a_breaking_migration),
+          TEST_ENTRY(writes_go_on_during_index_builds),
           TEST_ENTRY(index_build_waiting_for_a_writer_holds_no_write),
           TEST_ENTRY(two_processes_migrate_at_once), TEST_ENTRY(invalid_index_is_built_again),
           TEST_ENTRY(newer_schema_accepted_only_when_older_programs_keep_working))
