@@ -681,7 +681,9 @@ static inline enum store_result store_next_due(struct store *s, int64_t *run_at)
     return s->ops->next_due(s, run_at);
 }
 
-/* STORE_OK when the database answers a read and accepts writes. */
+/* STORE_OK when the database answers a read and accepts writes. STORE_UNAVAILABLE also when
+ * a newer jobqd migrated the shared database in a way this program cannot work with (logged,
+ * naming the migration; PostgreSQL). */
 static inline enum store_result store_ping(struct store *s)
 {
     return s->ops->ping(s);

@@ -488,8 +488,9 @@ class Server:
     """A jobqd process on a free loopback port with its own temporary directory and, unless
     given `db=`, a fresh database (TestDatabase: SQLite file or PostgreSQL database)."""
 
-    def __init__(self, args=(), db=None, env=None, via_env=False):
+    def __init__(self, args=(), db=None, env=None, via_env=False, exe=None):
         self.args = list(args)
+        self.exe = exe  # the daemon to run (another build's, say); None: jobqd_path()
         self.via_env = via_env  # pass listen and db as JOBQ_LISTEN / JOBQ_DB, not flags
         self.tmpdir = tempfile.mkdtemp(prefix="jobq-bb-")
         self.database = None  # the TestDatabase made here, dropped by cleanup()
@@ -510,7 +511,7 @@ class Server:
     def start(self, port=None):
         """Spawn jobqd and wait for /healthz. `port`, when given, is tried first (a restart
         keeps its address); if it is taken, a free port is used instead."""
-        exe = jobqd_path()
+        exe = self.exe or jobqd_path()
         last_error = None
         for attempt in range(5):  # a free port may be taken between probe and bind: retry
             self.port = port if (port and attempt == 0) else free_port()

@@ -41,6 +41,7 @@ class Load:
         self.down = set()  # indices of processes we killed
         self.lock = threading.Lock()
         self.stop = threading.Event()
+        self.enough = threading.Event()  # producers end early (before per_producer) when set
         self.acked = {}  # idempotency key -> job id (201, or 200 for a retried key)
         self.claims = []  # dicts: id, token, fencing, claimed_at, lease_expires_at
         self.completes = []  # (job id, token, status, error code)
@@ -76,6 +77,19 @@ class Load:
         except Exception as e:  # a thread's surprise fails the test instead of hanging it
             with self.lock:
                 self.bad.append((threading.current_thread().name, repr(e)))
+
+    def wait_completed(self, timeout=60):
+        """Wait (bounded) until every acknowledged job is completed, or something went wrong
+        (bad); returns the acknowledged ids. Raises AssertionError naming the missing ones."""
+        acked = set(self.acked.values())
+        try:
+            wait_until(lambda: acked <= self.completed_ids() or self.bad, timeout, 0.1,
+                       what="every acknowledged job to be completed")
+        except AssertionError as e:
+            missing = sorted(acked - self.completed_ids())
+            raise AssertionError("%s: %d never completed, e.g. %r"
+                                 % (e, len(missing), missing[:10]))
+        return acked
 
     def completed_ids(self):
         with self.lock:
@@ -144,6 +158,8 @@ class Load:
         state = self._state(srv)
         try:
             for i in range(self.per_producer):
+                if self.enough.is_set():
+                    return
                 key = "p%d-%d" % (pno, i)
                 body = {"queue": Q, "payload": {"p": pno, "i": i}, "idempotency_key": key}
                 r = self.call(state, "POST", "/jobs", body)
@@ -228,14 +244,7 @@ class ThreeProcesses(unittest.TestCase):
                    what="the producers to finish")
         self.assertEqual(load.bad, [])
         self.assertEqual(len(load.acked), total)
-        acked = set(load.acked.values())
-        try:
-            wait_until(lambda: acked <= load.completed_ids() or load.bad, 60, 0.1,
-                       what="every acknowledged job to be completed")
-        except AssertionError as e:
-            missing = sorted(acked - load.completed_ids())
-            raise AssertionError("%s: %d never completed, e.g. %r"
-                                 % (e, len(missing), missing[:10]))
+        load.wait_completed()
         load.finish(self)
         self.assertEqual(load.bad, [])
 

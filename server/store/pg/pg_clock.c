@@ -1,10 +1,12 @@
 /* The PostgreSQL store's clock: the database's, as the caller's now plus the skew measured at
  * every connect and ping (pg_store.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "log.h"
+#include "pg_schema.h"
 #include "pg_store.h"
 
 /* The skew in whole seconds. */
@@ -44,14 +46,27 @@ enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
     enum store_result r = pg_prepare(c, PG_CLOCK, "clock");
     if (r != STORE_OK)
         return r;
+    char version[16];
+    snprintf(version, sizeof version, "%d", pg_schema_version());
+    const char *params[1] = {version};
     int64_t t0 = clock_now_ms(), m0 = clock_mono_us();
-    PGresult *res = pg_conn_exec(c, PG_CLOCK, 0, NULL, "clock", &r);
+    PGresult *res = pg_conn_exec(c, PG_CLOCK, 1, params, "clock", &r);
     int64_t t1 = clock_now_ms(), m1 = clock_mono_us();
     if (!res)
         return r;
     int64_t server = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     int standby = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+    long long breaking = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
     PQclear(res);
+    if (breaking > 0) {
+        /* A newer jobqd migrated the schema past what this program works with: not ready
+         * (readyz answers 503, no new connection opens), and say why. */
+        log_error("postgresql: migration %lld of a newer jobqd changes what this program relies "
+                  "on: this process is not ready; replace it by the newer build "
+                  "(docs/upgrades.md)",
+                  breaking);
+        return STORE_UNAVAILABLE;
+    }
     if (standby) {
         /* A standby (a demoted primary, or a URL without target_session_attrs=read-write):
          * no writes here. Drop it and let the next connect find the primary. */

@@ -386,8 +386,11 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "WHERE at >= $1::bigint AND process <> $2::text GROUP BY at",
      "throughput: the other processes' buckets since $1"},
     [PG_CLOCK] = {PG_CLOCK, "clock",
-     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery()",
-     "connect and ping: the server's clock (the skew) and whether it takes writes"},
+     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, pg_is_in_recovery(), "
+     "(SELECT coalesce(min(version), 0) FROM jobq_schema WHERE version > $1::integer "
+     "AND NOT older_ok)",
+     "connect and ping: the server's clock (the skew), whether it takes writes, and the first "
+     "migration past this program's schema ($1) that does not keep it working (0: none)"},
     [PG_LANES_REFRESH] = {PG_LANES_REFRESH, "lanes_refresh",
      "WITH d AS (SELECT id FROM jobq_lanes WHERE queue = ANY ($1::text[]) AND check_at <= "
      "$2::bigint ORDER BY check_at LIMIT 64 FOR UPDATE SKIP LOCKED) "

@@ -466,7 +466,9 @@ int64_t pg_now(struct pg_store *st, int64_t now);
  * the hooks, whose callers time their waits on their own clock. */
 int64_t pg_host_time(struct pg_store *st, int64_t t);
 
-/* Measure the skew on c (one round trip) and keep it. Returns STORE_OK or the failure. */
+/* Measure the skew on c (one round trip) and keep it. Returns STORE_OK or the failure;
+ * STORE_UNAVAILABLE (logged) also when the server is a standby, or when a newer jobqd applied
+ * a migration that does not keep this program working (pg_schema.h). */
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c);
 
 /* The time calls[0..n) run at, read when they are about to run: once their connection is
