@@ -511,9 +511,13 @@ static int migrate_locked(PGconn *db, int target)
              "applied_at timestamptz NOT NULL DEFAULT now(), "
              "older_ok boolean NOT NULL DEFAULT false)",
              "schema table") != 0 ||
+        /* Only when missing: ALTER TABLE wants the table's owner even when it would do
+         * nothing, and a process may run as a role that does not own it. */
         exec(db,
-             "ALTER TABLE jobq_schema ADD COLUMN IF NOT EXISTS older_ok boolean NOT NULL "
-             "DEFAULT false",
+             "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+             "'jobq_schema'::regclass AND attname = 'older_ok' AND NOT attisdropped) THEN "
+             "ALTER TABLE jobq_schema ADD COLUMN older_ok boolean NOT NULL DEFAULT false; "
+             "END IF; END $$",
              "schema table") != 0)
         return -1;
     int version = 0;
