@@ -777,6 +777,33 @@ class SpecRulesOfNewerEndpoints(SpecRequests):
         self.answer("GET /schedules", "GET", "/schedules")
         self.answer("DELETE /schedules/{name}", "DELETE", "/schedules/%s-e" % q)
 
+    def test_a_body_where_none_is_taken_is_still_read(self):
+        """Every POST, PUT and DELETE, the ones that take no body included (pause, resume,
+        purge, cancel, retry, the deletes of a limit or a schedule): a body of malformed JSON
+        is 400 invalid_json, one of another type 415, and the document lists 400, 413 and 415
+        for each."""
+        job = self.enqueue()
+        args = {"id": str(job["id"]), "name": self.q, "key": self.q + ":k"}
+        seen = 0
+        for op, o, params in openapi_spec.operations(self.doc):
+            method, path = op.split(" ")
+            if method not in ("POST", "PUT", "DELETE") or path.startswith("/ui"):
+                continue
+            seen += 1
+            path = re.sub(r"\{(\w+)\}", lambda m: args[m.group(1)], path)
+            query = {p["name"]: openapi_spec.sample(p["schema"]) for p in params
+                     if p["in"] == "query" and p.get("required")}
+            if query:
+                path += "?" + urllib.parse.urlencode(query)
+            with self.subTest(op=op):
+                self.assertLessEqual({"400", "413", "415"}, set(o["responses"]), op)
+                r = self.c.request(method, path, raw=b'{"a": ',
+                                   headers={"Content-Type": "application/json"})
+                self.assert_error(r, 400, "invalid_json")
+                r = self.c.request(method, path, raw=b"a", headers={"Content-Type": "text/plain"})
+                self.assert_error(r, 415, "unsupported_media_type")
+        self.assertGreaterEqual(seen, 16)
+
     def test_dedup_seconds_required_by_mode(self):
         spec = self.doc["components"]["schemas"]
         rules = {r["if"]["properties"]["mode"]["const"]: r["then"]
