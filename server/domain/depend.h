@@ -63,11 +63,11 @@ struct depend_plan {
  * queued. This function can't fail. */
 struct depend_plan depend_plan(int64_t waiting, int64_t cancel_dep);
 
-/* A job that a purge or retention deletes while in status s (a backend's stored status that is no API
- * status counts as not ended) with its dependents' walk still to do when todo is 1: the end
- * its dependents count it as (a job that had not ended counts as cancelled, as a cancel of it
- * would have ended it), or JOB_STATUS_NONE when they need no visit (it had succeeded and that
- * end was counted already). A failed or cancelled one is visited even when its end was
+/* A job that a purge or retention deletes while in status s (a backend's stored status that
+ * is no API status counts as not ended) with its dependents' walk still to do when todo is 1:
+ * the end its dependents count it as (a job that had not ended counts as cancelled, as a
+ * cancel of it would have ended it), or JOB_STATUS_NONE when they need no visit (it had
+ * succeeded and that end was counted already). A failed or cancelled one is visited even when its end was
  * counted: the dependents it cancels that another dependency cancelled first are pinned to it
  * (it never comes back, so a retry of the other one must leave them cancelled). This function
  * can't fail. */

@@ -32,9 +32,9 @@ enum store_result sqlite_deps_moved(struct sqlite_conn *c, const struct job *j, 
                                     struct sqlite_notes *notes);
 
 /* Jobs ids[0..n) of queue were deleted by a purge or by retention in this transaction (their
- * edges to their dependents stay): their dependents are settled as if job i had ended in ends[i]
- * (depend_purged), and so on down the graph as sqlite_deps_moved does; the dependents that
- * ends[i] cancels and another dependency cancelled are pinned to job i (depend.h). The
+ * edges to their dependents stay): their dependents are settled as if job i had ended in
+ * ends[i] (depend_purged), and so on down the graph as sqlite_deps_moved does; the dependents
+ * that ends[i] cancels and another dependency cancelled are pinned to job i (depend.h). The
  * deleted jobs count as visited jobs of its DEPEND_STEP_MAX. A dependent deleted too is
  * passed over. */
 enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
