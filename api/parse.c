@@ -27,8 +27,9 @@ static int parse_expiry(struct fields *f, struct job_spec *spec)
 }
 
 /* dedup: {"key", "mode", "seconds"}, checked by dedup_check. A debounce decides when the job
- * is due: with run_at or delay_seconds it is invalid_request. */
-static int parse_dedup(struct fields *f, struct job_spec *spec)
+ * is due: with run_at or delay_seconds (timed: either was given, not null; a delay_seconds of
+ * 0 too) it is invalid_request. */
+static int parse_dedup(struct fields *f, struct job_spec *spec, int timed)
 {
     struct fields d;
     int r = fields_object(f, "dedup", &d);
@@ -52,7 +53,7 @@ static int parse_dedup(struct fields *f, struct job_spec *spec)
                                ? "required: 1 to 200 bytes"
                                : "required for window (1 to 31536000) and debounce (0 to "
                                  "31536000)");
-    if (checked.mode == DEDUP_DEBOUNCE && (spec->run_at != JOB_NONE || spec->delay != 0))
+    if (checked.mode == DEDUP_DEBOUNCE && timed)
         return fields_fail(f, ERR_INVALID_REQUEST,
                            "%sdedup with mode debounce decides when the job is due: no %srun_at "
                            "or %sdelay_seconds with it",
@@ -132,7 +133,7 @@ int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf
         return -1;
     if (fields_string(f, "concurrency_key", 1, JOB_IDENT_MAX, &spec->concurrency_key) < 0)
         return -1;
-    if (parse_dedup(f, spec) < 0)
+    if (parse_dedup(f, spec, has_run_at || has_delay) < 0)
         return -1;
     if (parse_workflow(f, spec, buf) < 0)
         return -1;

@@ -19,11 +19,11 @@
  * (depend_cancelled_by()) is re-evaluated from its dependencies' statuses, and so on down.
  * A retried job's own dependencies are looked at as a DEP_RUN job's (the retry asks for it to
  * run: a failed dependency counts as settled), so it is blocked while one has not ended.
- * A job deleted by a purge settles its dependents in the purge's transaction as if it had
- * ended as depend_purged() says (its edges to them stay until then); a dependent cancelled
- * because of another dependency that this end cancels too is pinned to the purged job (its
- * error_detail names it from then on), so that no retry re-evaluates it: the purged job keeps
- * it cancelled for good.
+ * A job deleted by a purge or by retention settles its dependents in the delete's transaction
+ * as if it had ended as depend_purged() says (its edges to them stay until then); a dependent
+ * cancelled because of another dependency that this end cancels too is pinned to the deleted
+ * job (its error_detail names it from then on), so that no retry re-evaluates it: the deleted
+ * job keeps it cancelled for good.
  * A transaction visits at most DEPEND_STEP_MAX jobs; the backend marks the rest for the
  * sweeper, which goes on in bounded batches. */
 #ifndef JOBQ_DEPEND_H
@@ -63,11 +63,11 @@ struct depend_plan {
  * queued. This function can't fail. */
 struct depend_plan depend_plan(int64_t waiting, int64_t cancel_dep);
 
-/* A job that a purge deletes while in status s (a backend's stored status that is no API
- * status counts as not ended) with its dependents' walk still to do when todo is 1: the end
- * its dependents count it as (a job that had not ended counts as cancelled, as a cancel of it
- * would have ended it), or JOB_STATUS_NONE when they need no visit (it had succeeded and that
- * end was counted already). A failed or cancelled one is visited even when its end was
+/* A job that a purge or retention deletes while in status s (a backend's stored status that
+ * is no API status counts as not ended) with its dependents' walk still to do when todo is 1:
+ * the end its dependents count it as (a job that had not ended counts as cancelled, as a
+ * cancel of it would have ended it), or JOB_STATUS_NONE when they need no visit (it had
+ * succeeded and that end was counted already). A failed or cancelled one is visited even when its end was
  * counted: the dependents it cancels that another dependency cancelled first are pinned to it
  * (it never comes back, so a retry of the other one must leave them cancelled). This function
  * can't fail. */

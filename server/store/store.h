@@ -662,7 +662,8 @@ static inline enum store_result store_limits(struct store *s, const char *key, i
  * (error_code "timeout"), by the same rule as store_fail (job_lease_end_plan, lease.h);
  * cancel queued jobs whose expires_at passed (expiry_passed, expiry.h: status cancelled,
  * error_code "expired", finished_at now; a running job is left alone); delete
- * succeeded and cancelled jobs finished more than `retention` seconds ago. At most one
+ * succeeded and cancelled jobs finished more than `retention` seconds ago, their dependents
+ * settled and pinned in the same transaction as store_purge's (depend.h). At most one
  * process sweeps at a time: when another holds the role, nothing is done, res->led is 0 and
  * the result is STORE_OK. The caller loops while any count equals batch. The leases ended
  * are counted by queue (counters.h) when their transaction committed. */

@@ -412,13 +412,9 @@ def field_name(where):
     return name.replace("[]", "[0]")
 
 
-class SchemaLimits(ServerTest):
-    """Driven by openapi.yaml: every value a client sends, at each limit its schema states
-    (accepted) and just past it (400 invalid_request naming the field; a NUL also named as
-    such), each required value left out, and each pair the schema forbids together. So a
-    client or tester generated from the document meets no refusal it was not told of.
-    openapi.limits checks that the document's limits are the server's constants; this checks
-    that the server answers by them."""
+class SpecRequests(ServerTest):
+    """Requests built from openapi.yaml's operations (no tests of its own): a request of each
+    operation that the server accepts as it is, with values set or left out."""
 
     @classmethod
     def setUpClass(cls):
@@ -468,6 +464,17 @@ class SchemaLimits(ServerTest):
     def send(self, op, values=(), absent=(), empty=False):
         """Send op with each (where, value) of values set, the values at `absent` left out,
         and no body at all when empty. Returns the Response."""
+        method, path, body = self.build(op, values, absent)
+        if empty:
+            return self.c.request(method, path, raw=b"",
+                                  headers={"Content-Type": "application/json"})
+        return self.c.request(method, path, body=body)
+
+    def build(self, op, values=(), absent=()):
+        """(method, path with its query, body) of op with each (where, value) of values set
+        and the values at `absent` left out, as send() sends it."""
+        if not hasattr(self, "counter"):
+            self.counter = itertools.count()
         method, path, query, body = self.fresh(op)
         for w in list(absent) + [w for w, _ in values]:
             # A dedup the value lives in: one the server takes whatever the value (debounce
@@ -507,10 +514,7 @@ class SchemaLimits(ServerTest):
                 put(body, where, value)
         if query:
             path += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
-        if empty:
-            return self.c.request(method, path, raw=b"",
-                                  headers={"Content-Type": "application/json"})
-        return self.c.request(method, path, body=body)
+        return method, path, body
 
     def real_deps(self, where, value):
         """A depends_on value with the ids the schema's samples give (0, 1, 2...) made ids of
@@ -529,6 +533,15 @@ class SchemaLimits(ServerTest):
             return [self.dep_pool[v] if isinstance(v, int) and 0 <= v < len(self.dep_pool)
                     else v for v in value]
         return self.dep_pool[0] if isinstance(value, int) and value >= 1 else value
+
+
+class SchemaLimits(SpecRequests):
+    """Driven by openapi.yaml: every value a client sends, at each limit its schema states
+    (accepted) and just past it (400 invalid_request naming the field; a NUL also named as
+    such), each required value left out, and each pair the schema forbids together. So a
+    client or tester generated from the document meets no refusal it was not told of.
+    openapi.limits checks that the document's limits are the server's constants; this checks
+    that the server answers by them."""
 
     def check(self, op, where, label, r, accepted, names=None):
         """r answers a request that sent the case `label` of the value at where: accepted or
@@ -558,8 +571,9 @@ class SchemaLimits(ServerTest):
     @staticmethod
     def offender(where, value):
         """What the refusal of a string off its pattern must name: a NUL in a body string as
-        such, a space in a name as the character and where (a cursor is opaque)."""
-        if not isinstance(value, str) or where == "query.cursor":
+        such, a space in a name as the character and where (a cursor is opaque, a time zone
+        is refused as not a zone name)."""
+        if not isinstance(value, str) or where in ("query.cursor", "body.timezone"):
             return None
         if "\0" in value and where.startswith("body"):
             return "NUL"
@@ -629,18 +643,169 @@ class SchemaLimits(ServerTest):
             self.assertIn(must, tried)
 
 
-class SpecRulesOfNewerEndpoints(ServerTest):
+class SpecRulesOfNewerEndpoints(SpecRequests):
     """Each rule of the newer endpoints that openapi.yaml states (if/then, required, null as
     absent) against what the server does: the bodies it allows are accepted, the ones it
     refuses are refused."""
+
+    def verdict(self, op, values):
+        """Send op with values set and check the server's answer against what the document
+        says of the body sent (openapi_spec.valid): 2xx when it accepts it, else 400
+        invalid_request naming the first value's field. Returns whether it was accepted."""
+        method, path, body = self.build(op, values)
+        ok = openapi_spec.valid(openapi_spec.body_schema(self.doc, op), body)
+        r = self.c.request(method, path, body=body)
+        with self.subTest(op=op, values=values, body=body, document_accepts=ok):
+            if ok:
+                self.assertIn(r.status, (200, 201), r)
+            else:
+                self.assert_error(r, 400, "invalid_request", mentions=field_name(values[0][0]))
+        return ok
+
+    @staticmethod
+    def members(doc):
+        """(op, where, merged schema, required) of every member of an object in a request body
+        ("body.queue", "body.jobs[].dedup.seconds"; not an array's items)."""
+        for op, where, schema, required in openapi_spec.request_fields(doc):
+            if where.startswith("body.") and not where.endswith("[]"):
+                yield op, where, schema, required
+
+    def test_the_document_lets_every_optional_member_be_null(self):
+        """API.md's job, limit and schedule objects show null for what is not set, and the
+        server reads a null member as absent (fields.h): every optional member of a request
+        body takes null in the document, no required one does, and any-JSON values take
+        it as a value."""
+        seen = 0
+        for op, where, schema, required in self.members(self.doc):
+            seen += 1
+            with self.subTest(op=op, where=where):
+                if "type" not in schema:
+                    continue  # any JSON: payload, result, progress, error_detail
+                self.assertEqual(bool(schema.get("nullable")), not required, schema)
+        self.assertGreater(seen, 80)
+
+    def test_a_null_member_is_absent_as_the_document_says(self):
+        """Each member of each request body set to null, and each pair of members refused
+        together sent with one of them null: the server accepts exactly what the document
+        accepts (a null optional member is absent; a null required one is missing, and so
+        is a null every_seconds that a schedule needs)."""
+        verdicts = {}  # "METHOD /path where[ with null]" -> whether the document accepted
+        for op, where, schema, required in self.members(self.doc):
+            verdicts["%s %s" % (op, where)] = self.verdict(op, [(where, None)])
+        for op, where, schema, _ in openapi_spec.request_fields(self.doc):
+            props = schema.get("properties", {})
+            for pair in openapi_spec.together_pairs(schema):
+                for a, b in ((pair[0], pair[1]), (pair[1], pair[0])):
+                    # A cron expression is valid by its content, which no bound states.
+                    v = "0 9 * * MON" if a == "cron" else SchemaLimits.valid(props[a], 1)
+                    verdicts["%s %s.%s with null" % (op, where, a)] = self.verdict(
+                        op, [("%s.%s" % (where, a), v), ("%s.%s" % (where, b), None)])
+        # Both verdicts are met: the walk reached members of each kind.
+        expected = {
+            True: ("POST /jobs body.priority", "POST /jobs/batch body.jobs[].ref",
+                   "POST /jobs body.payload", "POST /claim body.queues",
+                   "POST /jobs/{id}/snooze body.pause_key", "PUT /schedules/{name} body.cron",
+                   "PUT /schedules/{name} body.job.idempotency_key",
+                   "PUT /schedules/{name} body.job.depends_on",
+                   "PUT /schedules/{name} body.catch_up",
+                   "POST /jobs body.run_at with null", "POST /claim body.queues with null",
+                   "PUT /schedules/{name} body.cron with null"),
+            False: ("POST /jobs body.dedup.key", "POST /claim body.worker_id",
+                    "POST /jobs/{id}/snooze body.seconds", "PUT /limits/{key} body.rate.jobs",
+                    "PUT /schedules/{name} body.every_seconds")}
+        for ok, musts in expected.items():
+            for must in musts:
+                self.assertEqual(verdicts.get(must), ok, must)
 
     def job(self, **fields):
         body = {"queue": self.q, "payload": 1}
         body.update(fields)
         return self.c.post("/jobs", body)
 
+    def answer(self, op, method, path, body=None, status=200):
+        """Send a request of op and check that it answers status with a body its schema in
+        the document accepts. Returns the body."""
+        r = self.c.request(method, path, body)
+        schema = openapi_spec.response_schema(self.doc, op, r.status)
+        with self.subTest(op=op, status=r.status):
+            self.assertEqual(r.status, status, r)
+            self.assertIsNotNone(schema, "%s answers %d, which the document lists without a "
+                                 "JSON schema" % (op, r.status))
+            self.assertTrue(openapi_spec.valid(schema, r.json), r)
+        return r.json
+
+    def test_answers_of_the_newer_endpoints_match_their_schemas(self):
+        """Batch (refs, dependencies, dedup, keys, expiry), the links, snooze, pause, resume,
+        purge, limits and schedules answer what their response schemas say."""
+        q = self.q
+        b = self.answer("POST /jobs/batch", "POST", "/jobs/batch", {"jobs": [
+            {"queue": q, "payload": 1, "ref": "a", "max_runtime_seconds": 60},
+            {"queue": q, "payload": {"n": 2}, "depends_on": ["a"], "on_dependency_failure": "run",
+             "dedup": {"key": "k", "mode": "window", "seconds": 5}, "concurrency_key": "c",
+             "expires_in_seconds": 100, "requires": ["gpu"]}]}, status=201)
+        a, d = (j["id"] for j in b["jobs"])
+        self.answer("GET /jobs/{id}/dependencies", "GET", "/jobs/%d/dependencies" % d)
+        self.answer("GET /jobs/{id}/dependents", "GET", "/jobs/%d/dependents" % a)
+        job = self.claim_one()
+        self.assertEqual(job["id"], a)
+        self.answer("POST /jobs/{id}/snooze", "POST", "/jobs/%d/snooze" % a,
+                    {"lease_token": job["lease_token"], "seconds": 0, "pause_key": True})
+        self.answer("POST /jobs/{id}/cancel", "POST", "/jobs/%d/cancel" % a)
+        self.answer("GET /jobs/{id}", "GET", "/jobs/%d" % d)
+        self.answer("GET /jobs/{id}/attempts", "GET", "/jobs/%d/attempts" % a)
+        for op, path in (("POST /queues/{name}/pause", "/queues/%s/pause" % q),
+                         ("POST /queues/{name}/resume", "/queues/%s/resume" % q),
+                         ("POST /queues/{name}/pause", "/queues/%s-empty/pause" % q),
+                         ("GET /queues", "/queues")):
+            self.answer(op, "GET" if op.startswith("GET") else "POST", path)
+        self.answer("DELETE /queues/{name}/jobs", "DELETE", "/queues/%s/jobs?status=queued" % q)
+        for key, body in (("%s:c" % q, {"max_running": 2, "rate": {"jobs": 3, "per_seconds": 4}}),
+                          ("%s:*" % q, {"max_running": 1, "rate": None})):
+            path = "/limits/" + urllib.parse.quote(key, safe="")
+            self.answer("PUT /limits/{key}", "PUT", path, body)
+            self.answer("GET /limits/{key}", "GET", path)
+        self.answer("GET /limits", "GET", "/limits")
+        self.answer("DELETE /limits/{key}", "DELETE", "/limits/" + urllib.parse.quote(q + ":*"))
+        for name, body in (("%s-c" % q, {"cron": "0 9 * * MON", "timezone": "Europe/Berlin",
+                                         "job": {"payload": 1}, "catch_up": "all",
+                                         "overlap": "skip", "every_seconds": None}),
+                           ("%s-e" % q, {"every_seconds": 3600, "job": {"payload": 1},
+                                         "paused": True, "cron": None})):
+            s = self.answer("PUT /schedules/{name}", "PUT", "/schedules/" + name, body)
+            self.assertEqual("cron" in s, body["cron"] is not None, s)
+            self.answer("GET /schedules/{name}", "GET", "/schedules/" + name)
+        self.answer("GET /schedules", "GET", "/schedules")
+        self.answer("DELETE /schedules/{name}", "DELETE", "/schedules/%s-e" % q)
+
+    def test_a_body_where_none_is_taken_is_still_read(self):
+        """Every POST, PUT and DELETE, the ones that take no body included (pause, resume,
+        purge, cancel, retry, the deletes of a limit or a schedule): a body of malformed JSON
+        is 400 invalid_json, one of another type 415, and the document lists 400, 413 and 415
+        for each."""
+        job = self.enqueue()
+        args = {"id": str(job["id"]), "name": self.q, "key": self.q + ":k"}
+        seen = 0
+        for op, o, params in openapi_spec.operations(self.doc):
+            method, path = op.split(" ")
+            if method not in ("POST", "PUT", "DELETE") or path.startswith("/ui"):
+                continue
+            seen += 1
+            path = re.sub(r"\{(\w+)\}", lambda m: args[m.group(1)], path)
+            query = {p["name"]: openapi_spec.sample(p["schema"]) for p in params
+                     if p["in"] == "query" and p.get("required")}
+            if query:
+                path += "?" + urllib.parse.urlencode(query)
+            with self.subTest(op=op):
+                self.assertLessEqual({"400", "413", "415"}, set(o["responses"]), op)
+                r = self.c.request(method, path, raw=b'{"a": ',
+                                   headers={"Content-Type": "application/json"})
+                self.assert_error(r, 400, "invalid_json")
+                r = self.c.request(method, path, raw=b"a", headers={"Content-Type": "text/plain"})
+                self.assert_error(r, 415, "unsupported_media_type")
+        self.assertGreaterEqual(seen, 16)
+
     def test_dedup_seconds_required_by_mode(self):
-        spec = openapi_spec.load(OPENAPI)["components"]["schemas"]
+        spec = self.doc["components"]["schemas"]
         rules = {r["if"]["properties"]["mode"]["const"]: r["then"]
                  for r in spec["DedupRequest"]["allOf"]}
         self.assertEqual(rules["window"]["required"], ["seconds"])
@@ -659,22 +824,32 @@ class SpecRulesOfNewerEndpoints(ServerTest):
             self.assertEqual(r.status, 201, "%s -> %r" % (mode, r))
 
     def test_debounce_without_run_at_or_delay(self):
-        cond = openapi_spec.load(OPENAPI)["components"]["schemas"]["JobBody"]
+        cond = self.doc["components"]["schemas"]["JobBody"]
         self.assertEqual(cond["if"]["properties"]["dedup"]["properties"]["mode"],
                          {"const": "debounce"})
-        self.assertEqual(cond["then"]["not"]["anyOf"],
-                         [{"required": ["run_at"]}, {"required": ["delay_seconds"]}])
+        self.assertEqual([alt["required"] for alt in cond["then"]["not"]["anyOf"]],
+                         [["run_at"], ["delay_seconds"]])
         d = {"key": "deb", "mode": "debounce", "seconds": 5}
-        for extra in ({"run_at": int(now()) + 60}, {"delay_seconds": 60}):
+        for extra in ({"run_at": int(now()) + 60}, {"delay_seconds": 60}, {"delay_seconds": 0},
+                      {"run_at": 0}):
+            body = dict({"queue": self.q, "payload": 1, "dedup": d}, **extra)
+            self.assertFalse(openapi_spec.valid(cond, body), body)
             r = self.job(dedup=d, **extra)
             self.assert_error(r, 400, "invalid_request", mentions="debounce")
-        self.assertEqual(self.job(dedup=d).status, 201)
+        # null is absent: a debounce beside a null run_at or delay_seconds is taken.
+        for extra in ({"run_at": None}, {"delay_seconds": None},
+                      {"run_at": None, "delay_seconds": None}):
+            body = dict({"queue": self.q, "payload": 1, "dedup": d}, **extra)
+            self.assertTrue(openapi_spec.valid(cond, body), body)
+            r = self.job(dedup=d, **extra)
+            self.assertIn(r.status, (200, 201), r)
+        self.assertEqual(self.job(dedup=d).status, 200)  # the same key: debounced
         # Other modes take them.
         r = self.job(dedup={"key": "win", "mode": "window", "seconds": 5}, delay_seconds=60)
         self.assertEqual(r.status, 201, r)
 
     def test_limit_null_is_absent(self):
-        lim = openapi_spec.load(OPENAPI)["components"]["schemas"]["LimitRequest"]
+        lim = self.doc["components"]["schemas"]["LimitRequest"]
         self.assertIn("null", lim["properties"]["rate"]["type"])
         self.assertIn("null", lim["properties"]["max_running"]["type"])
         key = "/limits/" + self.q
@@ -690,7 +865,7 @@ class SpecRulesOfNewerEndpoints(ServerTest):
             self.assert_error(r, 400, "invalid_request", mentions="max_running or rate")
 
     def test_schedule_body_and_job_must_be_objects(self):
-        sched = openapi_spec.load(OPENAPI)["components"]["schemas"]["ScheduleRequest"]
+        sched = self.doc["components"]["schemas"]["ScheduleRequest"]
         self.assertEqual(sched["type"], "object")
         for body in ([], "x", 5):
             r = self.c.request("PUT", "/schedules/" + self.q, body)
@@ -700,7 +875,7 @@ class SpecRulesOfNewerEndpoints(ServerTest):
 
     def test_lease_tokens_of_any_length_are_read(self):
         """LeaseToken: 1 to 256 bytes; a token no claim gave (even a short one) is 409."""
-        tok = openapi_spec.load(OPENAPI)["components"]["schemas"]["LeaseToken"]
+        tok = self.doc["components"]["schemas"]["LeaseToken"]
         self.assertEqual(tok["minLength"], 1)
         j = self.enqueue()
         self.claim_one()

@@ -190,7 +190,10 @@ static void bodies(void)
     line("body", "not-together", "cron,every_seconds");
     text("body.cron", CRON_EXPR_MAX);
     integer("body.every_seconds", 1, SCHEDULE_EVERY_MAX);
-    text("body.timezone", TZ_NAME_MAX);
+    /* tz_name_check: 1..TZ_NAME_MAX bytes of A-Z a-z 0-9 _ + - in parts joined by one '/' */
+    num("body.timezone", "minLength", 1);
+    num("body.timezone", "maxLength", TZ_NAME_MAX);
+    line("body.timezone", "pattern", "^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$");
     char policies[64];
     snprintf(policies, sizeof policies, "%s,%s,%s", schedule_catch_up_name(SCHEDULE_CATCH_UP_NONE),
              schedule_catch_up_name(SCHEDULE_CATCH_UP_LATEST),

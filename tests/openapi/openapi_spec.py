@@ -43,11 +43,33 @@ def load(path):
             return json.load(f)
 
 
+NULL = {"type": "null"}
+
+
 def merged(schema):
     """The schema with its allOf parts folded in (properties and required lists joined, other
-    keywords taken from the outermost schema that has them)."""
+    keywords taken from the outermost schema that has them), and a value that may be null
+    (openapi.yaml's ways to say it: `anyOf: [X, {type: 'null'}]`, `type: [T, 'null']`, null
+    among an enum's members) as X or T with "nullable": True, so that its limits read as
+    any other's."""
     out = {k: v for k, v in schema.items() if k != "allOf"}
-    for part in schema.get("allOf", ()):
+    parts = list(schema.get("allOf", ()))
+    alts = schema.get("anyOf", ())
+    if len(alts) == 2 and NULL in alts:
+        del out["anyOf"]
+        out["nullable"] = True
+        parts.append([a for a in alts if a != NULL][0])
+    kind = out.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        out["nullable"] = True
+        rest = [k for k in kind if k != "null"]
+        out["type"] = rest[0] if len(rest) == 1 else rest
+    elif kind == "null":
+        out["nullable"] = True
+    if None in out.get("enum", ()):
+        out["nullable"] = True
+        out["enum"] = [v for v in out["enum"] if v is not None]
+    for part in parts:
         part = merged(part)
         for k, v in part.items():
             if k == "properties":
@@ -57,6 +79,90 @@ def merged(schema):
             else:
                 out.setdefault(k, v)
     return out
+
+
+def body_schema(doc, op):
+    """The schema of op's ("PUT /limits/{key}") JSON request body, or None."""
+    for name, o, _ in operations(doc):
+        if name == op:
+            body = o.get("requestBody") or {}
+            return body.get("content", {}).get("application/json", {}).get("schema")
+    return None
+
+
+def response_schema(doc, op, status):
+    """The schema of op's JSON answer with this status, or None."""
+    for name, o, _ in operations(doc):
+        if name == op:
+            answer = o.get("responses", {}).get(str(status)) or {}
+            return answer.get("content", {}).get("application/json", {}).get("schema")
+    return None
+
+
+def _is(kind, v):
+    if kind == "null":
+        return v is None
+    if kind == "boolean":
+        return isinstance(v, bool)
+    if kind == "integer":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if kind == "number":
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if kind == "string":
+        return isinstance(v, str)
+    if kind == "array":
+        return isinstance(v, list)
+    if kind == "object":
+        return isinstance(v, dict)
+    raise ValueError("unknown type %r" % kind)
+
+
+def valid(schema, v):
+    """1 when v is valid against schema (dereferenced: load()), by the JSON Schema keywords
+    openapi.yaml's schemas use (type, enum, const, the bounds, pattern, required,
+    properties, items, allOf, anyOf, oneOf, not, if/then/else). maxLength counts characters;
+    x-jobq-max-bytes is not applied. Enough to say which bodies the document accepts, without
+    a JSON Schema library."""
+    kind = schema.get("type")
+    if kind is not None and not any(_is(k, v) for k in (kind if isinstance(kind, list)
+                                                        else [kind])):
+        return False
+    if "enum" in schema and not any(v == e and type(v) is type(e) for e in schema["enum"]):
+        return False
+    if "const" in schema and not (v == schema["const"] and type(v) is type(schema["const"])):
+        return False
+    if _is("number", v):
+        if v < schema.get("minimum", v) or v > schema.get("maximum", v):
+            return False
+    if isinstance(v, str):
+        if not schema.get("minLength", 0) <= len(v) <= schema.get("maxLength", len(v)):
+            return False
+        if "pattern" in schema and not re.search(schema["pattern"], v):
+            return False
+    if isinstance(v, list):
+        if not schema.get("minItems", 0) <= len(v) <= schema.get("maxItems", len(v)):
+            return False
+        if "items" in schema and not all(valid(schema["items"], x) for x in v):
+            return False
+    if isinstance(v, dict):
+        if any(k not in v for k in schema.get("required", ())):
+            return False
+        props = schema.get("properties", {})
+        if not all(valid(props[k], x) for k, x in v.items() if k in props):
+            return False
+    if not all(valid(s, v) for s in schema.get("allOf", ())):
+        return False
+    if "anyOf" in schema and not any(valid(s, v) for s in schema["anyOf"]):
+        return False
+    if "oneOf" in schema and sum(1 for s in schema["oneOf"] if valid(s, v)) != 1:
+        return False
+    if "not" in schema and valid(schema["not"], v):
+        return False
+    if "if" in schema:
+        branch = schema.get("then" if valid(schema["if"], v) else "else")
+        if branch is not None and not valid(branch, v):
+            return False
+    return True
 
 
 def _walk(where, schema):

@@ -203,6 +203,24 @@ TEST(job_spec_limits)
     CHECK(spec_bad("{\"payload\":1,\"run_at\":1763700000.5}", "run_at"));
     CHECK(spec_bad("{\"payload\":1,\"run_at\":4611686018427387904}", "run_at"));
     CHECK(spec_bad("{\"payload\":1,\"run_at\":1763700000,\"delay_seconds\":5}", "delay_seconds"));
+    /* A debounce decides when the job is due: any delay_seconds beside it is refused, 0 too;
+     * a null one is absent. */
+    CHECK(spec_bad("{\"payload\":1,\"delay_seconds\":0,\"dedup\":{\"key\":\"k\",\"mode\":"
+                   "\"debounce\",\"seconds\":1}}",
+                   "debounce"));
+    CHECK(spec_bad("{\"payload\":1,\"run_at\":0,\"dedup\":{\"key\":\"k\",\"mode\":"
+                   "\"debounce\",\"seconds\":1}}",
+                   "debounce"));
+    {
+        struct job_spec spec;
+        struct spec_buf buf = {0};
+        char msg[256];
+        CHECK_INT(spec_of("{\"payload\":1,\"run_at\":null,\"delay_seconds\":null,\"dedup\":"
+                          "{\"key\":\"k\",\"mode\":\"debounce\",\"seconds\":1}}",
+                          &spec, &buf, msg, sizeof msg),
+                  0);
+        spec_done(&buf);
+    }
     CHECK(spec_bad("{\"payload\":1,\"idempotency_key\":\"\"}", "idempotency_key"));
     CHECK(spec_bad("{\"payload\":1,\"idempotency_key\":17}", "idempotency_key"));
     CHECK(spec_bad("{\"payload\":1,\"idempotency_key\":\"a\\u0000b\"}", "idempotency_key"));

@@ -327,6 +327,30 @@ enum store_result pg_deps_purged(struct pg_conn *c, const int64_t *ids, const en
     return r;
 }
 
+enum store_result pg_deps_deleted(struct pg_conn *c, const PGresult *res, const char *queue,
+                                  int64_t now, struct store_news *notes)
+{
+    int rows = PQntuples(res);
+    int64_t *ids = malloc((size_t)(rows ? rows : 1) * sizeof *ids);
+    enum job_status *ends = malloc((size_t)(rows ? rows : 1) * sizeof *ends);
+    size_t n = 0;
+    for (int i = 0; ids && ends && i < rows; i++) {
+        enum job_status end =
+            depend_purged((enum job_status)pg_row_int(res, i, 1), PQgetvalue(res, i, 3)[0] == 't');
+        if (PQgetvalue(res, i, 2)[0] == 't' && end != JOB_STATUS_NONE) {
+            ids[n] = pg_row_int(res, i, 0);
+            ends[n++] = end;
+        }
+    }
+    if (!ids || !ends)
+        log_error("out of memory settling the dependents of %d deleted jobs", rows);
+    enum store_result r =
+        ids && ends ? pg_deps_purged(c, ids, ends, n, queue, now, notes) : STORE_ERROR;
+    free(ids);
+    free(ends);
+    return r;
+}
+
 enum store_result pg_deps_retried(struct pg_conn *c, struct job *j, int *blocked)
 {
     *blocked = 0;

@@ -28,15 +28,22 @@ enum store_result pg_deps_plan(struct pg_conn *c, const int64_t *ids, size_t n, 
 enum store_result pg_deps_moved(struct pg_conn *c, int64_t id, const char *queue,
                                 int has_dependents, int64_t now, struct store_news *notes);
 
-/* Jobs ids[0..n) of queue were deleted by a purge in this transaction (their edges to their
- * dependents stay): their dependents are settled as if job i had ended in ends[i] (a final
- * status: depend_purged), and so on down the graph as pg_deps_moved does; the dependents that
- * ends[i] cancels and another dependency cancelled are pinned to job i (depend.h). The
- * deleted jobs count as visited jobs of its DEPEND_STEP_MAX. A dependent deleted too is
- * passed over. */
+/* Jobs ids[0..n) of queue were deleted by a purge or by retention in this transaction (their
+ * edges to their dependents stay): their dependents are settled as if job i had ended in
+ * ends[i] (a final status: depend_purged), and so on down the graph as pg_deps_moved does;
+ * the dependents that ends[i] cancels and another dependency cancelled are pinned to job i
+ * (depend.h). The deleted jobs count as visited jobs of its DEPEND_STEP_MAX. A dependent
+ * deleted too is passed over. */
 enum store_result pg_deps_purged(struct pg_conn *c, const int64_t *ids, const enum job_status *ends,
                                  size_t n, const char *queue, int64_t now,
                                  struct store_news *notes);
+
+/* The rows of a delete of jobs in this transaction (a purge's batch, retention's), res
+ * (borrowed) as RETURNING id, status, has_dependents, deps_todo gave them: pg_deps_purged for
+ * those whose dependents need a visit (depend_purged), with queue as it takes it (NULL: the
+ * sweep's own delete). */
+enum store_result pg_deps_deleted(struct pg_conn *c, const PGresult *res, const char *queue,
+                                  int64_t now, struct store_news *notes);
 
 /* A retried job j (queued by the retry): blocked instead while one of its dependencies has
  * not ended (depend.h); *blocked is 1 then and *j is its row. */

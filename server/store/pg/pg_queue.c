@@ -2,9 +2,6 @@
  * before any job of the queue: one statement) and purge (one bounded batch of deletes per
  * call, whose trigger keeps the counts and drops the attempts, then what the deleted jobs'
  * dependents need, in the same transaction). */
-#include <stdlib.h>
-
-#include "log.h"
 #include "pg_deps.h"
 #include "pg_row.h"
 #include "pg_store.h"
@@ -42,23 +39,8 @@ static enum store_result purge_tx(struct pg_conn *c, void *arg, struct store_new
     if (!res)
         return r;
     int rows = PQntuples(res);
-    int64_t *ids = malloc((size_t)(rows ? rows : 1) * sizeof *ids);
-    enum job_status *ends = malloc((size_t)(rows ? rows : 1) * sizeof *ends);
-    size_t n = 0;
-    for (int i = 0; ids && ends && i < rows; i++) {
-        enum job_status end =
-            depend_purged((enum job_status)pg_row_int(res, i, 1), PQgetvalue(res, i, 3)[0] == 't');
-        if (PQgetvalue(res, i, 2)[0] == 't' && end != JOB_STATUS_NONE) {
-            ids[n] = pg_row_int(res, i, 0);
-            ends[n++] = end;
-        }
-    }
+    r = pg_deps_deleted(c, res, purge->queue, a->now, notes);
     PQclear(res);
-    if (!ids || !ends)
-        log_error("out of memory purging %d jobs", rows);
-    r = ids && ends ? pg_deps_purged(c, ids, ends, n, purge->queue, a->now, notes) : STORE_ERROR;
-    free(ids);
-    free(ends);
     if (r == STORE_OK)
         purge->deleted = (size_t)rows;
     return r;

@@ -289,8 +289,9 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     [PG_SWEEP_DELETE] = {PG_SWEEP_DELETE, "sweep_delete",
      "DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs WHERE status IN (" SUCCEEDED
      ", " CANCELLED ") AND finished_at < $1::bigint ORDER BY finished_at LIMIT $2::integer "
-     "FOR UPDATE SKIP LOCKED)",
-     "sweep: retention deletes finished jobs older than the cutoff"},
+     "FOR UPDATE SKIP LOCKED) RETURNING id, status, has_dependents, deps_todo",
+     "sweep: retention deletes finished jobs older than the cutoff, each with what its "
+     "dependents need (depend_purged)"},
     [PG_SWEEP_EXPIRY] = {PG_SWEEP_EXPIRY, "sweep_expiry",
      "WITH e AS MATERIALIZED (SELECT id FROM jobq_jobs WHERE expires_at <= $1::bigint AND "
      "status IN (" QUEUED ", " BLOCKED ") ORDER BY expires_at LIMIT $2::integer FOR UPDATE SKIP "

@@ -145,9 +145,11 @@ static enum store_result deps_tx(struct pg_conn *c, void *p, struct store_news *
     return pg_deps_sweep(c, a->now, a->batch, &a->res->visited, notes);
 }
 
+/* Retention: one batch of old succeeded and cancelled jobs deleted, then what their
+ * dependents need, as for a purge (a cancelled one pins the dependents that another
+ * dependency cancelled: a retry of that one must leave them cancelled). */
 static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
-    (void)notes;
     struct sweep_arg *a = p;
     a->res->deleted = 0;
     int led = 0;
@@ -157,8 +159,10 @@ static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_n
     char cutoff[24], batch[24];
     const char *params[2] = {pg_int_param(cutoff, a->cutoff), pg_int_param(batch, a->batch)};
     PGresult *res = pg_conn_exec(c, PG_SWEEP_DELETE, 2, params, "sweep delete", &r);
-    if (res)
-        a->res->deleted = atoi(PQcmdTuples(res));
+    if (!res)
+        return r;
+    a->res->deleted = PQntuples(res);
+    r = pg_deps_deleted(c, res, NULL, a->now, notes);
     PQclear(res);
     if (r == STORE_OK)
         PQclear(pg_conn_exec(c, PG_COUNTS_FOLD, 0, NULL, "sweep counts", &r));

@@ -374,6 +374,38 @@ enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
     return r;
 }
 
+enum store_result sqlite_deps_deleted(struct sqlite_conn *c, sqlite3_stmt *st, size_t max,
+                                      const char *queue, int64_t now, struct sqlite_notes *notes,
+                                      size_t *deleted)
+{
+    *deleted = 0;
+    int64_t *ids = malloc((max > 0 ? max : 1) * sizeof *ids);
+    enum job_status *ends = malloc((max > 0 ? max : 1) * sizeof *ends);
+    size_t n = 0, rows = 0;
+    int rc = ids && ends ? SQLITE_OK : SQLITE_NOMEM;
+    while (rc == SQLITE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        enum job_status end =
+            depend_purged((enum job_status)sqlite3_column_int(st, 1), sqlite3_column_int(st, 3));
+        if (sqlite3_column_int(st, 2) && end != JOB_STATUS_NONE && n < max) {
+            ids[n] = sqlite3_column_int64(st, 0);
+            ends[n++] = end;
+        }
+        rows++;
+        rc = SQLITE_OK;
+    }
+    sqlite3_reset(st);
+    enum store_result r = STORE_OK;
+    if (rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, "delete");
+    else if (n > 0)
+        r = sqlite_deps_purged(c, ids, ends, n, queue, now, notes);
+    free(ids);
+    free(ends);
+    if (r == STORE_OK)
+        *deleted = rows;
+    return r;
+}
+
 enum store_result sqlite_deps_retried(struct sqlite_conn *c, struct job *j, int *blocked)
 {
     *blocked = 0;

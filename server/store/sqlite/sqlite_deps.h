@@ -31,15 +31,24 @@ enum store_result sqlite_deps_record(struct sqlite_conn *c, int64_t id, const in
 enum store_result sqlite_deps_moved(struct sqlite_conn *c, const struct job *j, int64_t now,
                                     struct sqlite_notes *notes);
 
-/* Jobs ids[0..n) of queue were deleted by a purge in this transaction (their edges to their
- * dependents stay): their dependents are settled as if job i had ended in ends[i]
- * (depend_purged), and so on down the graph as sqlite_deps_moved does; the dependents that
- * ends[i] cancels and another dependency cancelled are pinned to job i (depend.h). The
+/* Jobs ids[0..n) of queue were deleted by a purge or by retention in this transaction (their
+ * edges to their dependents stay): their dependents are settled as if job i had ended in
+ * ends[i] (depend_purged), and so on down the graph as sqlite_deps_moved does; the dependents
+ * that ends[i] cancels and another dependency cancelled are pinned to job i (depend.h). The
  * deleted jobs count as visited jobs of its DEPEND_STEP_MAX. A dependent deleted too is
  * passed over. */
 enum store_result sqlite_deps_purged(struct sqlite_conn *c, const int64_t *ids,
                                      const enum job_status *ends, size_t n, const char *queue,
                                      int64_t now, struct sqlite_notes *notes);
+
+/* Step st, a bound delete of at most max jobs (a purge's batch, retention's) that returns
+ * id, status, has_dependents, deps_todo per deleted job, to its end (and reset it); then
+ * sqlite_deps_purged for the jobs whose dependents need a visit (depend_purged), with queue
+ * as it takes it (NULL: the sweep's own delete). *deleted is the number of jobs deleted (0
+ * on failure). */
+enum store_result sqlite_deps_deleted(struct sqlite_conn *c, sqlite3_stmt *st, size_t max,
+                                      const char *queue, int64_t now, struct sqlite_notes *notes,
+                                      size_t *deleted);
 
 /* A retried job j (its row after the retry, queued): when it has dependencies, blocked
  * instead while one of them has not ended (a failed one counts as settled: the retry asked

@@ -43,37 +43,15 @@ static int purge_tx(struct sqlite_conn *c, void *p)
     if (status == JOB_QUEUED)
         status2 = SQLITE_SCHEDULED;
     purge->deleted = 0;
-    int64_t *ids = malloc((size_t)(purge->limit > 0 ? purge->limit : 1) * sizeof *ids);
-    enum job_status *ends = malloc((size_t)(purge->limit > 0 ? purge->limit : 1) * sizeof *ends);
-    size_t n = 0, deleted = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_PURGE);
-    int rc = ids && ends ? sqlite_conn_bind_text(st, 1, purge->queue) : SQLITE_NOMEM;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 2, status);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 3, status2);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 4, purge->limit);
-    while ((rc == SQLITE_OK || rc == SQLITE_ROW) && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
-        enum job_status end =
-            depend_purged((enum job_status)sqlite3_column_int(st, 1), sqlite3_column_int(st, 3));
-        if (sqlite3_column_int(st, 2) && end != JOB_STATUS_NONE && n < (size_t)purge->limit) {
-            ids[n] = sqlite3_column_int64(st, 0);
-            ends[n++] = end;
-        }
-        deleted++;
+    int rc = sqlite_conn_bindf(st, "tiii", purge->queue, (int64_t)status, (int64_t)status2,
+                               (int64_t)purge->limit);
+    if (rc != SQLITE_OK) {
+        sqlite3_reset(st);
+        return sqlite_conn_fail(c, rc, "purge");
     }
-    sqlite3_reset(st);
-    enum store_result r = STORE_OK;
-    if (rc != SQLITE_DONE)
-        r = sqlite_conn_fail(c, rc, "purge");
-    else if (n > 0)
-        r = sqlite_deps_purged(c, ids, ends, n, purge->queue, a->call->now, a->notes);
-    free(ids);
-    free(ends);
-    if (r == STORE_OK)
-        purge->deleted = deleted;
-    return r;
+    size_t limit = purge->limit > 0 ? (size_t)purge->limit : 0;
+    return sqlite_deps_deleted(c, st, limit, purge->queue, a->call->now, a->notes, &purge->deleted);
 }
 
 /* A pause or purge transaction and its arguments, in one block. */

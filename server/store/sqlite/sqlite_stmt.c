@@ -170,8 +170,9 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "sweep: running jobs whose lease expired or whose max runtime passed"},
     [STMT_SWEEP_DELETE] = {STMT_SWEEP_DELETE, STMT_ON_WRITER,
      "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN (" SUCCEEDED ", " CANCELLED
-     ") AND finished_at < ?1 LIMIT ?2)",
-     "sweep: retention deletes finished jobs older than the cutoff"},
+     ") AND finished_at < ?1 LIMIT ?2) RETURNING id, status, has_dependents, deps_todo",
+     "sweep: retention deletes finished jobs older than the cutoff, each with what its "
+     "dependents need (depend_purged)"},
     [STMT_EXPIRY_PICK] = {STMT_EXPIRY_PICK, STMT_ON_WRITER,
      "SELECT id, status, queue, has_dependents FROM jobs WHERE expires_at <= ?1 AND status IN (" SCHEDULED ", "
      QUEUED ", " BLOCKED ") ORDER BY expires_at LIMIT ?2",

@@ -308,12 +308,24 @@ static enum store_result delete_batch(struct sqlite_conn *c, enum stmt_id id, in
     return r;
 }
 
+/* Retention: one batch of old succeeded and cancelled jobs deleted, then what their
+ * dependents need, as for a purge (a cancelled one pins the dependents that another
+ * dependency cancelled: a retry of that one must leave them cancelled). */
 static int retention_tx(struct sqlite_conn *c, void *p)
 {
     struct sweep_arg *a = p;
     a->res->deleted = 0;
-    return delete_batch(c, STMT_SWEEP_DELETE, a->cutoff, a->batch, "sweep delete",
-                        &a->res->deleted);
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_SWEEP_DELETE);
+    int rc = sqlite_conn_bindf(st, "ii", a->cutoff, (int64_t)a->batch);
+    if (rc != SQLITE_OK) {
+        sqlite3_reset(st);
+        return sqlite_conn_fail(c, rc, "sweep delete");
+    }
+    size_t deleted = 0;
+    enum store_result r =
+        sqlite_deps_deleted(c, st, (size_t)a->batch, NULL, a->now, a->notes, &deleted);
+    a->res->deleted = (int)deleted;
+    return r;
 }
 
 /* The lanes that no job references go (sqlite_lanes_drop), `batch` lanes looked at from where

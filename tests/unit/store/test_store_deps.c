@@ -516,6 +516,38 @@ TEST(retry_after_a_purge_leaves_the_dependent_cancelled)
     store_close(s);
 }
 
+/* A dependent cancelled by one dependency (a) while another (x) had been cancelled already
+ * stays cancelled when retention deletes x and a is then retried and succeeds: x never comes
+ * back, so retention pins the dependent to it as a purge does. x ended before the dependent
+ * was enqueued (at once cancelled by a, the first it reads), so retention takes x alone. */
+TEST(retry_after_retention_leaves_the_dependent_cancelled)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t a = enqueue(s, "q", 0, T0, T0), x = enqueue(s, "p", 0, T0, T0);
+    CHECK(a > 0 && x > 0);
+    CHECK(fail_job(s, a, T0 + 1));
+    struct job j;
+    CHECK_INT(store_cancel(s, x, T0 + 1, &j), STORE_OK);
+    job_clear(&j);
+    int64_t ax[2] = {a, x};
+    int64_t d = enqueue_after(s, ax, 2, DEP_CANCEL, T0 + 2);
+    CHECK(d > 0);
+    CHECK(cancelled_by(s, d, a));
+    struct sweep_result r;
+    CHECK_INT(store_sweep(s, T0 + 2, 0, 500, &r), STORE_OK); /* finished before T0 + 2 */
+    CHECK_INT(r.deleted, 1);
+    CHECK_INT(status_of(s, x), -1);
+    CHECK_INT(store_retry(s, a, T0 + 3, &j), STORE_OK);
+    job_clear(&j);
+    CHECK_INT(status_of(s, d), JOB_CANCELLED);
+    CHECK(run_job(s, a, T0 + 4));
+    CHECK(cancelled_by(s, d, x));
+    CHECK_INT(jobs_int("count(*)", "status = 6"), 0);
+    CHECK(counts_exact(s, "q", T0 + 4));
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(failure_cancels_down_the_graph_and_settles_run_dependents),
           TEST_ENTRY(ended_dependency_counts_at_once_and_unknown_is_refused),
@@ -528,4 +560,5 @@ TEST_MAIN(TEST_ENTRY(blocked_until_every_dependency_succeeds),
           TEST_ENTRY(purge_of_a_queued_parent_settles_its_dependents_as_a_cancel),
           TEST_ENTRY(purge_of_blocked_jobs_takes_their_batch_along_and_settles_the_rest),
           TEST_ENTRY(purge_of_an_ended_job_finishes_the_walk_it_left),
-          TEST_ENTRY(retry_after_a_purge_leaves_the_dependent_cancelled))
+          TEST_ENTRY(retry_after_a_purge_leaves_the_dependent_cancelled),
+          TEST_ENTRY(retry_after_retention_leaves_the_dependent_cancelled))
