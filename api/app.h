@@ -10,6 +10,7 @@
 
 struct auth;
 struct workers;
+struct sse_hub;
 
 struct app {
     struct store *store;
@@ -23,6 +24,8 @@ struct app {
     /* The threads that run store reads (pending_read_submit): started by http_start(),
      * stopped by http_stop(). */
     struct workers *readers;
+    /* The open GET /events streams (sse.h): started by http_start(), stopped by http_stop(). */
+    struct sse_hub *streams;
 };
 
 #endif

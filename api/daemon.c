@@ -126,6 +126,7 @@ static struct store *open_store(struct daemon *d)
         .url = cfg->db_path,
         .backoff_base = cfg->backoff_base,
         .backoff_max = cfg->backoff_max,
+        .events = {.retention = cfg->events_retention, .max = cfg->events_max},
         .hooks = {.on_ready = hook_ready,
                   .on_scheduled = hook_scheduled,
                   .ctx = d,

@@ -32,6 +32,7 @@ enum MHD_Result handle_limit_delete(struct request *rq);  /* DELETE /limits/{key
 enum MHD_Result handle_healthz(struct request *rq);       /* GET /healthz */
 enum MHD_Result handle_readyz(struct request *rq);        /* GET /readyz */
 enum MHD_Result handle_metrics(struct request *rq);       /* GET /metrics */
+enum MHD_Result handle_events(struct request *rq);        /* GET /events */
 /* GET /ui/ and each dashboard file (ui.h): the file with a strict Content-Security-Policy,
  * nosniff, its ETag and Cache-Control: no-cache; 304 when If-None-Match matches. */
 enum MHD_Result handle_ui_asset(struct request *rq);

@@ -23,6 +23,7 @@
 #include "reply.h"
 #include "request.h"
 #include "router.h"
+#include "sse.h"
 #include "tls.h"
 #include "watchdog.h"
 #include "workers.h"
@@ -427,6 +428,11 @@ struct http_server *http_start(struct app *app)
     app->readers =
         h->wd ? workers_start(cfg->threads, (size_t)cfg->threads * READ_QUEUE_PER_THREAD, "reads")
               : NULL;
+    app->streams = app->readers ? sse_hub_start(app, cfg->events_streams) : NULL;
+    if (!app->streams) {
+        workers_stop(app->readers);
+        app->readers = NULL;
+    }
     if (!app->readers) {
         watchdog_free(h->wd);
         tls_clear(&h->tls);
@@ -489,6 +495,8 @@ struct http_server *http_start(struct app *app)
                   use_tls ? " with TLS: address in use, or a bad certificate or key" : "");
         tls_clear(&h->tls);
         watchdog_free(h->wd);
+        sse_hub_stop(app->streams);
+        app->streams = NULL;
         workers_stop(app->readers);
         app->readers = NULL;
         pthread_cond_destroy(&h->idle);
@@ -507,6 +515,7 @@ void http_quiesce(struct http_server *h)
         return;
     h->listen_fd = MHD_quiesce_daemon(h->daemon);
     h->quiesced = 1;
+    sse_hub_close(h->app->streams); /* streams never end by themselves: end them */
     pthread_mutex_lock(&h->mu);
     long n = h->inflight;
     pthread_mutex_unlock(&h->mu);
@@ -569,6 +578,8 @@ int http_stop(struct http_server *h, int timeout_ms)
     }
     watchdog_stop(h->wd); /* no shutdown() while libmicrohttpd closes everything */
     MHD_stop_daemon(h->daemon);
+    sse_hub_stop(h->app->streams);
+    h->app->streams = NULL;
     workers_stop(h->app->readers);
     h->app->readers = NULL;
     watchdog_free(h->wd);

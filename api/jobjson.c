@@ -270,3 +270,51 @@ void jtext_links(struct jtext *t, const char *name, const struct job_link *links
     }
     PUT_LIT(t, "}");
 }
+
+void jtext_event(struct jtext *t, const struct job_event *e)
+{
+    PUT_LIT(t, "{\"seq\":");
+    put_int(t, e->seq);
+    PUT_LIT(t, ",\"type\":");
+    put_string(t, job_event_name(e->type));
+    PUT_LIT(t, ",\"at\":");
+    put_int(t, e->at);
+    PUT_LIT(t, ",\"job\":{\"id\":");
+    put_int(t, e->job_id);
+    PUT_LIT(t, ",\"queue\":");
+    put_string(t, e->queue);
+    PUT_LIT(t, ",\"status\":");
+    put_string(t, job_status_name(e->status));
+    PUT_LIT(t, ",\"attempts\":");
+    put_int(t, e->attempts);
+    PUT_LIT(t, ",\"fencing_token\":");
+    put_int(t, e->fencing_token);
+    PUT_LIT(t, ",\"error_code\":");
+    put_string(t, e->error_code);
+    PUT_LIT(t, ",\"concurrency_key\":");
+    put_string(t, e->concurrency_key);
+    PUT_LIT(t, "},\"traceparent\":");
+    put_string(t, e->traceparent);
+    PUT_LIT(t, "}");
+}
+
+void jtext_event_page(struct jtext *t, const struct event_page *page, int64_t after)
+{
+    PUT_LIT(t, "{");
+    if (after < page->pruned_through) {
+        PUT_LIT(t, "\"gap\":{\"after\":");
+        put_int(t, after);
+        PUT_LIT(t, ",\"oldest\":");
+        put_int(t, page->n > 0 ? page->events[0].seq : page->pruned_through + 1);
+        PUT_LIT(t, "},");
+    }
+    PUT_LIT(t, "\"events\":[");
+    for (size_t i = 0; i < page->n; i++) {
+        if (i)
+            PUT_LIT(t, ",");
+        jtext_event(t, &page->events[i]);
+    }
+    PUT_LIT(t, "],\"next\":");
+    put_int(t, page->next > page->pruned_through ? page->next : page->pruned_through);
+    PUT_LIT(t, "}");
+}

@@ -39,4 +39,12 @@ void jtext_attempts(struct jtext *t, const struct job_attempt *a, size_t n);
 void jtext_links(struct jtext *t, const char *name, const struct job_link *links, size_t n,
                  int more);
 
+/* Append the event object: seq, type, at, job (id, queue, status, attempts, fencing_token,
+ * error_code, concurrency_key), traceparent; compact. Borrows e. */
+void jtext_event(struct jtext *t, const struct job_event *e);
+
+/* Append the JSON page of GET /events: {"events":[...],"next":N}, and "gap":{"after":A,
+ * "oldest":M} first when the sweep deleted events after the cursor `after`. */
+void jtext_event_page(struct jtext *t, const struct event_page *page, int64_t after);
+
 #endif

@@ -11,17 +11,22 @@
 /* Count a call and suspend rq's connection, before the call can finish, so that the resume
  * never comes first. Counted before the refusal is read (http_stop sets it, then reads the
  * count): a call is either refused or waited for. Returns 1 when calls are refused now. */
+int pending_suspend(struct MHD_Connection *conn, struct app *app)
+{
+    atomic_fetch_add(&app->store_calls, 1);
+    MHD_suspend_connection(conn);
+    return atomic_load(&app->refuse_calls);
+}
+
 static int suspend_counted(struct request *rq)
 {
-    atomic_fetch_add(&rq->app->store_calls, 1);
-    MHD_suspend_connection(rq->conn);
-    return atomic_load(&rq->app->refuse_calls);
+    return pending_suspend(rq->conn, rq->app);
 }
 
 /* The call is over. Once resumed, the connection's thread may answer and free the call's
  * state; once the count drops, http_stop() may stop the daemon (a resumed connection is fine
  * then, a suspended one is not). So conn and app are the caller's copies. */
-static void resume_counted(struct MHD_Connection *conn, struct app *app)
+void pending_resume(struct MHD_Connection *conn, struct app *app)
 {
     MHD_resume_connection(conn);
     atomic_fetch_sub(&app->store_calls, 1);
@@ -31,7 +36,7 @@ static void resume_counted(struct MHD_Connection *conn, struct app *app)
 static void pending_done(struct store_call *call)
 {
     struct pending *p = call->ctx;
-    resume_counted(p->conn, p->app);
+    pending_resume(p->conn, p->app);
 }
 
 enum MHD_Result pending_submit(struct request *rq, struct pending *p)
@@ -60,7 +65,7 @@ static void read_run(struct work *w, int abandoned)
         r->result = STORE_UNAVAILABLE; /* shutting down: 503 */
     else
         r->result = r->read(r, r->app->store);
-    resume_counted(r->conn, r->app);
+    pending_resume(r->conn, r->app);
 }
 
 enum MHD_Result pending_read_submit(struct request *rq, struct pending_read *r)
@@ -74,7 +79,7 @@ enum MHD_Result pending_read_submit(struct request *rq, struct pending_read *r)
     }
     if (workers_submit(rq->app->readers, &r->work) != 0) {
         r->result = STORE_BUSY; /* too many reads wait already: 503 */
-        resume_counted(r->conn, r->app);
+        pending_resume(r->conn, r->app);
     }
     return MHD_YES;
 }

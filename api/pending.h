@@ -21,6 +21,16 @@ struct pending {
     struct app *app;
 };
 
+/* Suspend conn (from its handler or its content reader), counted as a store call so that
+ * http_stop waits for its resume; counted before the refusal is read, so a call is either
+ * refused or waited for. Returns 1 when calls are refused now (the caller then resumes it at
+ * once). */
+int pending_suspend(struct MHD_Connection *conn, struct app *app);
+
+/* Resume conn and uncount it. conn and app are the caller's copies: once resumed, the
+ * connection's thread may free the state that held them. */
+void pending_resume(struct MHD_Connection *conn, struct app *app);
+
 /* Suspend rq's connection and submit p->call to rq->app->store (call.done and call.ctx are
  * set here, and call.at_clock: the call is decided at the store's clock when it runs, its now
  * being the clock's when the request came); once the server is stopping (http_stop), end it STORE_UNAVAILABLE instead. p must live in rq->state (freed by rq->state_free, which runs only after the

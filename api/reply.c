@@ -241,6 +241,13 @@ enum MHD_Result reply_static(struct request *rq, unsigned status, const char *co
     return queue(rq, status, resp, len, content_type, hdrs, n);
 }
 
+enum MHD_Result reply_response(struct request *rq, unsigned status, struct MHD_Response *resp,
+                               const char *content_type, ...)
+{
+    COLLECT_HEADERS(hdrs, n, content_type);
+    return queue(rq, status, resp, 0, content_type, hdrs, n);
+}
+
 enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what)
 {
     if (!what)

@@ -69,6 +69,13 @@ enum MHD_Result reply_static(struct request *rq, unsigned status, const char *co
 
 /* Map a store failure (BUSY, UNAVAILABLE, ERROR, NOT_FOUND, LEASE_LOST, CONFLICT) to its
  * error answer; `what` names the job for the message ("job 42"). */
+/* Queue resp (consumed, even on failure: libmicrohttpd frees it with its callback's free) as
+ * the answer, with content_type and extra headers (pairs of name, value, ending with NULL).
+ * For a streamed body (GET /events): the access log counts no bytes. Returns like
+ * reply_json(). */
+enum MHD_Result reply_response(struct request *rq, unsigned status, struct MHD_Response *resp,
+                               const char *content_type, ...) __attribute__((sentinel));
+
 enum MHD_Result reply_store_error(struct request *rq, enum store_result r, const char *what);
 
 /* Answer one job object (without its lease token) with `status`, then job_clear(j). */

@@ -27,6 +27,7 @@ const struct route router_table[] = {
     {"POST", "/claim", handle_claim, 1, AUTH_ACCESS_WORK},
     {"GET", "/queues", handle_queues, 0, AUTH_ACCESS_READ},
     {"GET", "/stats/throughput", handle_throughput, 0, AUTH_ACCESS_READ},
+    {"GET", "/events", handle_events, 0, AUTH_ACCESS_READ},
     {"POST", "/queues/{name}/pause", handle_pause, 0, AUTH_ACCESS_ADMIN},
     {"POST", "/queues/{name}/resume", handle_resume, 0, AUTH_ACCESS_ADMIN},
     {"DELETE", "/queues/{name}/jobs", handle_purge, 0, AUTH_ACCESS_ADMIN},

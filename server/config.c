@@ -51,6 +51,13 @@ static const struct setting settings[] = {
      "SECONDS", "how often the sweeper returns expired leases and deletes old jobs"},
     {"retention", "JOBQ_RETENTION", "604800", K_INT64, 0, 10 * YEAR_SECONDS, FIELD(retention),
      "SECONDS", "keep succeeded and cancelled jobs this long"},
+    {"events-retention-seconds", "JOBQ_EVENTS_RETENTION_SECONDS", "86400", K_INT64, 1, 31536000,
+     FIELD(events_retention), "SECONDS",
+     "keep job events (GET /events) this long; the sweeper deletes older ones"},
+    {"events-max", "JOBQ_EVENTS_MAX", "1000000", K_INT64, 1, 1000000000, FIELD(events_max), "N",
+     "keep at most about this many job events; the sweeper deletes the oldest beyond it"},
+    {"events-streams", "JOBQ_EVENTS_STREAMS", "256", K_INT, 1, 10000, FIELD(events_streams), "N",
+     "open GET /events streams at most (more: 503)"},
     {"sync", "JOBQ_SYNC", "full", K_SYNC, 0, 0, FIELD(sync_full), "full|normal",
      "SQLite: full: an acknowledged write is on disk; normal: faster, may lose the last writes "
      "on power loss"},

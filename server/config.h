@@ -12,6 +12,9 @@ struct config {
     char db_path[4096];         /* --db PATH|URL, JOBQ_DB; default ./data/jobq.db */
     int64_t sweep_interval;     /* --sweep-interval seconds, JOBQ_SWEEP_INTERVAL; default 5 */
     int64_t retention;          /* --retention seconds, JOBQ_RETENTION; default 604800 */
+    int64_t events_retention;   /* --events-retention-seconds; default 86400 */
+    int64_t events_max;         /* --events-max; default 1000000 */
+    int events_streams;         /* --events-streams; default 256 */
     int sync_full;              /* --sync full|normal, JOBQ_SYNC; default full */
     int64_t max_body_bytes;     /* --max-body-bytes, JOBQ_MAX_BODY_BYTES; default 1 MiB */
     int64_t backoff_base;       /* --backoff-base seconds, JOBQ_BACKOFF_BASE; default 2 */

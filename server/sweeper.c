@@ -52,7 +52,7 @@ static int full_batch(const struct sweep_result *r)
 {
     return r->requeued + r->failed >= SWEEP_BATCH || r->deleted >= SWEEP_BATCH ||
            r->promoted >= SWEEP_BATCH || r->expired >= SWEEP_BATCH || r->lanes >= SWEEP_BATCH ||
-           r->claims >= SWEEP_BATCH || r->visited >= SWEEP_BATCH;
+           r->claims >= SWEEP_BATCH || r->visited >= SWEEP_BATCH || r->events >= SWEEP_BATCH;
 }
 
 /* One tick: store_sweep() in bounded batches while a batch came back full. */
@@ -78,17 +78,18 @@ static enum tick sweep_tick(struct sweeper *sw, int64_t now)
         total.expired += r.expired;
         total.lanes += r.lanes;
         total.claims += r.claims;
+        total.events += r.events;
         if (!full_batch(&r)) {
             result = TICK_DONE;
             break;
         }
     }
     if (total.requeued || total.failed || total.deleted || total.promoted || total.expired ||
-        total.lanes || total.claims)
+        total.lanes || total.claims || total.events)
         log_debug("sweep: promoted %d, requeued %d, failed %d, expired %d, deleted %d, lanes "
-                  "dropped %d, key claims deleted %d in %d batch%s%s",
+                  "dropped %d, key claims deleted %d, events deleted %d in %d batch%s%s",
                   total.promoted, total.requeued, total.failed, total.expired, total.deleted,
-                  total.lanes, total.claims, batches, batches == 1 ? "" : "es",
+                  total.lanes, total.claims, total.events, batches, batches == 1 ? "" : "es",
                   result == TICK_MORE ? ", more to do" : "");
     return result;
 }

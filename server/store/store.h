@@ -25,6 +25,7 @@
 #ifndef JOBQ_STORE_H
 #define JOBQ_STORE_H
 
+#include "event.h"
 #include "job.h"
 #include "limit.h"
 #include "schedule.h"
@@ -70,6 +71,12 @@ struct store_options {
     int64_t backoff_base; /* seconds */
     int64_t backoff_max;  /* seconds */
     struct store_hooks hooks;
+    /* The event log's bounds (event.h): the sweep deletes the events older than
+     * retention seconds, and the oldest beyond max events. */
+    struct {
+        int64_t retention; /* seconds, >= 1 */
+        int64_t max;       /* events, >= 1 */
+    } events;
     /* Options of the SQLite backend (ignored by the others). */
     struct {
         int sync_full; /* 1: an acknowledged write is on disk; 0: may lose the last ones */
@@ -103,6 +110,7 @@ struct sweep_result {
     int promoted; /* scheduled jobs that became due (a backend that needs no promotion: 0) */
     int expired;  /* queued jobs past their expires_at, cancelled (error_code "expired") */
     int visited;  /* ended or retried jobs whose dependents a write left for the sweep */
+    int events;   /* events past the log's retention or count bound, deleted */
     int lanes;    /* lanes that no job references, dropped (a batch: of the lanes looked at) */
     int claims;   /* claim rows of rate-limited keys older than every window, deleted */
     int led;      /* 1: this process did the sweep (one sweeper at a time across processes) */
@@ -412,6 +420,8 @@ static inline struct job *store_call_job_out(const struct store_call *call)
     }
 }
 
+struct event_page;
+
 /* What a backend implements. Writes go through submit only; the synchronous forms are
  * built on it once, in store.c. */
 struct store_ops {
@@ -430,6 +440,8 @@ struct store_ops {
     enum store_result (*schedules_next)(struct store *s, int limit, struct store_schedule **out,
                                         size_t *n);
     enum store_result (*schedules_count)(struct store *s, size_t *n);
+    enum store_result (*events)(struct store *s, const struct event_filter *f,
+                                struct event_page *out);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     /* May be NULL: the backend's claims see due jobs by themselves. */
@@ -656,6 +668,34 @@ static inline enum store_result store_limits(struct store *s, const char *key, i
     return s->ops->limits(s, key, now, out, n);
 }
 
+/* One page of the event log (store_events). */
+struct event_page {
+    struct job_event *events; /* owned: release with event_page_clear() */
+    size_t n;
+    int64_t next; /* the cursor to read on from: the last seq looked at (f->after when none) */
+    int64_t pruned_through; /* the highest seq the sweep deleted: a cursor below it missed
+                             * events (a gap) */
+};
+
+/* Release what page owns and zero it. Accepts NULL. */
+void event_page_clear(struct event_page *page);
+
+/* Add event e (consumed: its strings move into the page, e is zeroed) to page when it passes
+ * f, and move page->next to it. Returns 1 when the page now holds f->limit events, 0 when it
+ * takes more, -1 when memory ran out (logged; e is cleared). */
+int event_page_add(struct event_page *page, const struct event_filter *f, struct job_event *e);
+
+/* The events after f->after that pass f, in seq order: at most f->limit of them, among at
+ * most EVENT_SCAN_MAX looked at. Only events whose transaction committed, and never one
+ * before an event that may still commit with a lower seq: a reader that goes on from
+ * out->next never misses one nor sees one twice (docs/events.md). STORE_OK (out filled, the
+ * caller releases it with event_page_clear) or a failure. Never waits for a writer. */
+static inline enum store_result store_events(struct store *s, const struct event_filter *f,
+                                             struct event_page *out)
+{
+    return s->ops->events(s, f, out);
+}
+
 /* One bounded sweep step, each part its own short transaction of at most `batch` rows:
  * make due scheduled jobs claimable (where the backend needs it); requeue or fail running
  * jobs whose lease expired (error_code "lease_expired") or whose max runtime passed
@@ -663,7 +703,8 @@ static inline enum store_result store_limits(struct store *s, const char *key, i
  * cancel queued jobs whose expires_at passed (expiry_passed, expiry.h: status cancelled,
  * error_code "expired", finished_at now; a running job is left alone); delete
  * succeeded and cancelled jobs finished more than `retention` seconds ago, their dependents
- * settled and pinned in the same transaction as store_purge's (depend.h). At most one
+ * settled and pinned in the same transaction as store_purge's (depend.h); delete the oldest
+ * events past the event log's bounds (store_options.events), never the newest. At most one
  * process sweeps at a time: when another holds the role, nothing is done, res->led is 0 and
  * the result is STORE_OK. The caller loops while any count equals batch. The leases ended
  * are counted by queue (counters.h) when their transaction committed. */

@@ -17,6 +17,7 @@
 #include "expiry.h"
 #include "limit.h"
 #include "parse.h"
+#include "parse_events.h"
 #include "router.h"
 #include "schedule.h"
 
@@ -246,6 +247,14 @@ static void queries(void)
     num("query.cursor", "minLength", 1);
     num("query.cursor", "maxLength", 13);
     line("query.cursor", "pattern", "^([1-9a-z][0-9a-z]{0,11}|1[0-9a-x][0-9a-z]{11})$");
+
+    op = "GET /events"; /* parse_events_query */
+    queue_name("query.queue");
+    num("query.job", "minimum", 1);
+    num("query.after", "minimum", 0);
+    integer("query.limit", 1, EVENT_PAGE_MAX);
+    num("query.types", "maxLength", EVENT_TYPES_MAX);
+    line("query.types", "pattern", EVENT_TYPES_PATTERN);
 
     op = "DELETE /queues/{name}/jobs"; /* purge_status: any status but running */
     required("query.status");

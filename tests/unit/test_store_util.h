@@ -69,10 +69,13 @@ static inline const char *case_url(void)
 
 /* Open the store of the running case (see the top of this file) with backoff base 10 s,
  * max 3600 s. Returns NULL when it cannot. */
+static int64_t test_events_max; /* the event log's count bound of the next open; 0: default */
+
 static inline struct store *open_store_hooks(const struct store_hooks *hooks)
 {
     struct store_options o;
     memset(&o, 0, sizeof o);
+    o.events.max = test_events_max;
     log_set_level(LOG_WARN);
     o.url = case_url();
     if (!o.url)
@@ -169,6 +172,11 @@ static inline int status_of(struct store *s, int64_t id)
 
 /* SQL that takes a SQLite database back from schema 9 to 8 (lanes' and claims' sweep). */
 #define SQLITE_UNDO_MIGRATION_9 "DROP INDEX jobs_lane_any; DROP INDEX key_claims_at; "
+
+/* SQL that takes a SQLite database back from schema 13 to 12 (the event log). */
+#define SQLITE_UNDO_MIGRATION_13                                                                   \
+    "DROP TABLE events; DROP TABLE events_kept; ALTER TABLE jobs DROP COLUMN traceparent; "        \
+    "ALTER TABLE jobs DROP COLUMN tracestate; "
 
 /* SQL that takes a SQLite database back from schema 10 to 9 (schedules). */
 #define SQLITE_UNDO_MIGRATION_10 "DROP TABLE schedules; DROP TABLE ticker; "

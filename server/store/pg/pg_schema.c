@@ -346,6 +346,65 @@ static const struct migration migrations[] = {
                   "ON jobq_jobs (expires_at) WHERE expires_at IS NOT NULL AND status IN (1, 6)"})},
     /* 11: the ticker row's stop mark (as the SQLite store's migration 12). */
     {.sql = "ALTER TABLE jobq_ticker ADD COLUMN stopped_at bigint;", .older_ok = 1},
+    /* 12: the event log (event.h, docs/events.md), as the SQLite store's migration 13, written
+     * by statement triggers on the jobs table in the statement that makes the change (one
+     * insert per statement, whatever its rows). seq is (xid << 20) + n: the writing
+     * transaction's id (pg_current_xact_id) and the number of events it wrote before (a
+     * transaction-local setting, undone with a rolled-back savepoint), so seq orders events
+     * by transaction, and a reader reads only the events of transactions older than every
+     * one still running (PG_EVENTS_READ: seq below pg_snapshot_xmin << 20): a transaction
+     * that commits late has a lower seq than any a reader may have seen only when it started
+     * before that reader's horizon, which the horizon waits for. The type is job_event_type
+     * in SQL; `at` the database's clock (the store's). */
+    {.sql =
+         "ALTER TABLE jobq_jobs ADD COLUMN traceparent text, ADD COLUMN tracestate text;"
+         "CREATE TABLE jobq_events (seq bigint PRIMARY KEY, type smallint NOT NULL,"
+         " at bigint NOT NULL, job_id bigint NOT NULL, queue text NOT NULL,"
+         " status smallint NOT NULL, attempts integer NOT NULL, fencing_token bigint NOT NULL,"
+         " error_code text, concurrency_key text, traceparent text)"
+         " WITH (autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02);"
+         "CREATE TABLE jobq_events_kept (id integer PRIMARY KEY CHECK (id = 1),"
+         " pruned_through bigint NOT NULL);"
+         "INSERT INTO jobq_events_kept VALUES (1, 0);"
+         /* The first seq of the next k events of this transaction (at most 2^20 in one). */
+         "CREATE FUNCTION jobq_events_take(k bigint) RETURNS bigint LANGUAGE plpgsql AS $$"
+         " DECLARE n bigint := coalesce(nullif(current_setting('jobq.events_n', true), ''),"
+         "  '0')::bigint; BEGIN"
+         " IF n + k > 1048576 THEN RAISE EXCEPTION 'jobq: over 1048576 events in one transaction';"
+         " END IF;"
+         " PERFORM set_config('jobq.events_n', (n + k)::text, true);"
+         " RETURN (pg_current_xact_id()::text::bigint << 20) + n; END $$;"
+         "CREATE FUNCTION jobq_events_insert() RETURNS trigger LANGUAGE plpgsql AS $$"
+         " DECLARE k bigint; b bigint; BEGIN"
+         " SELECT count(*) INTO k FROM jobq_new;"
+         " b := jobq_events_take(k) - 1;"
+         " INSERT INTO jobq_events SELECT b + row_number() OVER (ORDER BY id),"
+         "  CASE WHEN status = 6 THEN 2 ELSE 1 END,"
+         "  floor(extract(epoch FROM statement_timestamp()))::bigint, id, queue, status, attempts,"
+         "  fencing_token, error_code, concurrency_key, traceparent FROM jobq_new;"
+         " RETURN NULL; END $$;"
+         "CREATE FUNCTION jobq_events_update() RETURNS trigger LANGUAGE plpgsql AS $$"
+         " DECLARE k bigint; b bigint; BEGIN"
+         " SELECT count(*) INTO k FROM jobq_old o JOIN jobq_new n ON n.id = o.id"
+         "  WHERE o.status <> n.status;"
+         " IF k = 0 THEN RETURN NULL; END IF;"
+         " b := jobq_events_take(k) - 1;"
+         " INSERT INTO jobq_events SELECT b + row_number() OVER (ORDER BY n.id),"
+         "  CASE n.status WHEN 2 THEN 4 WHEN 3 THEN 5 WHEN 4 THEN 6 WHEN 5 THEN 10"
+         "  WHEN 1 THEN CASE o.status WHEN 6 THEN 3"
+         "   WHEN 2 THEN CASE WHEN n.attempt_outcome = 7 THEN 9 ELSE 7 END ELSE 8 END"
+         "  ELSE CASE WHEN o.status IN (4, 5) THEN 8 ELSE 2 END END,"
+         "  floor(extract(epoch FROM statement_timestamp()))::bigint, n.id, n.queue, n.status,"
+         "  n.attempts, n.fencing_token, n.error_code, n.concurrency_key, n.traceparent"
+         "  FROM jobq_old o JOIN jobq_new n ON n.id = o.id WHERE o.status <> n.status;"
+         " RETURN NULL; END $$;"
+         "CREATE TRIGGER jobq_jobs_events_insert AFTER INSERT ON jobq_jobs"
+         " REFERENCING NEW TABLE AS jobq_new FOR EACH STATEMENT"
+         " EXECUTE FUNCTION jobq_events_insert();"
+         "CREATE TRIGGER jobq_jobs_events_update AFTER UPDATE ON jobq_jobs"
+         " REFERENCING OLD TABLE AS jobq_old NEW TABLE AS jobq_new FOR EACH STATEMENT"
+         " EXECUTE FUNCTION jobq_events_update();",
+     .older_ok = 1},
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

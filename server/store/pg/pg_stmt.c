@@ -820,6 +820,26 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     [PG_TICKER_STOP] = {PG_TICKER_STOP,
      "ticker_stop", "UPDATE jobq_ticker SET stopped_at = $1::bigint WHERE id = 1",
      "schedule stop: a ticker stopped cleanly at $1 (the ticks after it come due unseen)"},
+    [PG_EVENTS_READ] = {PG_EVENTS_READ, "events_read",
+     "SELECT k.pruned_through, e.seq, e.type, e.at, e.job_id, e.queue, e.status, e.attempts, "
+     "e.fencing_token, e.error_code, e.concurrency_key, e.traceparent FROM jobq_events_kept k "
+     "LEFT JOIN LATERAL (SELECT * FROM jobq_events WHERE seq > $1::bigint "
+     "AND seq < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20) "
+     "ORDER BY seq LIMIT $2::bigint) e ON true WHERE k.id = 1 ORDER BY e.seq",
+     "events read: the highest seq deleted, and the events after seq $1 (at most $2) of the "
+     "transactions older than every one still running (seq's high bits are the xid: "
+     "docs/events.md), in one snapshot"},
+    [PG_EVENTS_PRUNE] = {PG_EVENTS_PRUNE, "events_prune",
+     "WITH gone AS (DELETE FROM jobq_events WHERE seq IN (SELECT seq FROM jobq_events "
+     "ORDER BY seq LIMIT $2::bigint) AND (at < $1::bigint OR seq <= coalesce(CASE WHEN "
+     "(SELECT reltuples < 0 OR reltuples > $3::bigint * 0.9 FROM pg_class "
+     "WHERE oid = 'jobq_events'::regclass) THEN (SELECT seq FROM jobq_events ORDER BY seq DESC OFFSET $3::bigint LIMIT 1) END, 0)) "
+     "RETURNING seq), top AS (SELECT max(seq) AS seq FROM gone), "
+     "up AS (UPDATE jobq_events_kept SET pruned_through = greatest(pruned_through, top.seq) "
+     "FROM top WHERE id = 1 AND top.seq IS NOT NULL) SELECT count(*) FROM gone",
+     "sweep events: of the $2 oldest events, those before the cutoff $1 or beyond the newest "
+     "$3 (counted only when the planner's estimate of the rows nears $3, or it has none: the "
+     "count walks $3 index entries); the highest seq deleted is kept for the readers' gaps"},
 };
 /* clang-format on */
 

@@ -121,6 +121,8 @@ enum pg_stmt_id {
     PG_JOB_STATUS,
     PG_TICKER_PASS,
     PG_TICKER_STOP,
+    PG_EVENTS_READ,
+    PG_EVENTS_PRUNE,
     PG_STMT_COUNT
 };
 

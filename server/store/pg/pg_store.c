@@ -31,6 +31,7 @@ static const struct store_ops pg_ops = {
     .list = pg_read_list,
     .queues = pg_read_queues,
     .attempts = pg_read_attempts,
+    .events = pg_events_read,
     .limits = pg_read_limits,
     .links = pg_read_links,
     .schedules = pg_read_schedules,
@@ -79,6 +80,9 @@ struct store *pg_store_open(const struct store_options *opts)
     st->base.ops = &pg_ops;
     st->base.shared = 1;
     st->backoff_base = opts->backoff_base;
+    st->events_retention =
+        opts->events.retention > 0 ? opts->events.retention : EVENT_RETENTION_DEFAULT;
+    st->events_max = opts->events.max > 0 ? opts->events.max : EVENT_MAX_DEFAULT;
     st->backoff_max = opts->backoff_max;
     st->hooks = opts->hooks;
     st->checkout_ms = opts->pg.checkout_ms > 0 ? opts->pg.checkout_ms : 5000;

@@ -74,6 +74,7 @@ struct pg_store {
     struct store base; /* first: a struct store * is a struct pg_store * */
     char *url;         /* owned: the libpq URI */
     int64_t backoff_base, backoff_max;
+    int64_t events_retention, events_max; /* the event log's bounds (store_options.events) */
     int64_t checkout_ms, statement_ms, connect_timeout_s;
     struct store_hooks hooks;
     char proc[24]; /* this process's tag in NOTIFY payloads: its own are skipped */
@@ -436,6 +437,17 @@ enum store_result pg_read_queues(struct store *s, int64_t now, struct queue_stat
 enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
+
+/* --- the event log (pg_events.c; written by triggers: pg_schema.c, migration 12) ---------- */
+
+/* store_events: one statement, one snapshot. */
+enum store_result pg_events_read(struct store *s, const struct event_filter *f,
+                                 struct event_page *out);
+
+/* The sweep's part, in the open transaction on c: delete at most `batch` of the oldest events
+ * older than now - retention or beyond the newest `max`; *deleted is how many went. */
+enum store_result pg_events_prune(struct pg_conn *c, int64_t now, int64_t retention, int64_t max,
+                                  int batch, int *deleted);
 enum store_result pg_read_links(struct store *s, int64_t id, int dependents, struct job_link **out,
                                 size_t *n, int *more); /* pg_links.c */
 /* store_limits (pg_limits.c). */

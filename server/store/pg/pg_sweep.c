@@ -169,6 +169,20 @@ static enum store_result retention_tx(struct pg_conn *c, void *p, struct store_n
     return r;
 }
 
+/* The events past the log's bounds (pg_events_prune). */
+static enum store_result events_tx(struct pg_conn *c, void *p, struct store_news *notes)
+{
+    (void)notes;
+    struct sweep_arg *a = p;
+    a->res->events = 0;
+    int led = 0;
+    enum store_result r = lead(c, &led);
+    if (r != STORE_OK || !led)
+        return r;
+    return pg_events_prune(c, a->now, a->st->events_retention, a->st->events_max, a->batch,
+                           &a->res->events);
+}
+
 /* The lanes that no job references (of any status: a job keeps its lane id, and a requeued
  * or retried job goes back to that lane) among the `batch` lanes after the last one looked
  * at, by id, then at most `batch` claim rows older than every window (PG_KEY_CLAIMS_EXPIRE). Race-free against an enqueue into such a lane: its upsert writes the lane row
@@ -278,6 +292,12 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
     r = pg_tx_run(st, &tx);
     if (r != STORE_OK)
         res->deleted = 0;
+    if (r == STORE_OK) {
+        tx = (struct pg_tx){.name = "sweep events", .fn = events_tx, .arg = &a};
+        r = pg_tx_run(st, &tx);
+        if (r != STORE_OK)
+            res->events = 0;
+    }
     if (r == STORE_OK) {
         tx = (struct pg_tx){.name = "sweep lanes", .fn = lanes_tx, .arg = &a};
         r = pg_tx_run(st, &tx);

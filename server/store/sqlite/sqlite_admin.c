@@ -79,7 +79,8 @@ static int admin_tx(struct sqlite_conn *c, void *p)
     int blocked = 0; /* a retried job whose dependencies have not all ended waits for them */
     if (a->stmt == STMT_RETRY && (r = sqlite_deps_retried(c, a->out, &blocked)) != STORE_OK)
         return r;
-    if (sqlite_counts_move(&a->notes->counts, a->out->queue, from, (int)a->out->status) != 0)
+    if (sqlite_notes_move(a->notes, a->out->id, a->out->queue, from, (int)a->out->status,
+                          ATTEMPT_RUNNING) != 0)
         return STORE_ERROR;
     if (a->stmt == STMT_RETRY && !blocked) {
         store_news_ready(&a->notes->news, a->out->queue, sqlite_row_plain(a->out));

@@ -122,7 +122,8 @@ static enum store_result take(struct sqlite_conn *c, void *arg, int64_t id, stru
     enum store_result r = sqlite_row_write(c, st, id, 1, "claim take", out);
     if (r != STORE_OK)
         return r;
-    if (sqlite_counts_move(&a->notes->counts, out->queue, JOB_QUEUED, JOB_RUNNING) != 0)
+    if (sqlite_notes_move(a->notes, out->id, out->queue, JOB_QUEUED, JOB_RUNNING,
+                          ATTEMPT_RUNNING) != 0)
         r = STORE_ERROR;
     else if (out->fencing_token > JOB_ATTEMPTS_KEPT)
         r = trim_attempts(c, out);

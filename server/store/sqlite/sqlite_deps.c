@@ -114,7 +114,8 @@ static enum store_result release(struct sqlite_conn *c, struct job *j, int64_t n
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_DEP_RELEASE);
     enum store_result r = sqlite_conn_finish(
         c, st, sqlite_conn_bindf(st, "iii", j->id, (int64_t)stored, run_at), "release");
-    if (r == STORE_OK && sqlite_counts_move(&notes->counts, j->queue, JOB_BLOCKED, stored) != 0)
+    if (r == STORE_OK &&
+        sqlite_notes_move(notes, j->id, j->queue, JOB_BLOCKED, stored, ATTEMPT_RUNNING) != 0)
         r = STORE_ERROR;
     if (r != STORE_OK)
         return r;
@@ -138,7 +139,7 @@ static enum store_result cancel(struct sqlite_conn *c, const struct job *j, int6
         sqlite_conn_bindf(st, "iitj", j->id, now, DEPEND_FAILED_CODE, depend_detail(dep, detail)),
         "dependency cancel");
     if (r == STORE_OK &&
-        sqlite_counts_move(&notes->counts, j->queue, JOB_BLOCKED, JOB_CANCELLED) != 0)
+        sqlite_notes_move(notes, j->id, j->queue, JOB_BLOCKED, JOB_CANCELLED, ATTEMPT_RUNNING) != 0)
         r = STORE_ERROR;
     return r;
 }
@@ -237,7 +238,7 @@ static enum store_result reevaluate(struct sqlite_conn *c, struct job *j, int64_
     st = sqlite_conn_stmt(c, STMT_DEP_BLOCK);
     r = sqlite_conn_finish(c, st, sqlite_conn_bindf(st, "ii", j->id, plan.pending), "re-block");
     if (r == STORE_OK &&
-        sqlite_counts_move(&notes->counts, j->queue, JOB_CANCELLED, JOB_BLOCKED) != 0)
+        sqlite_notes_move(notes, j->id, j->queue, JOB_CANCELLED, JOB_BLOCKED, ATTEMPT_RUNNING) != 0)
         r = STORE_ERROR;
     if (r == STORE_OK && plan.status == JOB_QUEUED) { /* cannot happen: one came back */
         j->status = JOB_BLOCKED;

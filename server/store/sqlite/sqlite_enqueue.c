@@ -169,7 +169,7 @@ static enum store_result insert_row(struct sqlite_conn *c, const struct job_spec
     if (inserted_job(sp, status, sqlite3_last_insert_rowid(c->db), now, out) != 0)
         return STORE_ERROR;
     *created = 1;
-    if (sqlite_counts_move(&notes->counts, sp->queue, -1, status) != 0)
+    if (sqlite_notes_move(notes, out->id, sp->queue, -1, status, ATTEMPT_RUNNING) != 0)
         return STORE_ERROR;
     if (status == SQLITE_SCHEDULED)
         store_news_later(&notes->news, sp->queue, sp->run_at);
@@ -287,8 +287,8 @@ static enum store_result dedup_replace(struct sqlite_conn *c, const struct job_s
         log_error("dedup replace of job %lld in %s changed no row", (long long)j->id, sp->queue);
         r = STORE_ERROR;
     }
-    if (r != STORE_OK ||
-        (stored != status && sqlite_counts_move(&notes->counts, j->queue, stored, status) != 0)) {
+    if (r != STORE_OK || (stored != status && sqlite_notes_move(notes, j->id, j->queue, stored,
+                                                                status, ATTEMPT_RUNNING) != 0)) {
         free(copy);
         return r != STORE_OK ? r : STORE_ERROR;
     }

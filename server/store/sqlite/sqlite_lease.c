@@ -143,8 +143,8 @@ static int complete_tx(struct sqlite_conn *c, void *p)
     enum store_result r = sqlite_row_write(c, st, a->id, 0, "complete", a->out);
     if (r == STORE_NOT_FOUND)
         return complete_miss(c, a);
-    if (r == STORE_OK &&
-        sqlite_counts_move(&a->notes->counts, a->out->queue, JOB_RUNNING, JOB_SUCCEEDED) != 0)
+    if (r == STORE_OK && sqlite_notes_move(a->notes, a->out->id, a->out->queue, JOB_RUNNING,
+                                           JOB_SUCCEEDED, ATTEMPT_SUCCEEDED) != 0)
         r = STORE_ERROR;
     if (r == STORE_OK)
         r = sqlite_key_released(c, a->out, a->notes);
@@ -256,7 +256,7 @@ static int snooze_tx(struct sqlite_conn *c, void *p)
     /* The attempt that ends is the claim's: its number before the claim was undone. */
     struct job claimed = *j;
     claimed.attempts = found.attempts;
-    if (sqlite_counts_move(&a->notes->counts, j->queue, JOB_RUNNING, status) != 0)
+    if (sqlite_notes_move(a->notes, j->id, j->queue, JOB_RUNNING, status, (int)plan.outcome) != 0)
         r = STORE_ERROR;
     else
         r = sqlite_lease_attempt(c, &claimed, a->now, plan.outcome, NULL, NULL);
@@ -309,7 +309,7 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
     enum store_result r = sqlite_row_write(c, st, id, 0, "lease end", &j);
     if (r != STORE_OK)
         return r;
-    if (sqlite_counts_move(&notes->counts, j.queue, JOB_RUNNING, status) != 0)
+    if (sqlite_notes_move(notes, id, j.queue, JOB_RUNNING, status, (int)how) != 0)
         r = STORE_ERROR;
     else if (requeue) /* the next claim makes the row the record of the next attempt */
         r = sqlite_lease_attempt(c, &j, now, how, error_code, error_detail);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_events.h"
 #include "sqlite_heal.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
@@ -335,6 +336,19 @@ static enum store_result attempts_on(struct sqlite_conn *c, int64_t id, struct j
     }
     *out = a;
     return STORE_OK;
+}
+
+enum store_result sqlite_read_events(struct store *s, const struct event_filter *f,
+                                     struct event_page *out)
+{
+    struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
+    memset(out, 0, sizeof *out);
+    struct sqlite_conn *c = sqlite_pool_take(pool);
+    if (!c)
+        return STORE_BUSY;
+    enum store_result r = sqlite_events_read(c, f, out);
+    sqlite_pool_give(pool, c);
+    return r;
 }
 
 enum store_result sqlite_read_attempts(struct store *s, int64_t id, struct job_attempt **out,

@@ -223,6 +223,22 @@ static const char *const migrations[] = {
      * again at the next pass of any ticker (schedule_downtime: the ticks after a clean stop
      * are missed; after a crash, those more than a grace after the last pass). */
     "ALTER TABLE ticker ADD COLUMN stopped_at INTEGER;",
+    /* 13: the event log (event.h, docs/events.md): one row per change of a job's API status,
+     * written by the transaction of the change (sqlite_events.h). seq is the rowid: only this
+     * process writes, so it grows in commit order; the sweep deletes from the oldest end only
+     * and never the newest row, so no seq is used twice. events_kept.pruned_through is the
+     * highest seq deleted (a cursor below it has missed events: a gap). A job's trace context
+     * (../shared/API.md "Events, webhooks and trace context") rides on the job and its
+     * events. */
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, type INTEGER NOT NULL, at INTEGER NOT NULL,"
+    " job_id INTEGER NOT NULL, queue TEXT NOT NULL, status INTEGER NOT NULL,"
+    " attempts INTEGER NOT NULL, fencing_token INTEGER NOT NULL, error_code TEXT,"
+    " concurrency_key TEXT, traceparent TEXT);"
+    "CREATE TABLE events_kept (id INTEGER PRIMARY KEY CHECK (id = 1),"
+    " pruned_through INTEGER NOT NULL);"
+    "INSERT INTO events_kept VALUES (1, 0);"
+    "ALTER TABLE jobs ADD COLUMN traceparent TEXT;"
+    "ALTER TABLE jobs ADD COLUMN tracestate TEXT;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

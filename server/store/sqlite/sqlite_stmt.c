@@ -576,6 +576,30 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     [STMT_TICKER_STOP] = {STMT_TICKER_STOP,
      STMT_ON_WRITER, "UPDATE ticker SET stopped_at = ?1 WHERE id = 1",
      "schedule stop: a ticker stopped cleanly at ?1 (the ticks after it come due unseen)"},
+    [STMT_EVENT_ADD] = {STMT_EVENT_ADD, STMT_ON_WRITER,
+     "INSERT INTO events (type, at, job_id, queue, status, attempts, fencing_token, error_code, "
+     "concurrency_key, traceparent) SELECT ?2, ?3, id, queue, ?4, attempts, fencing_token, "
+     "error_code, concurrency_key, traceparent FROM jobs WHERE id = ?1",
+     "the writer, after each write of a group: the event of one change of job ?1 (type ?2, "
+     "API status ?4), its other fields as the write left the row (sqlite_events_write)"},
+    [STMT_EVENTS_READ] = {STMT_EVENTS_READ, STMT_ON_READER,
+     "SELECT seq, type, at, job_id, queue, status, attempts, fencing_token, error_code, "
+     "concurrency_key, traceparent FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+     "events read: the events after seq ?1, at most ?2 (the filters are applied to them)"},
+    [STMT_EVENTS_KEPT] = {STMT_EVENTS_KEPT,
+     STMT_ON_READER, "SELECT pruned_through FROM events_kept WHERE id = 1",
+     "events read: the highest seq deleted (a cursor below it gets a gap)"},
+    [STMT_EVENTS_BOUNDS] = {STMT_EVENTS_BOUNDS, STMT_ON_WRITER,
+     "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM events",
+     "sweep events: the oldest and newest seq (seq is dense here: max - min + 1 events)"},
+    [STMT_EVENTS_PRUNE] = {STMT_EVENTS_PRUNE, STMT_ON_WRITER,
+     "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq < ?3 "
+     "ORDER BY seq LIMIT ?2) AND (at < ?1 OR seq <= ?4) RETURNING seq",
+     "sweep events: of the ?2 oldest events but the newest (?3), those before the cutoff ?1 "
+     "or at or below ?4 (over the count bound)"},
+    [STMT_EVENTS_PRUNED] = {STMT_EVENTS_PRUNED, STMT_ON_WRITER,
+     "UPDATE events_kept SET pruned_through = max(pruned_through, ?1) WHERE id = 1",
+     "sweep events: the highest seq deleted so far"},
 };
 /* clang-format on */
 

@@ -29,6 +29,7 @@ static const struct store_ops sqlite_ops = {
     .schedules = sqlite_read_schedules,
     .schedules_next = sqlite_read_schedules_next,
     .schedules_count = sqlite_read_schedules_count,
+    .events = sqlite_read_events,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,
@@ -112,6 +113,9 @@ struct store *sqlite_store_open(const struct store_options *opts)
     }
     st->base.ops = &sqlite_ops;
     st->backoff_base = opts->backoff_base;
+    st->events_retention =
+        opts->events.retention > 0 ? opts->events.retention : EVENT_RETENTION_DEFAULT;
+    st->events_max = opts->events.max > 0 ? opts->events.max : EVENT_MAX_DEFAULT;
     st->backoff_max = opts->backoff_max;
     st->lock_fd = lock_fd;
     struct sqlite_conn writer;

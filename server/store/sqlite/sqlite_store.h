@@ -28,6 +28,7 @@ struct sqlite_store {
     struct sqlite_pool readers;
     int64_t backoff_base;
     int64_t backoff_max;
+    int64_t events_retention, events_max; /* the event log's bounds (store_options.events) */
     int lock_fd;          /* the open PATH.lock this process holds an exclusive lock on */
     int64_t lanes_swept;  /* the sweeper's: the last lane its lanes part looked at (0: none) */
     int64_t opened_swept; /* the sweeper's: the now of its last promote part (0: none) */
@@ -71,6 +72,8 @@ size_t sqlite_read_metrics(struct store *s, struct store_metric out[STORE_METRIC
 enum store_result sqlite_read_get(struct store *s, int64_t id, struct job *out);
 enum store_result sqlite_read_list(struct store *s, const struct list_filter *f, struct job *out,
                                    size_t *n, int *more);
+enum store_result sqlite_read_events(struct store *s, const struct event_filter *f,
+                                     struct event_page *out);
 enum store_result sqlite_read_attempts(struct store *s, int64_t id, struct job_attempt **out,
                                        size_t *n);
 enum store_result sqlite_read_queues(struct store *s, int64_t now, struct queue_stats **out,

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "rand.h"
 #include "sqlite_deps.h"
+#include "sqlite_events.h"
 #include "sqlite_lanes.h"
 #include "sqlite_store.h"
 
@@ -23,6 +24,7 @@ struct sweep_arg {
     int64_t lanes_next;  /* and after it (committed: the next sweep's lanes_from) */
     int64_t opened_from; /* the promote part: the now of the last one (see keys_opened) */
     int64_t backoff_base, backoff_max;
+    int64_t events_retention, events_max;
     struct sweep_result *res;
     struct sqlite_notes *notes;
 };
@@ -71,8 +73,8 @@ enum store_result sqlite_sweep_promote(struct sqlite_conn *c, int64_t now, int l
         const char *queue = (const char *)sqlite3_column_text(st, 0);
         if (queue)
             store_news_ready(&notes->news, queue, 0);
-        if (!queue ||
-            sqlite_counts_move(&notes->counts, queue, SQLITE_SCHEDULED, JOB_QUEUED) != 0) {
+        if (!queue || sqlite_notes_move(notes, 0, queue, SQLITE_SCHEDULED, JOB_QUEUED,
+                                        ATTEMPT_RUNNING) != 0) {
             r = STORE_ERROR;
             break;
         }
@@ -247,7 +249,8 @@ static enum store_result cancel_lapsed(struct sqlite_conn *c, const struct sweep
         r = sqlite_conn_fail(c, rc, "sweep expiry cancel");
     sqlite3_reset(st);
     if (r == STORE_OK && *done &&
-        sqlite_counts_move(&a->notes->counts, row->queue, row->status, JOB_CANCELLED) != 0)
+        sqlite_notes_move(a->notes, row->id, row->queue, row->status, JOB_CANCELLED,
+                          ATTEMPT_RUNNING) != 0)
         r = STORE_ERROR;
     if (r == STORE_OK && *done && row->has_dependents) {
         struct job j = {.id = row->id, .queue = (char *)row->queue, .has_dependents = 1};
@@ -328,6 +331,15 @@ static int retention_tx(struct sqlite_conn *c, void *p)
     return r;
 }
 
+/* The events past the log's bounds go (sqlite_events_prune). */
+static int events_tx(struct sqlite_conn *c, void *p)
+{
+    struct sweep_arg *a = p;
+    a->res->events = 0;
+    return sqlite_events_prune(c, a->now, a->events_retention, a->events_max, a->batch,
+                               &a->res->events);
+}
+
 /* The lanes that no job references go (sqlite_lanes_drop), `batch` lanes looked at from where
  * the last sweep stopped; when some went, the writer learns whether any lane is left. Then at
  * most `batch` claim rows older than every window (limit_claims_oldest). */
@@ -384,6 +396,8 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
                           .opened_from = st->opened_swept ? st->opened_swept : now,
                           .backoff_base = st->backoff_base,
                           .backoff_max = st->backoff_max,
+                          .events_retention = st->events_retention,
+                          .events_max = st->events_max,
                           .res = res};
     enum store_result r = part(st, &a, "sweep promote", promote_tx, &res->promoted, NULL);
     if (r == STORE_OK)
@@ -396,6 +410,8 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         r = part(st, &a, "sweep dependents", deps_tx, &res->visited, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
+    if (r == STORE_OK)
+        r = part(st, &a, "sweep events", events_tx, &res->events, NULL);
     if (r == STORE_OK) {
         r = part(st, &a, "sweep lanes", lanes_tx, &res->lanes, &res->claims);
         if (r == STORE_OK)

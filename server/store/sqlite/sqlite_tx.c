@@ -16,6 +16,14 @@ void sqlite_notes_promoted(struct sqlite_notes *n, int64_t next_due)
     n->next_due = next_due;
 }
 
+int sqlite_notes_move(struct sqlite_notes *n, int64_t id, const char *queue, int from, int to,
+                      int outcome)
+{
+    if (sqlite_counts_move(&n->counts, queue, from, to) != 0)
+        return -1;
+    return sqlite_events_note(&n->events, id, from, to, outcome);
+}
+
 void sqlite_notes_free(struct sqlite_notes *n)
 {
     if (!n)
@@ -25,6 +33,7 @@ void sqlite_notes_free(struct sqlite_notes *n)
     n->next_due = SQLITE_DUE_NONE;
     n->lanes = SQLITE_LANES_UNKNOWN;
     sqlite_counts_clear(&n->counts);
+    sqlite_events_clear(&n->events);
 }
 
 static int kept(enum store_result r)
@@ -129,6 +138,12 @@ static enum outcome attempt(struct sqlite_writer *w, const char *name, struct sq
         if (tx->now && clock > *tx->now)
             *tx->now = clock;
         tx->result = (enum store_result)tx->fn(c, tx->arg);
+        if (kept(tx->result) && tx->notes &&
+            (rc = sqlite_events_write(c, &tx->notes->events, tx->now ? *tx->now : clock)) !=
+                SQLITE_DONE) {
+            *r = step_failed(w, name, rc, "events", txs, i + 1);
+            return LOST;
+        }
         if (kept(tx->result)) {
             due_apply(w, tx->notes);
             through++;

@@ -17,6 +17,7 @@
 
 #include "sqlite_conn.h"
 #include "sqlite_counts.h"
+#include "sqlite_events.h"
 #include "sqlite_writer.h"
 #include "store.h"
 #include "store_news.h"
@@ -30,6 +31,8 @@ struct sqlite_notes {
     int64_t next_due; /* the earliest run_at still scheduled after it, SQLITE_DUE_NONE */
     /* How its jobs moved between queues and statuses (written before the group's COMMIT). */
     struct sqlite_counts counts;
+    /* The changes of its jobs' API statuses, whose events the runner writes after its work. */
+    struct sqlite_events events;
     /* What it learnt of the lanes (enum sqlite_lanes_known): a lane made, or none found. */
     int lanes;
 };
@@ -47,12 +50,19 @@ enum sqlite_lanes_known { SQLITE_LANES_UNKNOWN = -1, SQLITE_LANES_NONE = 0, SQLI
 #define SQLITE_NOTES_INIT                                                                          \
     {                                                                                              \
         .promoted = 0, .next_due = SQLITE_DUE_NONE, .counts = SQLITE_COUNTS_INIT,                  \
-        .lanes = SQLITE_LANES_UNKNOWN                                                              \
+        .events = SQLITE_EVENTS_INIT, .lanes = SQLITE_LANES_UNKNOWN                                \
     }
 
 /* Record that a promotion ran and left next_due (SQLITE_DUE_NONE: nothing) scheduled. This
  * function can't fail. */
 void sqlite_notes_promoted(struct sqlite_notes *n, int64_t next_due);
+
+/* Note that job id of queue moved from stored status `from` (-1: it was inserted) to `to`:
+ * its count move (sqlite_counts_move) and its event (sqlite_events_note; `outcome` is the
+ * row's attempt outcome after the change). Returns 0, or -1 when memory ran out (logged; the
+ * caller fails its transaction). */
+int sqlite_notes_move(struct sqlite_notes *n, int64_t id, const char *queue, int from, int to,
+                      int outcome);
 
 /* Free what n holds and empty it. Accepts NULL. */
 void sqlite_notes_free(struct sqlite_notes *n);

@@ -484,13 +484,14 @@ static const struct write_path paths[] = {
     {"cancel", setup_claimed, op_cancel, 0},
     {"retry", setup_failed, op_retry, 0},
     /* A sweep is promotion, then leases, then expiry, then dependents, then retention, then
-     * lanes and key claims, each its own transaction (with nothing to do: BEGIN, one
-     * statement, COMMIT; the last one two statements). */
-    {"sweep, requeue", setup_expiring, op_sweep_keep, 13},
-    {"sweep, fail", setup_expiring_last, op_sweep_keep, 13},
-    {"sweep, delete", setup_finished, op_sweep_delete, 4},
-    {"sweep, promotion", setup_scheduled, op_sweep_keep, 16},
-    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 10},
+     * events, then lanes and key claims, each its own transaction (with nothing to do: BEGIN,
+     * one statement, COMMIT; events two statements, their bounds and the prune, as the jobs
+     * have events; the last one two statements). */
+    {"sweep, requeue", setup_expiring, op_sweep_keep, 17},
+    {"sweep, fail", setup_expiring_last, op_sweep_keep, 17},
+    {"sweep, delete", setup_finished, op_sweep_delete, 8},
+    {"sweep, promotion", setup_scheduled, op_sweep_keep, 20},
+    {"sweep, expired jobs", setup_expiring_jobs, op_sweep_keep, 14},
     {"snooze", setup_claimed, op_snooze, 0},
     {"sweep, lanes", setup_empty_lane, op_sweep_keep, 0},
     {"sweep, key claims", setup_key_claimed, op_sweep_claims, 0},
