@@ -206,6 +206,24 @@ static inline int status_of(struct store *s, int64_t id)
     "CREATE INDEX jobs_claim_req ON jobs (queue, priority DESC, run_at, id)"                       \
     " WHERE status = 1 AND requires IS NOT NULL; "
 
+/* Run sql (no rows) on the test's own connection to the database under test, whichever the
+ * backend (table names as that backend has them). Returns 0, or -1 (printed). */
+static inline int store_sql(const char *sql)
+{
+    if (backend_pg())
+        return pg_sql_on(db_url, sql);
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open(DB_PATH, &db);
+    if (rc == SQLITE_OK)
+        sqlite3_busy_timeout(db, 5000);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 /* One integer from a SQL query on the test's own connection to the SQLite database, or -1. */
 static inline int64_t sql_int(const char *sql)
 {

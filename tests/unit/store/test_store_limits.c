@@ -3,27 +3,8 @@
  * was, the list is in key order and bounded by STORE_LIMITS_MAX, each limit shows the running
  * jobs and pauses of the keys it governs, and a put or delete reopens the closed lanes of the
  * keys it covers (only those) and tells their queues, in the same transaction. */
-#include <sqlite3.h>
 
 #include "test_store_util.h"
-
-/* Run sql (no rows) on the test's own connection to the database under test. Table names
- * are SQLite's: "jobq_" is put before them on PostgreSQL by the caller (T()). */
-static int sql_run(const char *sql)
-{
-    if (backend_pg())
-        return pg_sql_on(db_url, sql);
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open(DB_PATH, &db);
-    if (rc == SQLITE_OK)
-        sqlite3_busy_timeout(db, 5000);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
-}
 
 /* A table's name on the backend under test. */
 static const char *T(const char *table)
@@ -112,7 +93,7 @@ TEST(at_most_store_limits_max)
              "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) "
              "INSERT INTO %s (key, max_running, changed_at) SELECT 'k' || i, 1, 0 FROM n",
              STORE_LIMITS_MAX - 1, T("limits"));
-    CHECK_INT(sql_run(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     struct limit out, l = lim("last", 1, 0, 0);
     CHECK_INT(store_limit_put(s, &l, T0, &out), STORE_OK);
     l = lim("one-too-many", 1, 0, 0);
@@ -156,7 +137,7 @@ TEST(running_and_paused_by_governing_limit)
              "INSERT INTO %s (key, paused_until) VALUES ('t:2', %lld), ('t:3', %lld), "
              "('t:1', %lld), ('t:x1', %lld)",
              T("keys"), T0 + 100, T0 + 300, T0 - 1, T0 + 50);
-    CHECK_INT(sql_run(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     struct limit *all = NULL;
     size_t n = 0;
     CHECK_INT(store_limits(s, NULL, T0, &all, &n), STORE_OK);
@@ -235,7 +216,7 @@ TEST(writes_reopen_the_lanes_they_cover)
              "('qc', '', 'b:1', 0, 9223372036854775807), ('qd', '', 'a', 0, %lld), "
              "('qe', '', 'a:3', 0, 0)",
              T("lanes"), T0 + 60, T0 + 60);
-    CHECK_INT(sql_run(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     struct limit out, l = lim("a:*", 1, 0, 0);
     CHECK_INT(store_limit_put(s, &l, T0, &out), STORE_OK);
     CHECK_INT(open_at("a:1"), 0);
@@ -254,7 +235,7 @@ TEST(writes_reopen_the_lanes_they_cover)
     CHECK_INT(open_at("a"), T0 + 60);
     CHECK(told(&rec, "qc") && !told(&rec, "qd"));
     snprintf(sql, sizeof sql, "UPDATE %s SET open_at = 9223372036854775807", T("lanes"));
-    CHECK_INT(sql_run(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     rec.nready = 0;
     CHECK_INT(store_limit_delete(s, "b:1", T0, &out), STORE_OK);
     CHECK_INT(open_at("b:1"), 0);
@@ -293,7 +274,7 @@ TEST(sweep_tells_the_queues_of_lanes_that_opened)
              "UPDATE lanes SET open_at = CASE ckey WHEN 'k:a' THEN %lld WHEN 'k:b' THEN %lld "
              "WHEN 'k:c' THEN 9223372036854775807 ELSE 0 END",
              T0 + 5, T0 + 50);
-    CHECK_INT(sql_run(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     rec.nready = 0;
     struct sweep_result r;
     CHECK_INT(store_sweep(s, T0, 86400, 500, &r), STORE_OK);

@@ -6,28 +6,10 @@
  * changed; overlap skip looks at the previous tick's job; two racing ticks make one job; the
  * pass keeps the liveness row; the count of schedules is bounded. */
 #include <pthread.h>
-#include <sqlite3.h>
 
 #include "sched_rule.h"
 #include "store_schedule.h"
 #include "test_store_util.h"
-
-/* Run sql (no rows) on the test's own connection to the database under test. */
-static int sql_run(const char *sql)
-{
-    if (backend_pg())
-        return pg_sql_on(db_url, sql);
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open(DB_PATH, &db);
-    if (rc == SQLITE_OK)
-        sqlite3_busy_timeout(db, 5000);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
-}
 
 /* The rule the tests give: every minute, on the epoch's multiples (sched_rule_put_next, as
  * the API gives it). */
@@ -469,7 +451,7 @@ TEST(at_most_store_schedules_max)
              "FROM n",
              STORE_SCHEDULES_MAX - 1, backend_pg() ? "jobq_schedules" : "schedules",
              backend_pg() ? "true" : "1");
-    CHECK_INT(sql_run(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     struct store_schedule out, in = sched("last", 0, 0);
     int created;
     CHECK_INT(put(s, &in, T0, &out, &created), STORE_OK);

@@ -11,23 +11,6 @@ static const char *table(const char *name, char *buf, size_t len)
     return buf;
 }
 
-/* Run one statement on the test's own connection to the database under test. 0 or -1. */
-static int side_sql(const char *sql)
-{
-    if (backend_pg())
-        return pg_sql_on(db_url, sql);
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open(DB_PATH, &db);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_busy_timeout(db, 5000);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
-}
-
 /* Enqueue one job of queue "q" (with concurrency key ckey, or none) at T0 and claim it at T0
  * with a 30 s lease; its id with its token in token, or -1. */
 static int64_t running(struct store *s, const char *ckey, char token[JOB_TOKEN_LEN + 1])
@@ -132,7 +115,7 @@ TEST(snooze_pause_key_pauses_the_key_and_its_lanes)
              "INSERT INTO %s (queue, requires, ckey, check_at, open_at) VALUES "
              "('q', '', 'k', 0, 0), ('r', '[\"gpu\"]', 'k', 0, %lld), ('q', '', 'other', 0, 0)",
              table("lanes", t, sizeof t), (long long)(T0 + 500));
-    CHECK_INT(side_sql(sql), 0);
+    CHECK_INT(store_sql(sql), 0);
     char token[JOB_TOKEN_LEN + 1], token2[JOB_TOKEN_LEN + 1];
     int64_t id = running(s, "k", token);
     int64_t id2 = running(s, "k", token2);
