@@ -70,8 +70,13 @@ static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
     }
     for (int64_t n = 0; n < total; n++)
         at[n] = -1;
-    int rows = PQntuples(res), rn_col = PQnfields(res) - 1;
+    /* The columns of a job, its place (rn), and whether a lane may hold more (lanes): a row
+     * with no place only carries the last. */
+    int rows = PQntuples(res), lanes_col = PQnfields(res) - 1, rn_col = lanes_col - 1;
+    int lanes = rows > 0 && strcmp(PQgetvalue(res, 0, lanes_col), "t") == 0;
     for (int row = 0; row < rows; row++) {
+        if (PQgetisnull(res, row, rn_col))
+            continue;
         int64_t rn = pg_row_int(res, row, rn_col);
         if (rn >= 1 && rn <= total)
             at[rn - 1] = row;
@@ -91,9 +96,10 @@ static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
     }
     free(at);
     /* The statement takes nothing while a queue has a lane open for the claimer: the lanes'
-     * way decides (it also finds out that there is nothing to take). */
+     * way decides. A claim that took nothing where no lane may hold a job is done: there was
+     * none, and no second statement is sent to find that out. */
     for (size_t c = 0; c < k; c++)
-        calls[c].follow = calls[c].call->result == STORE_OK && calls[c].call->claim.n == 0;
+        calls[c].follow = lanes && calls[c].call->result == STORE_OK && calls[c].call->claim.n == 0;
 }
 
 static int same_text(const char *a, const char *b)

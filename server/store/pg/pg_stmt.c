@@ -63,10 +63,14 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
  * lease $6 and worker $7, by primary key through one array (o is one row whatever the
  * LIMIT). Joined with the picked rows instead, a generic plan (the claim's is cached) saw a
  * LIMIT it could not know as a tenth of the table and hashed the whole table at every
- * claim; "status + 0" keeps the update off the queued-jobs indexes. */
-#define CLAIM_TAKE                                                                                 \
-    "o AS (SELECT array_agg(id ORDER BY priority DESC, run_at, id) AS ids FROM picked) "           \
-    "UPDATE jobq_jobs j SET status = " RUNNING ", "                                                \
+ * claim; "status + 0" keeps the update off the queued-jobs indexes. Every row also says
+ * (the last column) whether a lane of the queues (lanes_of: a condition on l.queue) may
+ * hold a job for the claimer, open or due for a look: only then does a claim that took
+ * nothing look through the lanes (pg_lanes_claim). When nothing is taken, one row of NULLs
+ * carries that column. */
+#define CLAIM_TAKE(lanes_of)                                                                       \
+    "o AS (SELECT array_agg(id ORDER BY priority DESC, run_at, id) AS ids FROM picked), "          \
+    "t AS (UPDATE jobq_jobs j SET status = " RUNNING ", "                                          \
     "lease_token = ($5::text[])[array_position(o.ids, j.id)], "                                    \
     "attempts = j.attempts + 1, fencing_token = j.fencing_token + 1, claimed_at = $2::bigint, "    \
     "heartbeat_at = $2::bigint, "                                                                  \
@@ -75,7 +79,11 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
     "deadline_at = $2::bigint + j.max_runtime_seconds, "                                           \
     "worker_id = ($7::text[])[array_position(o.ids, j.id)] FROM o "                                \
     "WHERE j.id = ANY (o.ids) AND j.status + 0 = " QUEUED " RETURNING " COLS                       \
-    ", array_position(o.ids, j.id)"
+    ", array_position(o.ids, j.id) AS rn) "                                                        \
+    "SELECT t.*, m.lanes FROM (SELECT EXISTS (SELECT 1 FROM jobq_lanes l WHERE " lanes_of " AND "  \
+    "(l.check_at <= $2::bigint OR (l.head_id IS NOT NULL AND l.open_at <= $2::bigint))) AS "       \
+    "lanes) "                                                                                      \
+    "AS m LEFT JOIN t ON true"
 
 /* heartbeat: extend the lease (lease 0: by the claim's length), maybe store progress. */
 #define HEARTBEAT_SET(lease, has_progress, progress)                                               \
@@ -178,7 +186,7 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "p.name = u.name AND p.paused)) AS q CROSS JOIN LATERAL "
      "(SELECT id, priority, run_at FROM jobq_jobs WHERE " CLAIM_DUE("q.name") " "
      "ORDER BY priority DESC, run_at, id LIMIT $4::integer FOR UPDATE SKIP LOCKED) AS c "
-     "ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4::integer), " CLAIM_TAKE,
+     "ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4::integer), " CLAIM_TAKE("l.queue = ANY ($1::text[])"),
      "claim: the best due jobs of the queues that are not paused whose requires fit the "
      "capabilities, locked with SKIP LOCKED (claimers never wait on each other's rows), then "
      "taken in one update; the n-th best (its place, the last column) gets the n-th token, lease "
@@ -187,7 +195,7 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "WITH picked AS MATERIALIZED (SELECT id, priority, run_at FROM jobq_jobs WHERE "
      CLAIM_DUE("$1::text") " AND NOT EXISTS (SELECT 1 FROM jobq_queues p WHERE p.name = "
      "$1::text AND p.paused) ORDER BY priority DESC, run_at, id LIMIT $4::integer "
-     "FOR UPDATE SKIP LOCKED), " CLAIM_TAKE,
+     "FOR UPDATE SKIP LOCKED), " CLAIM_TAKE("l.queue = $1::text"),
      "claim: as PG_CLAIM for one queue ($1 its name): a plan that costs a third less to make"},
     [PG_HEARTBEAT] = {PG_HEARTBEAT, "heartbeat",
      HEARTBEAT_SET("u.lease", "u.has_progress", "u.progress")

@@ -1,0 +1,100 @@
+/* Round trips to PostgreSQL per call (pg_conn_trip counts them): a plain claim, an enqueue
+ * and a claim that finds nothing on a queue without lanes each take one; only a queue with a
+ * lane that may hold a job makes a claim look through the lanes. Needs JOBQ_TEST_PG_URL (see
+ * test_pg_util.h). */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "job.h"
+#include "pg_store.h"
+#include "store.h"
+#include "test_pg_util.h"
+#include "testlib.h"
+
+static uint64_t trips(struct store *s)
+{
+    return atomic_load(&pg_store_of(s)->trips);
+}
+
+static int64_t enqueue(struct store *s, const char *queue, const char *ckey)
+{
+    struct job_spec sp = {.queue = queue,
+                          .payload = "{}",
+                          .run_at = T0,
+                          .max_attempts = 5,
+                          .max_runtime_seconds = JOB_NONE,
+                          .concurrency_key = ckey};
+    struct job j;
+    int created = 0;
+    if (store_enqueue(s, &sp, 1, T0, &j, &created) != STORE_OK)
+        return -1;
+    int64_t id = j.id;
+    job_clear(&j);
+    return id;
+}
+
+/* Claim one job of queue on s: how many (0 or 1), or -1 on failure; the job's id in *id. */
+static int claim(struct store *s, const char *queue, int64_t *id)
+{
+    const char *queues[] = {queue};
+    struct claim_req req = {
+        .worker_id = "w", .queues = queues, .nqueues = 1, .lease_seconds = 60, .max_jobs = 1};
+    struct job j;
+    size_t n = 0;
+    if (store_claim(s, &req, T0, &j, &n) != STORE_OK)
+        return -1;
+    *id = n == 1 ? j.id : 0;
+    if (n == 1)
+        job_clear(&j);
+    return (int)n;
+}
+
+TEST(plain_calls_and_an_empty_claim_take_one_round_trip)
+{
+    int made = fresh_db();
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct store *s = open_pg_pool(3); /* one writer: every call on the same connection */
+    CHECK(s != NULL);
+    CHECK(enqueue(s, "warm", NULL) > 0); /* the connection made, its statements prepared */
+    int64_t id = 0;
+    CHECK_INT(claim(s, "plain", &id), 0);
+    CHECK(enqueue(s, "plain", NULL) > 0);
+    uint64_t t = trips(s);
+    CHECK_INT(claim(s, "plain", &id), 1);
+    CHECK_INT(trips(s) - t, 1);
+    t = trips(s);
+    CHECK_INT(claim(s, "plain", &id), 0); /* nothing left, and no lane: no second look */
+    CHECK_INT(trips(s) - t, 1);
+    t = trips(s);
+    CHECK(enqueue(s, "plain", NULL) > 0);
+    CHECK_INT(trips(s) - t, 1);
+    store_close(s);
+    drop_db();
+}
+
+/* A keyed job waits in its lane: the plain statement takes nothing, says a lane may hold one,
+ * and the lanes' way claims it. */
+TEST(a_claim_looks_through_the_lanes_only_when_one_may_hold_a_job)
+{
+    int made = fresh_db();
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct store *s = open_pg_pool(3);
+    CHECK(s != NULL);
+    int64_t keyed = enqueue(s, "keyed", "k1");
+    CHECK(keyed > 0);
+    int64_t id = 0;
+    CHECK_INT(claim(s, "keyed", &id), 0 + 1);
+    CHECK_INT(id, keyed);
+    uint64_t t = trips(s);
+    CHECK_INT(claim(s, "keyed", &id), 0); /* the lane is empty now: one look, no more */
+    CHECK_INT(trips(s) - t, 1);
+    store_close(s);
+    drop_db();
+}
+
+TEST_MAIN(TEST_ENTRY(plain_calls_and_an_empty_claim_take_one_round_trip),
+          TEST_ENTRY(a_claim_looks_through_the_lanes_only_when_one_may_hold_a_job))
