@@ -23,6 +23,10 @@ struct app {
     /* The threads that run store reads (pending_read_submit): started by http_start(),
      * stopped by http_stop(). */
     struct workers *readers;
+    /* The SQS front end (sqs.h): what its queue URLs start with (no trailing '/'); set
+     * before its listener starts (right after, when it binds port 0). Empty on the native
+     * listener's app. */
+    char base_url[512];
 };
 
 #endif
