@@ -306,6 +306,10 @@ static const char *const migrations[] = {
     " WHERE expires_at IS NOT NULL AND status IN (1, 6);",
     /* 11: the ticker row's stop mark (as the SQLite store's migration 12). */
     "ALTER TABLE jobq_ticker ADD COLUMN stopped_at bigint;",
+    /* The SQS front end's queues (store_sqs.h): one row per queue created through SQS, its
+     * attributes a JSON object of strings. Self-contained: renumber freely at a merge. */
+    "CREATE TABLE jobq_sqs_queues (name text PRIMARY KEY, attributes jsonb NOT NULL,"
+    " created_at bigint NOT NULL, modified_at bigint NOT NULL);",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

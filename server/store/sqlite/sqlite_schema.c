@@ -223,6 +223,10 @@ static const char *const migrations[] = {
      * again at the next pass of any ticker (schedule_downtime: the ticks after a clean stop
      * are missed; after a crash, those more than a grace after the last pass). */
     "ALTER TABLE ticker ADD COLUMN stopped_at INTEGER;",
+    /* 13: the SQS front end's queues (store_sqs.h): one row per queue created through SQS,
+     * its attributes a JSON object of strings. Self-contained: renumber freely at a merge. */
+    "CREATE TABLE sqs_queues (name TEXT PRIMARY KEY, attributes TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

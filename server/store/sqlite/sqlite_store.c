@@ -29,6 +29,7 @@ static const struct store_ops sqlite_ops = {
     .schedules = sqlite_read_schedules,
     .schedules_next = sqlite_read_schedules_next,
     .schedules_count = sqlite_read_schedules_count,
+    .sqs_queues = sqlite_read_sqs_queues,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,
