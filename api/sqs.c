@@ -1,11 +1,14 @@
 /* The SQS front end's dispatch (see sqs.h). */
 #include "sqs.h"
 
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "app.h"
 #include "config.h"
+#include "pending.h"
 #include "reply.h"
 #include "sqs_lease.h"
 #include "sqs_params.h"
@@ -13,38 +16,110 @@
 #include "sqs_receive.h"
 #include "sqs_send.h"
 #include "sqs_wire.h"
+#include "store_sqs.h"
 
 #define TARGET_PREFIX "AmazonSQS."
+
+/* Which queue an action names, read before it runs. */
+enum lookup {
+    NONE,    /* none, or the action makes it */
+    BY_URL,  /* QueueUrl */
+    BY_NAME, /* QueueName */
+};
 
 /* The actions: one row each; a NULL action answers UnsupportedOperation. */
 static const struct {
     const char *name;
     sqs_action_fn run;
+    enum lookup lookup;
 } actions[] = {
-    {"CreateQueue", sqs_create_queue},
-    {"GetQueueUrl", sqs_get_queue_url},
-    {"ListQueues", sqs_list_queues},
-    {"DeleteQueue", sqs_delete_queue},
-    {"GetQueueAttributes", sqs_get_queue_attributes},
-    {"SetQueueAttributes", NULL},
-    {"PurgeQueue", sqs_purge_queue},
-    {"SendMessage", sqs_send_message},
-    {"SendMessageBatch", sqs_send_message_batch},
-    {"ReceiveMessage", sqs_receive_message},
-    {"DeleteMessage", sqs_delete_message},
-    {"DeleteMessageBatch", sqs_delete_message_batch},
-    {"ChangeMessageVisibility", sqs_change_visibility},
-    {"ChangeMessageVisibilityBatch", sqs_change_visibility_batch},
-    {"ListDeadLetterSourceQueues", NULL},
-    {"AddPermission", NULL},
-    {"RemovePermission", NULL},
-    {"TagQueue", NULL},
-    {"UntagQueue", NULL},
-    {"ListQueueTags", NULL},
-    {"StartMessageMoveTask", NULL},
-    {"CancelMessageMoveTask", NULL},
-    {"ListMessageMoveTasks", NULL},
+    {"CreateQueue", sqs_create_queue, NONE},
+    {"GetQueueUrl", sqs_get_queue_url, BY_NAME},
+    {"ListQueues", sqs_list_queues, NONE},
+    {"DeleteQueue", sqs_delete_queue, BY_URL},
+    {"GetQueueAttributes", sqs_get_queue_attributes, BY_URL},
+    {"SetQueueAttributes", sqs_set_queue_attributes, BY_URL},
+    {"PurgeQueue", sqs_purge_queue, BY_URL},
+    {"SendMessage", sqs_send_message, BY_URL},
+    {"SendMessageBatch", sqs_send_message_batch, BY_URL},
+    {"ReceiveMessage", sqs_receive_message, BY_URL},
+    {"DeleteMessage", sqs_delete_message, BY_URL},
+    {"DeleteMessageBatch", sqs_delete_message_batch, BY_URL},
+    {"ChangeMessageVisibility", sqs_change_visibility, BY_URL},
+    {"ChangeMessageVisibilityBatch", sqs_change_visibility_batch, BY_URL},
+    {"ListDeadLetterSourceQueues", NULL, NONE},
+    {"AddPermission", NULL, NONE},
+    {"RemovePermission", NULL, NONE},
+    {"TagQueue", NULL, NONE},
+    {"UntagQueue", NULL, NONE},
+    {"ListQueueTags", NULL, NONE},
+    {"StartMessageMoveTask", NULL, NONE},
+    {"CancelMessageMoveTask", NULL, NONE},
+    {"ListMessageMoveTasks", NULL, NONE},
 };
+
+/* An action waiting for the read of its queue's row: its parameters (owned) until it runs. */
+struct lookup_state {
+    struct sqs_state head;
+    struct pending_read r;
+    size_t action;
+    cJSON *params;
+    char queue[JOB_QUEUE_MAX + 1];
+    struct store_sqs_queue *rows;
+    size_t n;
+};
+
+static void lookup_state_free(void *arg)
+{
+    struct lookup_state *st = arg;
+    if (!st)
+        return;
+    cJSON_Delete(st->params);
+    store_sqs_queues_free(st->rows, st->n);
+    free(st);
+}
+
+static enum store_result lookup_read(struct pending_read *r, struct store *s)
+{
+    struct lookup_state *st = (struct lookup_state *)((char *)r - offsetof(struct lookup_state, r));
+    return store_sqs_queues(s, st->queue, 1, "", 1, &st->rows, &st->n);
+}
+
+/* The queue's row is read: run the action with it (its state replaces this one). */
+static enum MHD_Result lookup_done(struct request *rq)
+{
+    struct lookup_state *st = rq->state;
+    if (st->r.result != STORE_OK)
+        return sqs_reply_store(rq, st->r.result);
+    if (st->n == 0)
+        return sqs_reply_error(rq, SQS_NO_QUEUE, NULL);
+    struct sqs_queue q;
+    const struct store_sqs_queue *row = &st->rows[0];
+    sqs_queue_read(&q, row->name, row->attributes, row->created_at, row->modified_at);
+    rq->state = NULL;
+    rq->state_free = NULL;
+    enum MHD_Result r = actions[st->action].run(rq, st->params, &q);
+    lookup_state_free(st);
+    return r;
+}
+
+/* Read the queue that action i names, then run it (lookup_done). Consumes params. */
+static enum MHD_Result lookup_start(struct request *rq, size_t i, cJSON *params)
+{
+    struct lookup_state *st = sqs_state_new(rq, sizeof *st, lookup_done, lookup_state_free);
+    if (!st) {
+        cJSON_Delete(params);
+        return reply_result(rq);
+    }
+    st->params = params;
+    st->action = i;
+    st->r.read = lookup_read;
+    int bad = actions[i].lookup == BY_URL ? sqs_queue_or_reply(rq, params, st->queue)
+                                          : sqs_queue_name_or_reply(rq, params, st->queue);
+    if (bad)
+        return reply_result(rq);
+    return pending_read_submit(rq, &st->r);
+}
 
 /* 1 when the request's Content-Type is the JSON 1.0 protocol's (any parameters). */
 static int json_protocol(struct request *rq)
@@ -88,7 +163,9 @@ static enum MHD_Result start(struct request *rq)
         cJSON_Delete(params);
         return sqs_reply_error(rq, SQS_SERIALIZATION, NULL);
     }
-    enum MHD_Result r = actions[i].run(rq, params);
+    if (actions[i].lookup != NONE)
+        return lookup_start(rq, i, params);
+    enum MHD_Result r = actions[i].run(rq, params, NULL);
     cJSON_Delete(params);
     return r;
 }

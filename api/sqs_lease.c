@@ -231,12 +231,9 @@ static enum MHD_Result lease_start(struct request *rq, const cJSON **m, int n, i
     return answer(rq, st);
 }
 
-/* A single call's queue must be named even though the handle decides the job. */
+/* The queue must exist (it was read before) even though the handle decides the job. */
 static enum MHD_Result lease_action(struct request *rq, const cJSON *params, int change, int batch)
 {
-    char queue[JOB_QUEUE_MAX + 1];
-    if (sqs_queue_or_reply(rq, params, queue) != 0)
-        return reply_result(rq);
     if (!batch)
         return lease_start(rq, &params, 1, change, 0);
     const cJSON *entries[SQS_BATCH_MAX];
@@ -246,22 +243,30 @@ static enum MHD_Result lease_action(struct request *rq, const cJSON *params, int
     return lease_start(rq, entries, n, change, 1);
 }
 
-enum MHD_Result sqs_delete_message(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_delete_message(struct request *rq, const cJSON *params,
+                                   const struct sqs_queue *q)
 {
+    (void)q;
     return lease_action(rq, params, 0, 0);
 }
 
-enum MHD_Result sqs_delete_message_batch(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_delete_message_batch(struct request *rq, const cJSON *params,
+                                         const struct sqs_queue *q)
 {
+    (void)q;
     return lease_action(rq, params, 0, 1);
 }
 
-enum MHD_Result sqs_change_visibility(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_change_visibility(struct request *rq, const cJSON *params,
+                                      const struct sqs_queue *q)
 {
+    (void)q;
     return lease_action(rq, params, 1, 0);
 }
 
-enum MHD_Result sqs_change_visibility_batch(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_change_visibility_batch(struct request *rq, const cJSON *params,
+                                            const struct sqs_queue *q)
 {
+    (void)q;
     return lease_action(rq, params, 1, 1);
 }

@@ -9,10 +9,14 @@
 
 #include "sqs_params.h"
 
-enum MHD_Result sqs_delete_message(struct request *rq, const cJSON *params);
-enum MHD_Result sqs_delete_message_batch(struct request *rq, const cJSON *params);
-enum MHD_Result sqs_change_visibility(struct request *rq, const cJSON *params);
-enum MHD_Result sqs_change_visibility_batch(struct request *rq, const cJSON *params);
+enum MHD_Result sqs_delete_message(struct request *rq, const cJSON *params,
+                                   const struct sqs_queue *q);
+enum MHD_Result sqs_delete_message_batch(struct request *rq, const cJSON *params,
+                                         const struct sqs_queue *q);
+enum MHD_Result sqs_change_visibility(struct request *rq, const cJSON *params,
+                                      const struct sqs_queue *q);
+enum MHD_Result sqs_change_visibility_batch(struct request *rq, const cJSON *params,
+                                            const struct sqs_queue *q);
 
 /* Write the receipt handle of job id with lease token into out (room for
  * SQS_HANDLE_MAX + 1 bytes). This function can't fail. */

@@ -207,7 +207,7 @@ static int attr_transport(const char *type)
     return 0;
 }
 
-int sqs_attrs_check(const cJSON *attrs, size_t *bytes, char *err, size_t errlen)
+int sqs_msg_attrs_check(const cJSON *attrs, size_t *bytes, char *err, size_t errlen)
 {
     if (!attrs)
         return 0;
@@ -278,7 +278,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(x->string, y->string);
 }
 
-int sqs_attrs_md5(const cJSON *attrs, char out[33])
+int sqs_msg_attrs_md5(const cJSON *attrs, char out[33])
 {
     const cJSON *sorted[SQS_ATTRS_MAX];
     size_t n = 0;

@@ -26,11 +26,11 @@ int sqs_body_ok(const char *body, size_t n);
 /* Check message attributes as SendMessage takes them (borrowed; NULL: none). Returns 0 and
  * adds their size (names, types and values, as SQS counts it) to *bytes, or -1 with why
  * written to err. */
-int sqs_attrs_check(const cJSON *attrs, size_t *bytes, char *err, size_t errlen);
+int sqs_msg_attrs_check(const cJSON *attrs, size_t *bytes, char *err, size_t errlen);
 
 /* The MD5OfMessageAttributes of attrs (checked) by AWS's algorithm into out; returns 0, or
  * -1 when attrs is NULL or empty (the digest is then omitted). */
-int sqs_attrs_md5(const cJSON *attrs, char out[33]);
+int sqs_msg_attrs_md5(const cJSON *attrs, char out[33]);
 
 /* The payload of a message: compact JSON text, malloc'd (NULL when out of memory). Borrows
  * body and attrs (NULL: none). */

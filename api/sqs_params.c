@@ -73,25 +73,40 @@ int sqs_queue_name_ok(const char *name)
            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == base;
 }
 
-int sqs_queue_or_reply(struct request *rq, const cJSON *params, char out[JOB_QUEUE_MAX + 1])
+/* The queue a required parameter names (url: its last path segment) into out. Returns 0,
+ * or -1 after answering: missing, or not a queue name (bad: the error then). */
+static int queue_param(struct request *rq, const cJSON *params, const char *param, int url,
+                       enum sqs_err bad, char out[JOB_QUEUE_MAX + 1])
 {
-    const char *url;
-    if (sqs_param_string(rq, params, "QueueUrl", &url) != 0)
+    const char *v;
+    if (sqs_param_string(rq, params, param, &v) != 0)
         return -1;
-    if (!url) {
-        sqs_reply_error(rq, SQS_MISSING_PARAMETER,
-                        "The request must contain the parameter "
-                        "QueueUrl.");
+    if (!v) {
+        sqs_reply_error(rq, SQS_MISSING_PARAMETER, "The request must contain the parameter %s.",
+                        param);
         return -1;
     }
-    const char *slash = strrchr(url, '/');
-    const char *name = slash ? slash + 1 : url;
+    const char *slash = url ? strrchr(v, '/') : NULL;
+    const char *name = slash ? slash + 1 : v;
     if (!sqs_queue_name_ok(name)) {
-        sqs_reply_error(rq, SQS_NO_QUEUE, NULL);
+        sqs_reply_error(rq, bad,
+                        bad == SQS_NO_QUEUE ? NULL
+                                            : "Can only include alphanumeric characters, "
+                                              "hyphens, or underscores. 1 to 80 in length");
         return -1;
     }
     snprintf(out, JOB_QUEUE_MAX + 1, "%s", name);
     return 0;
+}
+
+int sqs_queue_or_reply(struct request *rq, const cJSON *params, char out[JOB_QUEUE_MAX + 1])
+{
+    return queue_param(rq, params, "QueueUrl", 1, SQS_NO_QUEUE, out);
+}
+
+int sqs_queue_name_or_reply(struct request *rq, const cJSON *params, char out[JOB_QUEUE_MAX + 1])
+{
+    return queue_param(rq, params, "QueueName", 0, SQS_INVALID_PARAMETER, out);
 }
 
 void sqs_queue_url(const struct request *rq, const char *queue, char *out, size_t len)

@@ -26,9 +26,13 @@ struct sqs_state {
 void *sqs_state_new(struct request *rq, size_t size, enum MHD_Result (*resume)(struct request *rq),
                     void (*state_free)(void *state));
 
+struct sqs_queue; /* sqs_attrs.h */
+
 /* An SQS action: answers (or keeps a struct sqs_state in rq->state and suspends). params is
- * borrowed for this call only. */
-typedef enum MHD_Result (*sqs_action_fn)(struct request *rq, const cJSON *params);
+ * borrowed for this call only; so is q, the queue the request names, read before the action
+ * runs (NULL for the actions that name none, or that create it). */
+typedef enum MHD_Result (*sqs_action_fn)(struct request *rq, const cJSON *params,
+                                         const struct sqs_queue *q);
 
 /* The string parameter `name`, NULL when absent; -1 after answering when it is present but
  * not a string. */
@@ -46,6 +50,10 @@ int sqs_queue_name_ok(const char *name);
 /* The queue that the QueueUrl parameter names (its last path segment) into out. Returns 0,
  * or -1 after answering (missing, or not a queue URL: QueueDoesNotExist). */
 int sqs_queue_or_reply(struct request *rq, const cJSON *params, char out[JOB_QUEUE_MAX + 1]);
+
+/* The queue that the QueueName parameter names into out. Returns 0, or -1 after answering
+ * (missing: MissingParameter; not a valid name: InvalidParameterValue). */
+int sqs_queue_name_or_reply(struct request *rq, const cJSON *params, char out[JOB_QUEUE_MAX + 1]);
 
 /* The URL of queue into out (room for len bytes): the base URL (--sqs-base-url, or the
  * listener's address), SQS_ACCOUNT and the name. */

@@ -11,63 +11,10 @@
 #include "reply.h"
 #include "sqs_msg.h"
 #include "sqs_wire.h"
+#include "store_sqs.h"
 
-#define LIST_MAX 1000
 /* Purge batches one PurgeQueue runs at most (STORE_PURGE_BATCH jobs each). */
 #define PURGE_ROUNDS 1000
-
-/* The queue attributes and their values: the defaults of SQS, which jobq keeps (a count's
- * value is NULL: it comes from the queue's row), and whether CreateQueue may name it. */
-enum { A_MESSAGES, A_NOT_VISIBLE, A_DELAYED, A_COUNTS, A_ARN = A_COUNTS };
-static const struct {
-    const char *name;
-    const char *value;
-    int settable;
-} attrs[] = {
-    [A_MESSAGES] = {"ApproximateNumberOfMessages", NULL, 0},
-    [A_NOT_VISIBLE] = {"ApproximateNumberOfMessagesNotVisible", NULL, 0},
-    [A_DELAYED] = {"ApproximateNumberOfMessagesDelayed", NULL, 0},
-    [A_ARN] = {"QueueArn", NULL, 0},
-    {"VisibilityTimeout", "30", 1},
-    {"DelaySeconds", "0", 1},
-    {"MessageRetentionPeriod", "345600", 1},
-    {"ReceiveMessageWaitTimeSeconds", "0", 1},
-    {"MaximumMessageSize", "262144", 1},
-    {"SqsManagedSseEnabled", "false", 1},
-    {"CreatedTimestamp", "0", 0},
-    {"LastModifiedTimestamp", "0", 0},
-};
-#define NATTRS (sizeof attrs / sizeof attrs[0])
-
-/* The index of attribute name, or -1. */
-static int attr_find(const char *name)
-{
-    for (size_t i = 0; i < NATTRS; i++)
-        if (strcmp(attrs[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-/* The QueueName parameter into out. Returns 0, or -1 after answering. */
-static int name_or_reply(struct request *rq, const cJSON *params, char out[JOB_QUEUE_MAX + 1])
-{
-    const char *name;
-    if (sqs_param_string(rq, params, "QueueName", &name) != 0)
-        return -1;
-    if (!name) {
-        sqs_reply_error(rq, SQS_MISSING_PARAMETER,
-                        "The request must contain the parameter QueueName.");
-        return -1;
-    }
-    if (!sqs_queue_name_ok(name)) {
-        sqs_reply_error(rq, SQS_INVALID_PARAMETER,
-                        "Can only include alphanumeric characters, hyphens, or underscores. 1 to "
-                        "80 in length");
-        return -1;
-    }
-    snprintf(out, JOB_QUEUE_MAX + 1, "%s", name);
-    return 0;
-}
 
 static enum MHD_Result reply_url(struct request *rq, const char *queue)
 {
@@ -81,145 +28,218 @@ static enum MHD_Result reply_url(struct request *rq, const char *queue)
     return sqs_reply(rq, root);
 }
 
-enum MHD_Result sqs_create_queue(struct request *rq, const cJSON *params)
+/* The Attributes parameter, checked. Returns 0 with *out set (NULL: none given), or -1 after
+ * answering. */
+static int attributes_or_reply(struct request *rq, const cJSON *params, const cJSON **out)
 {
-    char queue[JOB_QUEUE_MAX + 1];
-    if (name_or_reply(rq, params, queue) != 0)
-        return reply_result(rq);
-    if (strlen(queue) > 5 && strcmp(queue + strlen(queue) - 5, ".fifo") == 0)
-        return sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not serve FIFO queues yet");
-    const cJSON *given = cJSON_GetObjectItemCaseSensitive(params, "Attributes");
-    if (given && !cJSON_IsObject(given))
-        return sqs_reply_error(rq, SQS_INVALID_PARAMETER, "Attributes must be a map");
-    for (const cJSON *a = given ? given->child : NULL; a; a = a->next) {
-        int i = attr_find(a->string);
-        if (i < 0 || !attrs[i].settable)
-            return sqs_reply_error(rq, SQS_INVALID_ATTR_NAME, "Unknown Attribute %.64s.",
-                                   a->string);
-        if (!cJSON_IsString(a) || strcmp(a->valuestring, attrs[i].value) != 0)
-            return sqs_reply_error(rq, SQS_INVALID_PARAMETER,
-                                   "Invalid value for the parameter %s: jobq keeps the SQS "
-                                   "default %s",
-                                   a->string, attrs[i].value);
-    }
-    return reply_url(rq, queue);
+    *out = cJSON_GetObjectItemCaseSensitive(params, "Attributes");
+    char err[256];
+    int bad_name = 0;
+    if (sqs_attrs_check(*out, &bad_name, err, sizeof err) == 0)
+        return 0;
+    sqs_reply_error(rq, bad_name ? SQS_INVALID_ATTR_NAME : SQS_INVALID_ATTR_VALUE, "%s", err);
+    return -1;
 }
 
-enum MHD_Result sqs_get_queue_url(struct request *rq, const cJSON *params)
-{
-    char queue[JOB_QUEUE_MAX + 1];
-    if (name_or_reply(rq, params, queue) != 0)
-        return reply_result(rq);
-    return reply_url(rq, queue);
-}
-
-/* ListQueues and GetQueueAttributes: a read of the queues' rows. */
-struct queues_state {
+/* CreateQueue and SetQueueAttributes: one put of the queue's row. */
+struct put_state {
     struct sqs_state head;
-    struct queues_read q;
-    char queue[JOB_QUEUE_MAX + 1]; /* GetQueueAttributes: the queue; ListQueues: the prefix */
-    char after[JOB_QUEUE_MAX + 1]; /* ListQueues: the NextToken, "" for the start */
-    int64_t max;                   /* ListQueues: MaxResults, 0 when not given */
-    unsigned char want[NATTRS];    /* GetQueueAttributes: the attributes asked for */
+    struct pending p;
+    char queue[JOB_QUEUE_MAX + 1];
+    char *attributes; /* the attributes given, compact JSON text; owned */
+    struct store_sqs_queue row;
 };
 
-static void queues_state_free(void *arg)
+static void put_state_free(void *arg)
 {
-    struct queues_state *st = arg;
-    if (st)
-        queues_read_clear(&st->q);
+    struct put_state *st = arg;
+    if (!st)
+        return;
+    free(st->attributes);
+    store_sqs_queue_clear(&st->row);
     free(st);
 }
 
-static struct queues_state *queues_state_new(struct request *rq,
-                                             enum MHD_Result (*resume)(struct request *rq))
+static enum MHD_Result put_answer(struct request *rq)
 {
-    struct queues_state *st = sqs_state_new(rq, sizeof *st, resume, queues_state_free);
+    struct put_state *st = rq->state;
+    enum store_result r = st->p.call.result;
+    int create = st->p.call.sqs_queue_put.create;
+    if (r == STORE_EXISTS) {
+        cJSON *given = cJSON_Parse(st->attributes);
+        int same = sqs_attrs_match(given, st->row.attributes);
+        cJSON_Delete(given);
+        if (!same)
+            return sqs_reply_error(rq, SQS_QUEUE_EXISTS, NULL);
+        r = STORE_OK;
+    }
+    if (r == STORE_NOT_FOUND)
+        return sqs_reply_error(rq, SQS_NO_QUEUE, NULL);
+    if (r != STORE_OK)
+        return sqs_reply_store(rq, r);
+    return create ? reply_url(rq, st->queue) : sqs_reply(rq, cJSON_CreateObject());
+}
+
+static enum MHD_Result put_start(struct request *rq, const char *queue, const cJSON *attrs,
+                                 int create)
+{
+    struct put_state *st = sqs_state_new(rq, sizeof *st, put_answer, put_state_free);
+    if (!st)
+        return reply_result(rq);
+    snprintf(st->queue, sizeof st->queue, "%s", queue);
+    st->attributes = attrs ? cJSON_PrintUnformatted(attrs) : strdup("{}");
+    if (!st->attributes)
+        return sqs_reply_error(rq, SQS_INTERNAL, "out of memory");
+    st->p.call = (struct store_call){
+        .kind = STORE_CALL_SQS_QUEUE_PUT,
+        .now = clock_now(),
+        .sqs_queue_put = {
+            .name = st->queue, .attributes = st->attributes, .create = create, .out = &st->row}};
+    return pending_submit(rq, &st->p);
+}
+
+enum MHD_Result sqs_create_queue(struct request *rq, const cJSON *params, const struct sqs_queue *q)
+{
+    (void)q;
+    char queue[JOB_QUEUE_MAX + 1];
+    const cJSON *attrs;
+    if (sqs_queue_name_or_reply(rq, params, queue) != 0 ||
+        attributes_or_reply(rq, params, &attrs) != 0)
+        return reply_result(rq);
+    size_t n = strlen(queue);
+    if (n > 5 && strcmp(queue + n - 5, ".fifo") == 0)
+        return sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not serve FIFO queues yet");
+    return put_start(rq, queue, attrs, 1);
+}
+
+enum MHD_Result sqs_set_queue_attributes(struct request *rq, const cJSON *params,
+                                         const struct sqs_queue *q)
+{
+    const cJSON *attrs;
+    if (attributes_or_reply(rq, params, &attrs) != 0)
+        return reply_result(rq);
+    if (!attrs)
+        return sqs_reply_error(rq, SQS_MISSING_PARAMETER,
+                               "The request must contain the parameter Attributes.");
+    return put_start(rq, q->name, attrs, 0);
+}
+
+enum MHD_Result sqs_get_queue_url(struct request *rq, const cJSON *params,
+                                  const struct sqs_queue *q)
+{
+    (void)params;
+    return reply_url(rq, q->name);
+}
+
+/* ListQueues: a read of the rows. */
+struct list_state {
+    struct sqs_state head;
+    struct pending_read r;
+    char prefix[JOB_QUEUE_MAX + 1];
+    char after[JOB_QUEUE_MAX + 1]; /* the NextToken, "" for the start */
+    int64_t max;                   /* MaxResults, 0 when not given */
+    struct store_sqs_queue *rows;
+    size_t n;
+};
+
+static void list_state_free(void *arg)
+{
+    struct list_state *st = arg;
     if (st)
-        queues_read_init(&st->q);
-    return st;
+        store_sqs_queues_free(st->rows, st->n);
+    free(st);
+}
+
+static enum store_result list_read(struct pending_read *r, struct store *s)
+{
+    struct list_state *st = (struct list_state *)((char *)r - offsetof(struct list_state, r));
+    int limit = st->max ? (int)st->max + 1 : STORE_SQS_LIST_MAX;
+    return store_sqs_queues(s, st->prefix, 0, st->after, limit, &st->rows, &st->n);
 }
 
 static enum MHD_Result list_answer(struct request *rq)
 {
-    struct queues_state *st = rq->state;
-    if (st->q.r.result != STORE_OK)
-        return sqs_reply_store(rq, st->q.r.result);
+    struct list_state *st = rq->state;
+    if (st->r.result != STORE_OK)
+        return sqs_reply_store(rq, st->r.result);
     cJSON *root = cJSON_CreateObject();
     cJSON *urls = cJSON_CreateArray();
-    size_t prefix = strlen(st->queue);
-    int64_t max = st->max ? st->max : LIST_MAX;
-    const char *last = NULL;
-    int more = 0;
-    for (size_t i = 0; root && urls && i < st->q.n; i++) {
-        const char *name = st->q.rows[i].name;
-        if (strncmp(name, st->queue, prefix) != 0 || strcmp(name, st->after) <= 0 ||
-            !sqs_queue_name_ok(name))
-            continue;
-        if (cJSON_GetArraySize(urls) == max) {
-            more = 1;
-            break;
-        }
+    size_t shown = st->max && st->n > (size_t)st->max ? (size_t)st->max : st->n;
+    for (size_t i = 0; root && urls && i < shown; i++) {
         char url[1024];
-        sqs_queue_url(rq, name, url, sizeof url);
+        sqs_queue_url(rq, st->rows[i].name, url, sizeof url);
         cJSON_AddItemToArray(urls, cJSON_CreateString(url));
-        last = name;
     }
-    if (cJSON_GetArraySize(urls) > 0)
+    if (shown > 0)
         cJSON_AddItemToObject(root, "QueueUrls", urls);
     else
         cJSON_Delete(urls);
-    if (more && st->max && last)
-        cJSON_AddStringToObject(root, "NextToken", last);
+    if (shown < st->n)
+        cJSON_AddStringToObject(root, "NextToken", st->rows[shown - 1].name);
     return sqs_reply(rq, root);
 }
 
-enum MHD_Result sqs_list_queues(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_list_queues(struct request *rq, const cJSON *params, const struct sqs_queue *q)
 {
-    struct queues_state *st = queues_state_new(rq, list_answer);
+    (void)q;
+    struct list_state *st = sqs_state_new(rq, sizeof *st, list_answer, list_state_free);
     if (!st)
         return reply_result(rq);
+    st->r.read = list_read;
     const char *prefix, *token;
     if (sqs_param_string(rq, params, "QueueNamePrefix", &prefix) != 0 ||
         sqs_param_string(rq, params, "NextToken", &token) != 0 ||
-        sqs_param_int(rq, params, "MaxResults", 0, 1, LIST_MAX, &st->max) != 0)
+        sqs_param_int(rq, params, "MaxResults", 0, 1, STORE_SQS_LIST_MAX - 1, &st->max) != 0)
         return reply_result(rq);
     if ((prefix && strlen(prefix) > JOB_QUEUE_MAX) || (token && strlen(token) > JOB_QUEUE_MAX))
         return sqs_reply_error(rq, SQS_INVALID_PARAMETER,
-                               "QueueNamePrefix or NextToken is too "
-                               "long");
-    snprintf(st->queue, sizeof st->queue, "%s", prefix ? prefix : "");
+                               "QueueNamePrefix or NextToken is too long");
+    snprintf(st->prefix, sizeof st->prefix, "%s", prefix ? prefix : "");
     snprintf(st->after, sizeof st->after, "%s", token ? token : "");
-    return pending_read_submit(rq, &st->q.r);
+    return pending_read_submit(rq, &st->r);
+}
+
+/* GetQueueAttributes: a read of the queues' counts. */
+struct attributes_state {
+    struct sqs_state head;
+    struct queues_read q;
+    struct sqs_queue queue;
+    char *stored; /* queue.stored's copy, owned */
+    unsigned char *want;
+};
+
+static void attributes_state_free(void *arg)
+{
+    struct attributes_state *st = arg;
+    if (!st)
+        return;
+    queues_read_clear(&st->q);
+    free(st->stored);
+    free(st->want);
+    free(st);
 }
 
 static enum MHD_Result attributes_answer(struct request *rq)
 {
-    struct queues_state *st = rq->state;
+    struct attributes_state *st = rq->state;
     if (st->q.r.result != STORE_OK)
         return sqs_reply_store(rq, st->q.r.result);
     const struct queue_stats *row = NULL;
     for (size_t i = 0; i < st->q.n && !row; i++)
-        if (strcmp(st->q.rows[i].name, st->queue) == 0)
+        if (strcmp(st->q.rows[i].name, st->queue.name) == 0)
             row = &st->q.rows[i];
-    int64_t counts[A_COUNTS] = {0};
-    if (row) {
-        counts[A_MESSAGES] = row->count[JOB_QUEUED];
-        counts[A_NOT_VISIBLE] = row->count[JOB_RUNNING];
-    }
+    int64_t counts[3] = {row ? row->count[JOB_QUEUED] : 0, row ? row->count[JOB_RUNNING] : 0, 0};
     cJSON *root = cJSON_CreateObject();
     cJSON *out = cJSON_AddObjectToObject(root, "Attributes");
-    for (size_t i = 0; out && i < NATTRS; i++) {
+    for (size_t i = 0; out && i < sqs_attr_count(); i++) {
+        char v[4096];
         if (!st->want[i])
             continue;
-        char v[256];
-        if (i < A_COUNTS)
+        if (i < 3)
             snprintf(v, sizeof v, "%" PRId64, counts[i]);
-        else if (i == A_ARN)
-            snprintf(v, sizeof v, "arn:aws:sqs:us-east-1:%s:%s", SQS_ACCOUNT, st->queue);
-        else
-            snprintf(v, sizeof v, "%s", attrs[i].value);
-        if (!cJSON_AddStringToObject(out, attrs[i].name, v))
+        else if (sqs_attr_value(&st->queue, i, v, sizeof v) != 0)
+            continue;
+        if (!cJSON_AddStringToObject(out, sqs_attr_name(i), v))
             out = NULL;
     }
     if (!out) {
@@ -229,23 +249,30 @@ static enum MHD_Result attributes_answer(struct request *rq)
     return sqs_reply(rq, root);
 }
 
-enum MHD_Result sqs_get_queue_attributes(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_get_queue_attributes(struct request *rq, const cJSON *params,
+                                         const struct sqs_queue *q)
 {
-    struct queues_state *st = queues_state_new(rq, attributes_answer);
+    struct attributes_state *st =
+        sqs_state_new(rq, sizeof *st, attributes_answer, attributes_state_free);
     if (!st)
         return reply_result(rq);
-    if (sqs_queue_or_reply(rq, params, st->queue) != 0)
-        return reply_result(rq);
+    queues_read_init(&st->q);
+    st->queue = *q;
+    st->stored = strdup(q->stored ? q->stored : "{}");
+    st->want = calloc(sqs_attr_count(), 1);
+    if (!st->stored || !st->want)
+        return sqs_reply_error(rq, SQS_INTERNAL, "out of memory");
+    st->queue.stored = st->stored;
     const cJSON *names = cJSON_GetObjectItemCaseSensitive(params, "AttributeNames");
     if (names && !cJSON_IsArray(names))
         return sqs_reply_error(rq, SQS_INVALID_PARAMETER, "AttributeNames must be a list");
     for (const cJSON *a = names ? names->child : NULL; a; a = a->next) {
         const char *name = cJSON_GetStringValue(a);
         if (name && strcmp(name, "All") == 0) {
-            memset(st->want, 1, sizeof st->want);
+            memset(st->want, 1, sqs_attr_count());
             continue;
         }
-        int i = name ? attr_find(name) : -1;
+        int i = sqs_attr_find(name);
         if (i < 0)
             return sqs_reply_error(rq, SQS_INVALID_ATTR_NAME, "Unknown Attribute %.64s.",
                                    name ? name : "");
@@ -254,7 +281,8 @@ enum MHD_Result sqs_get_queue_attributes(struct request *rq, const cJSON *params
     return pending_read_submit(rq, &st->q.r);
 }
 
-/* PurgeQueue and DeleteQueue: store_purge of the queued jobs, batch after batch. */
+/* PurgeQueue and DeleteQueue (its row first): store_purge of the queued jobs, batch after
+ * batch. */
 struct purge_state {
     struct sqs_state head;
     struct pending p;
@@ -274,29 +302,39 @@ static enum MHD_Result purge_submit(struct request *rq, struct purge_state *st)
 static enum MHD_Result purge_resume(struct request *rq)
 {
     struct purge_state *st = rq->state;
-    if (st->p.call.result != STORE_OK)
-        return sqs_reply_store(rq, st->p.call.result);
-    if (st->p.call.purge.deleted == STORE_PURGE_BATCH && ++st->rounds < PURGE_ROUNDS)
+    enum store_result r = st->p.call.result;
+    if (st->p.call.kind == STORE_CALL_SQS_QUEUE_DELETE && r == STORE_NOT_FOUND)
+        return sqs_reply_error(rq, SQS_NO_QUEUE, NULL);
+    if (r != STORE_OK)
+        return sqs_reply_store(rq, r);
+    if (st->p.call.kind == STORE_CALL_SQS_QUEUE_DELETE ||
+        (st->p.call.purge.deleted == STORE_PURGE_BATCH && ++st->rounds < PURGE_ROUNDS))
         return purge_submit(rq, st);
     return sqs_reply(rq, cJSON_CreateObject());
 }
 
-static enum MHD_Result purge_start(struct request *rq, const cJSON *params)
+static enum MHD_Result purge_start(struct request *rq, const struct sqs_queue *q, int delete_row)
 {
     struct purge_state *st = sqs_state_new(rq, sizeof *st, purge_resume, free);
     if (!st)
         return reply_result(rq);
-    if (sqs_queue_or_reply(rq, params, st->queue) != 0)
-        return reply_result(rq);
-    return purge_submit(rq, st);
+    snprintf(st->queue, sizeof st->queue, "%s", q->name);
+    if (!delete_row)
+        return purge_submit(rq, st);
+    st->p.call = (struct store_call){.kind = STORE_CALL_SQS_QUEUE_DELETE,
+                                     .now = clock_now(),
+                                     .sqs_queue_delete = {.name = st->queue}};
+    return pending_submit(rq, &st->p);
 }
 
-enum MHD_Result sqs_delete_queue(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_delete_queue(struct request *rq, const cJSON *params, const struct sqs_queue *q)
 {
-    return purge_start(rq, params);
+    (void)params;
+    return purge_start(rq, q, 1);
 }
 
-enum MHD_Result sqs_purge_queue(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_purge_queue(struct request *rq, const cJSON *params, const struct sqs_queue *q)
 {
-    return purge_start(rq, params);
+    (void)params;
+    return purge_start(rq, q, 0);
 }

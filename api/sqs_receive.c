@@ -14,7 +14,6 @@
 #include "sqs_wire.h"
 
 #define SQS_WAIT_MAX 20
-#define SQS_VISIBILITY_DEFAULT 30
 /* The worker_id of a receive (GET /jobs shows it). */
 #define SQS_WORKER "sqs"
 /* The names in AttributeNames or MessageAttributeNames that a receive keeps, at most. */
@@ -154,7 +153,7 @@ static int add_attrs(const struct receive_state *st, cJSON *msg, cJSON *attrs)
         a = next;
     }
     char md5[33];
-    if (sqs_attrs_md5(attrs, md5) != 0) {
+    if (sqs_msg_attrs_md5(attrs, md5) != 0) {
         cJSON_Delete(attrs);
         return 0;
     }
@@ -221,17 +220,18 @@ static enum MHD_Result receive_resume(struct request *rq)
     return claim_poll_step(rq, &st->cp);
 }
 
-enum MHD_Result sqs_receive_message(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_receive_message(struct request *rq, const cJSON *params,
+                                    const struct sqs_queue *q)
 {
     struct receive_state *st = sqs_state_new(rq, sizeof *st, receive_resume, receive_state_free);
     if (!st)
         return reply_result(rq);
     int64_t max, wait, visibility;
-    if (sqs_queue_or_reply(rq, params, st->queue) != 0 ||
-        sqs_param_int(rq, params, "MaxNumberOfMessages", 1, 1, SQS_BATCH_MAX, &max) != 0 ||
-        sqs_param_int(rq, params, "WaitTimeSeconds", 0, 0, SQS_WAIT_MAX, &wait) != 0 ||
-        sqs_param_int(rq, params, "VisibilityTimeout", SQS_VISIBILITY_DEFAULT, 0,
-                      SQS_VISIBILITY_MAX, &visibility) != 0 ||
+    snprintf(st->queue, sizeof st->queue, "%s", q->name);
+    if (sqs_param_int(rq, params, "MaxNumberOfMessages", 1, 1, SQS_BATCH_MAX, &max) != 0 ||
+        sqs_param_int(rq, params, "WaitTimeSeconds", q->wait, 0, SQS_WAIT_MAX, &wait) != 0 ||
+        sqs_param_int(rq, params, "VisibilityTimeout", q->visibility, 0, SQS_VISIBILITY_MAX,
+                      &visibility) != 0 ||
         read_sys(rq, params, "AttributeNames", &st->sys) != 0 ||
         read_sys(rq, params, "MessageSystemAttributeNames", &st->sys) != 0 ||
         read_names(rq, params, st) != 0)

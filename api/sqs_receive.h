@@ -5,8 +5,10 @@
 #ifndef JOBQ_SQS_RECEIVE_H
 #define JOBQ_SQS_RECEIVE_H
 
+#include "sqs_attrs.h"
 #include "sqs_params.h"
 
-enum MHD_Result sqs_receive_message(struct request *rq, const cJSON *params);
+enum MHD_Result sqs_receive_message(struct request *rq, const cJSON *params,
+                                    const struct sqs_queue *q);
 
 #endif

@@ -52,7 +52,8 @@ static void send_state_free(void *arg)
 
 /* Read one message (a SendMessage's parameters or a batch entry) into e and, when it is
  * valid, a spec. *bytes adds its size. Returns 0, or -1 with e->err and e->msg set. */
-static int read_entry(struct send_state *st, struct send_entry *e, const cJSON *m, size_t *bytes)
+static int read_entry(struct send_state *st, const struct sqs_queue *q, struct send_entry *e,
+                      const cJSON *m, size_t *bytes)
 {
     const cJSON *body = cJSON_GetObjectItemCaseSensitive(m, "MessageBody");
     const cJSON *delay = cJSON_GetObjectItemCaseSensitive(m, "DelaySeconds");
@@ -74,7 +75,7 @@ static int read_entry(struct send_state *st, struct send_entry *e, const cJSON *
         snprintf(e->msg, sizeof e->msg, "Invalid characters found.");
         return -1;
     }
-    int64_t d = 0;
+    int64_t d = q->delay;
     if (delay && !cJSON_IsNull(delay)) {
         double v = cJSON_IsNumber(delay) ? delay->valuedouble : -1;
         if (cJSON_IsString(delay))
@@ -89,18 +90,18 @@ static int read_entry(struct send_state *st, struct send_entry *e, const cJSON *
         d = (int64_t)v;
     }
     size_t size = blen;
-    if (sqs_attrs_check(attrs, &size, e->msg, sizeof e->msg) != 0)
+    if (sqs_msg_attrs_check(attrs, &size, e->msg, sizeof e->msg) != 0)
         return -1;
-    if (size > SQS_BODY_MAX) {
+    if ((int64_t)size > q->max_size) {
         snprintf(e->msg, sizeof e->msg,
-                 "One or more parameters are invalid. Reason: Message must be shorter than %d "
-                 "bytes.",
-                 SQS_BODY_MAX);
+                 "One or more parameters are invalid. Reason: Message must be shorter than "
+                 "%lld bytes.",
+                 (long long)q->max_size);
         return -1;
     }
     *bytes += size;
     sqs_md5_hex(body->valuestring, blen, e->md5_body);
-    if (sqs_attrs_md5(attrs, e->md5_attrs) != 0)
+    if (sqs_msg_attrs_md5(attrs, e->md5_attrs) != 0)
         e->md5_attrs[0] = '\0';
     e->payload = sqs_payload_new(body->valuestring, attrs);
     if (!e->payload) {
@@ -182,22 +183,21 @@ static enum MHD_Result send_answer(struct request *rq)
 }
 
 /* Start a send of the messages in m[0..n) (batch: entries with Ids). */
-static enum MHD_Result send_start(struct request *rq, const cJSON *params, const cJSON **m, int n,
-                                  int batch)
+static enum MHD_Result send_start(struct request *rq, const struct sqs_queue *q, const cJSON **m,
+                                  int n, int batch)
 {
     struct send_state *st = sqs_state_new(rq, sizeof *st, send_answer, send_state_free);
     if (!st)
         return reply_result(rq);
     st->batch = batch;
-    if (sqs_queue_or_reply(rq, params, st->queue) != 0)
-        return reply_result(rq);
+    snprintf(st->queue, sizeof st->queue, "%s", q->name);
     size_t bytes = 0;
     for (int i = 0; i < n; i++, st->n++) {
         struct send_entry *e = &st->e[i];
         if (batch)
             snprintf(e->id, sizeof e->id, "%s",
                      cJSON_GetObjectItemCaseSensitive(m[i], "Id")->valuestring);
-        if (read_entry(st, e, m[i], &bytes) != 0 && !batch)
+        if (read_entry(st, q, e, m[i], &bytes) != 0 && !batch)
             return sqs_reply_error(rq, e->err, "%s", e->msg);
     }
     if (batch && bytes > SQS_BODY_MAX)
@@ -214,16 +214,17 @@ static enum MHD_Result send_start(struct request *rq, const cJSON *params, const
     return pending_submit(rq, &st->p);
 }
 
-enum MHD_Result sqs_send_message(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_send_message(struct request *rq, const cJSON *params, const struct sqs_queue *q)
 {
-    return send_start(rq, params, &params, 1, 0);
+    return send_start(rq, q, &params, 1, 0);
 }
 
-enum MHD_Result sqs_send_message_batch(struct request *rq, const cJSON *params)
+enum MHD_Result sqs_send_message_batch(struct request *rq, const cJSON *params,
+                                       const struct sqs_queue *q)
 {
     const cJSON *entries[SQS_BATCH_MAX];
     int n = sqs_entries_or_reply(rq, params, entries);
     if (n < 0)
         return reply_result(rq);
-    return send_start(rq, params, entries, n, 1);
+    return send_start(rq, q, entries, n, 1);
 }

@@ -58,6 +58,11 @@ static const struct {
                               400, 1, "the message holds characters outside the allowed set"},
     [SQS_INVALID_ATTR_NAME] = {"com.amazonaws.sqs#InvalidAttributeName", "InvalidAttributeName",
                                400, 1, "unknown attribute"},
+    [SQS_INVALID_ATTR_VALUE] = {"com.amazonaws.sqs#InvalidAttributeValue", "InvalidAttributeValue",
+                                400, 1, "an attribute's value is not valid"},
+    [SQS_QUEUE_EXISTS] = {"com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists", 400, 1,
+                          "A queue already exists with the same name and a different value for "
+                          "attribute(s)"},
     [SQS_TOO_LARGE] = {"com.amazonaws.sqs#RequestEntityTooLarge", "RequestEntityTooLarge", 413, 1,
                        "the request body is too large"},
     [SQS_INTERNAL] = {"com.amazonaws.sqs#InternalError", "InternalError", 500, 0, "internal error"},

@@ -28,6 +28,8 @@ enum sqs_err {
     SQS_BATCH_TOO_LONG,     /* a batch's bodies together over 256 KiB */
     SQS_INVALID_CONTENTS,   /* a body with characters SQS does not allow */
     SQS_INVALID_ATTR_NAME,  /* an unknown queue attribute */
+    SQS_INVALID_ATTR_VALUE, /* a queue attribute's value out of its bounds */
+    SQS_QUEUE_EXISTS,       /* CreateQueue of an existing queue with other attributes */
     SQS_TOO_LARGE,          /* the request body is larger than --max-body-bytes */
     SQS_INTERNAL,           /* ours: logged */
     SQS_UNAVAILABLE,        /* the store cannot be used now, or the server is stopping */

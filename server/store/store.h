@@ -332,10 +332,10 @@ struct store_schedule_pass_call {
 
 /* STORE_CALL_SQS_QUEUE_PUT: store_sqs_queue_put (store_sqs.h). */
 struct store_sqs_queue_put_call {
-    const char *name;              /* in: a checked SQS queue name */
-    const char *attributes;        /* in: a JSON object of strings, compact */
-    int create;                    /* in: 1 create (or find), 0 merge into the existing row */
-    struct store_sqs_queue *out;   /* out: the row as stored */
+    const char *name;            /* in: a checked SQS queue name */
+    const char *attributes;      /* in: a JSON object of strings, compact */
+    int create;                  /* in: 1 create (or find), 0 merge into the existing row */
+    struct store_sqs_queue *out; /* out: the row as stored */
 };
 
 /* STORE_CALL_SQS_QUEUE_DELETE: store_sqs_queue_delete (store_sqs.h). */

@@ -69,13 +69,16 @@ class SqsJsClient(SqsServerTest):
     def test_queue_attributes_list_purge(self):
         self.sqs("queues")
 
+    def test_queue_attributes_stored(self):
+        self.sqs("attributes")
+
     def test_errors(self):
         self.sqs("errors")
 
     def test_native_job_received_through_sqs(self):
         q = self.sqs_queue()
         self.enqueue(queue=q)
-        self.sqs("native", q)
+        self.sqs("native", q)  # CreateQueue of an existing jobq queue, then a receive
         r = self.c.get("/jobs?queue=%s" % q)
         self.assertEqual([j["status"] for j in r.json["jobs"]], ["succeeded"], r)
 
@@ -122,9 +125,17 @@ class SqsWire(SqsServerTest):
         self.assertEqual(self.c.get("/jobs?queue=%s" % q).json["jobs"], [])
 
     def test_bad_receipt_handle(self):
+        r = self.post("AmazonSQS.CreateQueue", '{"QueueName":"%s"}' % self.sqs_queue())
+        self.assertEqual(r.status, 200, r)
         r = self.post("AmazonSQS.DeleteMessage",
-                      '{"QueueUrl":"http://x/000000000000/q","ReceiptHandle":"1.short"}')
+                      '{"QueueUrl":"%s","ReceiptHandle":"1.short"}' % r.json["QueueUrl"])
         self.assert_sqs_error(r, 400, "ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid;Sender")
+
+    def test_unknown_queue(self):
+        r = self.post("AmazonSQS.SendMessage",
+                      '{"QueueUrl":"http://x/000000000000/never-made","MessageBody":"x"}')
+        self.assert_sqs_error(r, 400, "QueueDoesNotExist",
+                              "AWS.SimpleQueueService.NonExistentQueue;Sender")
 
     def test_missing_queue_url(self):
         r = self.post("AmazonSQS.SendMessage", '{"MessageBody":"x"}')

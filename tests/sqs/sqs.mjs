@@ -178,6 +178,16 @@ const scenarios = {
     assert.ok(a.Attributes.QueueArn.endsWith(`:${queue}`));
     const listed = await send(sqs.ListQueuesCommand, { QueueNamePrefix: queue });
     assert.deepEqual(listed.QueueUrls, [QueueUrl]);
+    // Pages of MaxResults, NextToken to go on.
+    for (const n of ["b", "c"])
+      await send(sqs.CreateQueueCommand, { QueueName: `${queue}-${n}` });
+    const p1 = await send(sqs.ListQueuesCommand, { QueueNamePrefix: queue, MaxResults: 2 });
+    assert.equal(p1.QueueUrls.length, 2);
+    assert.ok(p1.NextToken);
+    const p2 = await send(sqs.ListQueuesCommand, { QueueNamePrefix: queue, MaxResults: 2,
+                                                   NextToken: p1.NextToken });
+    assert.deepEqual(p2.QueueUrls, [`${QueueUrl}-c`]);
+    assert.equal(p2.NextToken, undefined);
     await send(sqs.PurgeQueueCommand, { QueueUrl });
     const b = await send(sqs.GetQueueAttributesCommand, { QueueUrl,
       AttributeNames: ["ApproximateNumberOfMessages"] });
@@ -204,6 +214,49 @@ const scenarios = {
     assert.equal(e.name, "InvalidParameterValue");
     e = await failure(sqs.GetQueueUrlCommand, { QueueName: "bad name!" });
     assert.equal(e.name, "InvalidParameterValue");
+  },
+
+  async attributes() {
+    const made = await send(sqs.CreateQueueCommand, { QueueName: queue,
+      Attributes: { VisibilityTimeout: "5" } });
+    const QueueUrl = made.QueueUrl;
+    // Idempotent when the attributes match (a default stands for one not given).
+    const again = await send(sqs.CreateQueueCommand, { QueueName: queue,
+      Attributes: { VisibilityTimeout: "5", DelaySeconds: "0" } });
+    assert.equal(again.QueueUrl, QueueUrl);
+    let e = await failure(sqs.CreateQueueCommand, { QueueName: queue,
+      Attributes: { VisibilityTimeout: "6" } });
+    assert.equal(e.name, "QueueNameExists");
+    let a = await send(sqs.GetQueueAttributesCommand, { QueueUrl,
+      AttributeNames: ["VisibilityTimeout", "DelaySeconds", "CreatedTimestamp"] });
+    assert.equal(a.Attributes.VisibilityTimeout, "5");
+    assert.equal(a.Attributes.DelaySeconds, "0");
+    assert.ok(Number(a.Attributes.CreatedTimestamp) > 1.6e9);
+    // The queue's DelaySeconds delays a message sent without one.
+    await send(sqs.SetQueueAttributesCommand, { QueueUrl, Attributes: { DelaySeconds: "2" } });
+    a = await send(sqs.GetQueueAttributesCommand, { QueueUrl, AttributeNames: ["All"] });
+    assert.equal(a.Attributes.DelaySeconds, "2");
+    assert.equal(a.Attributes.VisibilityTimeout, "5");
+    const t0 = Date.now();
+    await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "later" });
+    const now = await send(sqs.ReceiveMessageCommand, { QueueUrl });
+    assert.equal(now.Messages, undefined);
+    const m = await receiveOne(QueueUrl);
+    assert.equal(m.Body, "later");
+    assert.ok(Date.now() - t0 >= 900, `received after ${Date.now() - t0} ms`);
+    e = await failure(sqs.SetQueueAttributesCommand, { QueueUrl,
+      Attributes: { VisibilityTimeout: "43201" } });
+    assert.equal(e.name, "InvalidAttributeValue");
+    e = await failure(sqs.SetQueueAttributesCommand, { QueueUrl, Attributes: { Nope: "1" } });
+    assert.equal(e.name, "InvalidAttributeName");
+    // Deleted: gone for every action.
+    await send(sqs.DeleteQueueCommand, { QueueUrl });
+    e = await failure(sqs.GetQueueUrlCommand, { QueueName: queue });
+    assert.equal(e.name, "QueueDoesNotExist");
+    e = await failure(sqs.SendMessageCommand, { QueueUrl, MessageBody: "x" });
+    assert.equal(e.name, "QueueDoesNotExist");
+    e = await failure(sqs.ReceiveMessageCommand, { QueueUrl: QueueUrl + "-never-made" });
+    assert.equal(e.name, "QueueDoesNotExist");
   },
 
   // A job enqueued natively (the test enqueued {"n": 1}) is received with its payload as body.

@@ -61,8 +61,8 @@ static enum store_result rows_on(struct sqlite_conn *c, sqlite3_stmt *st,
 }
 
 enum store_result sqlite_read_sqs_queues(struct store *s, const char *prefix, int exact,
-                                         const char *after, int limit,
-                                         struct store_sqs_queue **out, size_t *n)
+                                         const char *after, int limit, struct store_sqs_queue **out,
+                                         size_t *n)
 {
     struct sqlite_pool *pool = &sqlite_store_of(s)->readers;
     *out = NULL;
@@ -153,8 +153,8 @@ static int delete_tx(struct sqlite_conn *c, void *p)
 {
     struct store_call *call = p;
     int changes = 0;
-    enum store_result r = write_row(c, STMT_SQS_QUEUE_DELETE, call->sqs_queue_delete.name, NULL,
-                                    call->now, &changes);
+    enum store_result r =
+        write_row(c, STMT_SQS_QUEUE_DELETE, call->sqs_queue_delete.name, NULL, call->now, &changes);
     return r == STORE_OK && changes == 0 ? STORE_NOT_FOUND : r;
 }
 

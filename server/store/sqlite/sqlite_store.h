@@ -82,8 +82,8 @@ enum store_result sqlite_read_schedules_next(struct store *s, int limit,
 enum store_result sqlite_read_schedules_count(struct store *s, size_t *n);
 /* store_sqs_queues (sqlite_sqs.c). */
 enum store_result sqlite_read_sqs_queues(struct store *s, const char *prefix, int exact,
-                                         const char *after, int limit,
-                                         struct store_sqs_queue **out, size_t *n);
+                                         const char *after, int limit, struct store_sqs_queue **out,
+                                         size_t *n);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
 enum store_result sqlite_read_ping(struct store *s);
 enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,

@@ -47,8 +47,7 @@ TEST(merge_replaces_given_keys)
     store_sqs_queue_clear(&out);
     CHECK_INT(store_sqs_queue_put(s, "q", "{\"A\":\"1\",\"B\":\"2\"}", 1, T0, &out), STORE_OK);
     store_sqs_queue_clear(&out);
-    CHECK_INT(store_sqs_queue_put(s, "q", "{\"B\":\"3\",\"C\":\"4\"}", 0, T0 + 10, &out),
-              STORE_OK);
+    CHECK_INT(store_sqs_queue_put(s, "q", "{\"B\":\"3\",\"C\":\"4\"}", 0, T0 + 10, &out), STORE_OK);
     cJSON *a = cJSON_Parse(out.attributes);
     CHECK_STR(attr(a, "A"), "1");
     CHECK_STR(attr(a, "B"), "3");
