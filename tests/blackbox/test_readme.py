@@ -6,15 +6,20 @@ each ```console block of those sections is one recipe, run on a fresh server and
 server's address; what it prints must be exactly the lines the README shows after it.
 
 curl and jq come from scripts/deps.sh; without them the recipes are skipped, naming the one
-missing (as test_examples does for a language's runtime)."""
+missing (as test_examples does for a language's runtime).
+
+"Use it from an SQS client": its ```js block runs with node and the pinned AWS SDK of tests/sqs
+against a server with --sqs-listen (127.0.0.1:9324 turned into its address), and must print
+what its comment says."""
 
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
-from harness import HOST, ServerTest
+from harness import HOST, ServerTest, free_port
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
@@ -102,6 +107,39 @@ class ReadmeRecipes(ServerTest):
                           "A report every Monday at 9 in Berlin.",
                           "Every second, never two at once.",
                           "A batch with a completion callback."])
+
+
+SQS_SECTION = "## Use it from an SQS client"
+SQS_DIR = os.path.join(os.path.dirname(README), "tests", "sqs")
+
+
+class ReadmeSqs(ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.sqs_port = free_port()
+        cls.server_args = ("--sqs-listen", "%s:%d" % (HOST, cls.sqs_port))
+        super().setUpClass()
+
+    def test_js_snippet(self):
+        node = shutil.which("node")
+        if not node or not os.path.isdir(os.path.join(SQS_DIR, "node_modules", "@aws-sdk")):
+            self.skipTest("node or tests/sqs/node_modules is missing: run scripts/deps.sh")
+        with open(README, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index(SQS_SECTION)
+        section = text[start:text.index("\n## ", start + 1)]
+        code = re.search(r"```js\n(.*?)```", section, re.S).group(1)
+        want = re.search(r"console\.log\(.*\); // (.*)", code).group(1)
+        code = code.replace("http://127.0.0.1:9324", "http://%s:%d" % (HOST, self.sqs_port))
+        # In tests/sqs, so that the import finds its node_modules.
+        fd, path = tempfile.mkstemp(suffix=".mjs", prefix="readme-", dir=SQS_DIR)
+        self.addCleanup(os.remove, path)
+        with os.fdopen(fd, "w") as f:
+            f.write(code)
+        p = subprocess.run([node, path], capture_output=True, stdin=subprocess.DEVNULL,
+                           timeout=RUN_TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr.decode("utf-8", "replace"))
+        self.assertEqual(p.stdout.decode().splitlines(), [want])
 
 
 if __name__ == "__main__":
