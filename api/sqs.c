@@ -12,6 +12,7 @@
 #include "reply.h"
 #include "sqs_lease.h"
 #include "sqs_params.h"
+#include "sqs_query.h"
 #include "sqs_queues.h"
 #include "sqs_receive.h"
 #include "sqs_send.h"
@@ -121,47 +122,95 @@ static enum MHD_Result lookup_start(struct request *rq, size_t i, cJSON *params)
     return pending_read_submit(rq, &st->r);
 }
 
-/* 1 when the request's Content-Type is the JSON 1.0 protocol's (any parameters). */
-static int json_protocol(struct request *rq)
+/* 1 when the request's Content-Type is `type` (any parameters, any case). */
+static int content_type_is(struct request *rq, const char *type)
 {
-    static const char type[] = "application/x-amz-json-1.0";
     const char *ct =
         MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!ct)
         return 0;
     ct += strspn(ct, " \t");
     size_t n = strcspn(ct, "; \t");
-    return n == sizeof type - 1 && strncasecmp(ct, type, n) == 0;
+    return n == strlen(type) && strncasecmp(ct, type, n) == 0;
+}
+
+/* The action named `name`: its index, or the table's length when there is none. */
+static size_t action_find(const char *name)
+{
+    size_t i = 0;
+    while (i < sizeof actions / sizeof actions[0] && strcmp(actions[i].name, name) != 0)
+        i++;
+    return i;
+}
+
+/* Read the request's action and parameters, by its protocol: *params is a new object and
+ * *i the action's index. Returns 0, or -1 after answering. */
+static int read_request(struct request *rq, size_t *i, cJSON **params)
+{
+    const char *name = NULL;
+    *params = NULL;
+    if (content_type_is(rq, "application/x-www-form-urlencoded")) {
+        rq->sqs_query = 1; /* errors too are XML from here on */
+        *params = sqs_query_params(rq->body ? rq->body : "", rq->body_len);
+        if (!*params) {
+            sqs_reply_error(rq, SQS_SERIALIZATION, "the form is malformed");
+            return -1;
+        }
+        name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(*params, "Action"));
+        if (!name) {
+            sqs_reply_error(rq, SQS_MISSING_PARAMETER, "the form names no Action");
+            return -1;
+        }
+    } else {
+        const char *target = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "X-Amz-Target");
+        if (!content_type_is(rq, "application/x-amz-json-1.0") || !target) {
+            sqs_reply_error(rq, SQS_INVALID_ACTION,
+                            "jobq speaks the AWS JSON 1.0 protocol (X-Amz-Target and "
+                            "application/x-amz-json-1.0) and the query protocol "
+                            "(application/x-www-form-urlencoded)");
+            return -1;
+        }
+        if (strncmp(target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1) != 0) {
+            sqs_reply_error(rq, SQS_INVALID_ACTION, "unknown target %.64s", target);
+            return -1;
+        }
+        name = target + sizeof TARGET_PREFIX - 1;
+    }
+    *i = action_find(name);
+    if (*i == sizeof actions / sizeof actions[0]) {
+        sqs_reply_error(rq, SQS_INVALID_ACTION, "unknown action %.64s", name);
+        return -1;
+    }
+    rq->sqs_action = actions[*i].name;
+    if (!actions[*i].run) {
+        sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not support %s", actions[*i].name);
+        return -1;
+    }
+    if (rq->sqs_query)
+        return 0;
+    *params = rq->body_len ? cJSON_ParseWithLengthOpts(rq->body, rq->body_len + 1, NULL, 1)
+                           : cJSON_CreateObject();
+    if (!cJSON_IsObject(*params)) {
+        sqs_reply_error(rq, SQS_SERIALIZATION, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 /* Read the action and its parameters, then run it. */
 static enum MHD_Result start(struct request *rq)
 {
+    rq->sqs_query = content_type_is(rq, "application/x-www-form-urlencoded");
     if (rq->too_large)
         return sqs_reply_error(rq, SQS_TOO_LARGE, "the request body is larger than %lld bytes",
                                (long long)rq->app->cfg->max_body_bytes);
     if (strcmp(rq->method, "POST") != 0)
         return sqs_reply_error(rq, SQS_INVALID_ACTION, "the SQS API takes POST requests only");
-    const char *target = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "X-Amz-Target");
-    if (!json_protocol(rq) || !target)
-        return sqs_reply_error(rq, SQS_UNSUPPORTED,
-                               "jobq speaks the AWS JSON 1.0 protocol (X-Amz-Target and "
-                               "application/x-amz-json-1.0) only, for now");
-    if (strncmp(target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1) != 0)
-        return sqs_reply_error(rq, SQS_INVALID_ACTION, "unknown target %.64s", target);
-    const char *name = target + sizeof TARGET_PREFIX - 1;
-    size_t i = 0;
-    while (i < sizeof actions / sizeof actions[0] && strcmp(actions[i].name, name) != 0)
-        i++;
-    if (i == sizeof actions / sizeof actions[0])
-        return sqs_reply_error(rq, SQS_INVALID_ACTION, "unknown action %.64s", name);
-    if (!actions[i].run)
-        return sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not support %s", name);
-    cJSON *params = rq->body_len ? cJSON_ParseWithLengthOpts(rq->body, rq->body_len + 1, NULL, 1)
-                                 : cJSON_CreateObject();
-    if (!cJSON_IsObject(params)) {
+    size_t i;
+    cJSON *params;
+    if (read_request(rq, &i, &params) != 0) {
         cJSON_Delete(params);
-        return sqs_reply_error(rq, SQS_SERIALIZATION, NULL);
+        return reply_result(rq);
     }
     if (actions[i].lookup != NONE)
         return lookup_start(rq, i, params);

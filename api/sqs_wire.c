@@ -8,8 +8,10 @@
 
 #include "log.h"
 #include "reply.h"
+#include "sqs_query.h"
 
 #define SQS_JSON_TYPE "application/x-amz-json-1.0"
+#define SQS_XML_TYPE "text/xml"
 
 /* One row per error: the JSON __type, the legacy (query protocol) code, the status, 1 when
  * the sender is at fault, and the default message. */
@@ -80,23 +82,38 @@ int sqs_err_sender(enum sqs_err e)
     return errs[(unsigned)e < SQS_ERR_COUNT ? e : SQS_INTERNAL].sender;
 }
 
-/* Print body and answer it with status and the extra header (name may be NULL). */
-static enum MHD_Result answer(struct request *rq, unsigned status, cJSON *body, const char *name,
-                              const char *value)
+/* Answer text (malloc'd, consumed; NULL: out of memory) with status, in the request's
+ * protocol's content type, and the extra header (name may be NULL). */
+static enum MHD_Result answer_text(struct request *rq, unsigned status, char *text,
+                                   const char *name, const char *value)
 {
-    char *text = body ? cJSON_PrintUnformatted(body) : NULL;
-    cJSON_Delete(body);
     if (!text) {
         log_error("out of memory answering an sqs request");
-        static const char oom[] = "{\"__type\":\"com.amazonaws.sqs#InternalError\"}";
-        text = strdup(oom);
+        static const char oom_json[] = "{\"__type\":\"com.amazonaws.sqs#InternalError\"}";
+        static const char oom_xml[] = "<ErrorResponse><Error><Type>Receiver</Type><Code>"
+                                      "InternalError</Code></Error></ErrorResponse>";
+        text = strdup(rq->sqs_query ? oom_xml : oom_json);
         if (!text)
             return MHD_NO;
         status = 500;
         name = "x-amzn-query-error";
         value = "InternalError;Receiver";
     }
-    return reply_take(rq, status, SQS_JSON_TYPE, text, strlen(text), name, value, NULL);
+    return reply_take(rq, status, rq->sqs_query ? SQS_XML_TYPE : SQS_JSON_TYPE, text, strlen(text),
+                      name, value, NULL);
+}
+
+/* Answer body (consumed; NULL: out of memory) with status in the request's protocol. */
+static enum MHD_Result answer(struct request *rq, unsigned status, cJSON *body, const char *name,
+                              const char *value)
+{
+    char *text = NULL;
+    if (body && rq->sqs_query)
+        text = sqs_query_answer(rq->sqs_action ? rq->sqs_action : "Unknown", body, rq->request_id);
+    else if (body)
+        text = cJSON_PrintUnformatted(body);
+    cJSON_Delete(body);
+    return answer_text(rq, status, text, name, value);
 }
 
 enum MHD_Result sqs_reply_error(struct request *rq, enum sqs_err e, const char *fmt, ...)
@@ -114,6 +131,10 @@ enum MHD_Result sqs_reply_error(struct request *rq, enum sqs_err e, const char *
     }
     char query[128];
     snprintf(query, sizeof query, "%s;%s", errs[e].code, errs[e].sender ? "Sender" : "Receiver");
+    if (rq->sqs_query)
+        return answer_text(rq, errs[e].status,
+                           sqs_query_error(errs[e].code, errs[e].sender, msg, rq->request_id),
+                           "x-amzn-query-error", query);
     cJSON *body = cJSON_CreateObject();
     if (body && (!cJSON_AddStringToObject(body, "__type", errs[e].type) ||
                  !cJSON_AddStringToObject(body, "message", msg))) {

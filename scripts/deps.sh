@@ -33,9 +33,11 @@ installed() {
 # faketime (libfaketime): tests/blackbox/test_clock_skew.py runs jobqd with a clock that lags.
 # tzdata: /usr/share/zoneinfo, the time zones of schedules (server/zoneinfo.h); the unit tests
 # of server/domain/tz.c and cron.c read it and fail without it.
+# python3-boto3, awscli: real SQS clients of the query protocol, which
+# tests/blackbox/test_sqs.py drives the SQS listener with (boto3 through /usr/bin/python3).
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
           python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
-          libcurl4-openssl-dev prometheus faketime tzdata)
+          libcurl4-openssl-dev prometheus faketime tzdata python3-boto3 awscli)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")

@@ -1,17 +1,20 @@
-"""The SQS front end (--sqs-listen, docs/sqs.md) driven by a real client, unchanged: the AWS
+"""The SQS front end (--sqs-listen, docs/sqs.md) driven by real clients, unchanged: the AWS
 SDK for JavaScript v3 (@aws-sdk/client-sqs, pinned in tests/sqs, which checks every MD5 it is
-given). Each scenario of tests/sqs/sqs.mjs runs against one server: send and receive with
+given: the JSON protocol), Debian's python3-boto3 and awscli (the query protocol: forms and
+XML). Each scenario of tests/sqs/sqs.mjs and tests/sqs/boto.py runs against one server: send and receive with
 message attributes and digests, long poll, visibility extension and expiry, the stale
 receipt handle of a message received again since (fencing), batches with partial failure,
 queue attributes, list and purge, AWS's errors; and the model shared with the native API (a
-job enqueued natively is received through SQS, a message sent through SQS is a job). node
-and tests/sqs/node_modules come from scripts/deps.sh; the tests fail, naming it, when one is
-missing."""
+job enqueued natively is received through SQS, a message sent through SQS is a job). node,
+tests/sqs/node_modules, python3-boto3 (for /usr/bin/python3) and awscli come from
+scripts/deps.sh; the tests fail, naming it, when one is missing."""
 
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from harness import Client, ServerTest, Server, free_port
@@ -19,6 +22,7 @@ from harness import Client, ServerTest, Server, free_port
 HERE = os.path.dirname(os.path.abspath(__file__))
 SDK_DIR = os.path.join(HERE, "..", "sqs")
 SCENARIO_TIMEOUT = 120
+DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's, with python3-boto3 (not a virtualenv's)
 
 
 class SqsServerTest(ServerTest):
@@ -90,6 +94,89 @@ class SqsJsClient(SqsServerTest):
         self.assertEqual(r.json["jobs"][0]["payload"], {"sqs": {"body": "from sqs"}})
 
 
+class SqsBoto(SqsServerTest):
+    """Debian's boto3: the query protocol."""
+
+    def boto(self, scenario):
+        p = subprocess.run([DEBIAN_PYTHON, "-c", "import boto3"], capture_output=True)
+        self.assertEqual(p.returncode, 0, "python3-boto3 is missing: run scripts/deps.sh")
+        p = subprocess.run([DEBIAN_PYTHON, "boto.py", scenario,
+                            "http://127.0.0.1:%d" % self.sqs_port, self.sqs_queue()],
+                           cwd=SDK_DIR, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=SCENARIO_TIMEOUT)
+        output = (p.stdout + p.stderr).decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, "boto.py %s failed:\n%s\n--- jobqd log ---\n%s"
+                         % (scenario, output, self.server.log_tail()))
+
+    def test_send_receive_attributes_md5(self):
+        self.boto("basic")
+
+    def test_long_poll(self):
+        self.boto("longpoll")
+
+    def test_visibility_extension_and_expiry(self):
+        self.boto("visibility")
+
+    def test_stale_receipt_handle_refused(self):
+        self.boto("stale")
+
+    def test_batches_partial_failure(self):
+        self.boto("batches")
+
+    def test_queues(self):
+        self.boto("queues")
+
+    def test_errors(self):
+        self.boto("errors")
+
+
+class SqsAwsCli(SqsServerTest):
+    """Debian's awscli, as a shell script would use it."""
+
+    def aws(self, *args, ok=True):
+        exe = shutil.which("aws")
+        self.assertIsNotNone(exe, "awscli is missing: run scripts/deps.sh")
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="jobq", AWS_SECRET_ACCESS_KEY="jobq",
+                   AWS_DEFAULT_REGION="us-east-1", AWS_PAGER="", AWS_MAX_ATTEMPTS="1",
+                   HOME=tempfile.gettempdir())
+        p = subprocess.run([exe, "--endpoint-url", "http://127.0.0.1:%d" % self.sqs_port,
+                            "--output", "json", "sqs"] + list(args),
+                           capture_output=True, env=env, timeout=SCENARIO_TIMEOUT)
+        out, err = p.stdout.decode(), p.stderr.decode()
+        if ok:
+            self.assertEqual(p.returncode, 0, "aws sqs %s: %s" % (" ".join(args), err))
+            return json.loads(out) if out.strip() else {}
+        self.assertNotEqual(p.returncode, 0, out)
+        return err
+
+    def test_send_receive_delete_and_stale_handle(self):
+        url = self.aws("create-queue", "--queue-name", self.sqs_queue())["QueueUrl"]
+        sent = self.aws("send-message", "--queue-url", url, "--message-body", "from the cli")
+        first = self.aws("receive-message", "--queue-url", url, "--visibility-timeout", "1",
+                         "--wait-time-seconds", "5")["Messages"][0]
+        self.assertEqual(first["Body"], "from the cli")
+        self.assertEqual(first["MessageId"], sent["MessageId"])
+        deadline = time.monotonic() + 15
+        second = None
+        while second is None and time.monotonic() < deadline:
+            got = self.aws("receive-message", "--queue-url", url, "--wait-time-seconds", "1")
+            second = (got.get("Messages") or [None])[0]
+        self.assertIsNotNone(second, "the message never came back")
+        err = self.aws("delete-message", "--queue-url", url, "--receipt-handle",
+                       first["ReceiptHandle"], ok=False)
+        self.assertIn("ReceiptHandleIsInvalid", err)
+        self.aws("delete-message", "--queue-url", url, "--receipt-handle",
+                 second["ReceiptHandle"])
+        attrs = self.aws("get-queue-attributes", "--queue-url", url, "--attribute-names", "All")
+        self.assertEqual(attrs["Attributes"]["ApproximateNumberOfMessages"], "0")
+        self.assertEqual(attrs["Attributes"]["ApproximateNumberOfMessagesNotVisible"], "0")
+
+    def test_errors(self):
+        err = self.aws("get-queue-url", "--queue-name", "never-made-" + self.sqs_queue(),
+                       ok=False)
+        self.assertIn("NonExistentQueue", err)
+
+
 class SqsWire(SqsServerTest):
     """What no SDK sends: the wire format's errors, checked field by field."""
 
@@ -136,6 +223,21 @@ class SqsWire(SqsServerTest):
                       '{"QueueUrl":"http://x/000000000000/never-made","MessageBody":"x"}')
         self.assert_sqs_error(r, 400, "QueueDoesNotExist",
                               "AWS.SimpleQueueService.NonExistentQueue;Sender")
+
+    def test_query_protocol_error_is_xml(self):
+        r = self.post(None, b"Action=GetQueueUrl&QueueName=never-made&Version=2012-11-05",
+                      ctype="application/x-www-form-urlencoded")
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(r.header("Content-Type"), "text/xml", r)
+        self.assertEqual(r.header("x-amzn-query-error"),
+                         "AWS.SimpleQueueService.NonExistentQueue;Sender", r)
+        self.assertIn(b"<Code>AWS.SimpleQueueService.NonExistentQueue</Code>", r.body)
+
+    def test_malformed_form(self):
+        r = self.post(None, b"Action=SendMessage&QueueUrl=%zz",
+                      ctype="application/x-www-form-urlencoded")
+        self.assertEqual(r.status, 400, r)
+        self.assertIn(b"<Code>SerializationException</Code>", r.body)
 
     def test_missing_queue_url(self):
         r = self.post("AmazonSQS.SendMessage", '{"MessageBody":"x"}')
