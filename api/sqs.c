@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "config.h"
+#include "jsonin.h"
 #include "pending.h"
 #include "reply.h"
 #include "sqs_lease.h"
@@ -188,6 +189,16 @@ static int read_request(struct request *rq, size_t *i, cJSON **params)
     }
     if (rq->sqs_query)
         return 0;
+    /* Strict JSON (valid UTF-8, bounded depth, nothing after the value), and no U+0000,
+     * which a C string would silently cut a body at. */
+    if (rq->body_len && json_validate(rq->body, rq->body_len, NULL) != JV_OK) {
+        sqs_reply_error(rq, SQS_SERIALIZATION, NULL);
+        return -1;
+    }
+    if (rq->body_len && json_has_nul((struct jspan){rq->body, rq->body_len})) {
+        sqs_reply_error(rq, SQS_INVALID_CONTENTS, "the request holds the character U+0000");
+        return -1;
+    }
     *params = rq->body_len ? cJSON_ParseWithLengthOpts(rq->body, rq->body_len + 1, NULL, 1)
                            : cJSON_CreateObject();
     if (!cJSON_IsObject(*params)) {

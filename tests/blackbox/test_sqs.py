@@ -200,6 +200,18 @@ class SqsWire(SqsServerTest):
         r = self.post("AmazonSQS.SendMessage", "{not json")
         self.assert_sqs_error(r, 400, "SerializationException", "SerializationException;Sender")
 
+    def test_nul_and_bad_utf8_refused(self):
+        q = self.sqs_queue()
+        r = self.post("AmazonSQS.CreateQueue", '{"QueueName":"%s"}' % q)
+        url = r.json["QueueUrl"]
+        r = self.post("AmazonSQS.SendMessage",
+                      '{"QueueUrl":"%s","MessageBody":"a\\u0000b"}' % url)
+        self.assert_sqs_error(r, 400, "InvalidMessageContents", "InvalidMessageContents;Sender")
+        r = self.post("AmazonSQS.SendMessage",
+                      b'{"QueueUrl":"' + url.encode() + b'","MessageBody":"\xff"}')
+        self.assert_sqs_error(r, 400, "SerializationException", "SerializationException;Sender")
+        self.assertEqual(self.c.get("/jobs?queue=%s" % q).json["jobs"], [])
+
     def test_unknown_action(self):
         r = self.post("AmazonSQS.FlyToTheMoon", "{}")
         self.assert_sqs_error(r, 400, "InvalidAction", "InvalidAction;Sender")
