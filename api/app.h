@@ -26,6 +26,10 @@ struct app {
     struct workers *readers;
     /* The open GET /events streams (sse.h): started by http_start(), stopped by http_stop(). */
     struct sse_hub *streams;
+    /* The SQS front end (sqs.h): what its queue URLs start with (no trailing '/'); set
+     * before its listener starts (right after, when it binds port 0). Empty on the native
+     * listener's app. */
+    char base_url[512];
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include "handlers.h"
 #include "http.h"
 #include "log.h"
+#include "sqs.h"
 #include "store.h"
 #include "sweeper.h"
 #include "ticker.h"
@@ -41,6 +42,8 @@ struct daemon {
     struct ticker *ticker; /* the schedules' ticks: stopped first */
     struct http_server *http;
     struct app app;
+    struct http_server *sqs; /* --sqs-listen (sqs.h); NULL without */
+    struct app sqs_app;
 };
 
 static void hook_ready(void *arg, const char *queue)
@@ -142,6 +145,47 @@ static struct store *open_store(struct daemon *d)
     return store_open(&opts);
 }
 
+/* What the SQS queue URLs start with: --sqs-base-url without its trailing '/', else the
+ * scheme, host and port of the SQS listener. */
+static void sqs_base_url(const struct config *cfg, int port, char *out, size_t len)
+{
+    int v6 = strchr(cfg->sqs_listen_host, ':') != NULL;
+    if (cfg->sqs_base_url[0])
+        snprintf(out, len, "%s", cfg->sqs_base_url);
+    else
+        snprintf(out, len, "%s://%s%s%s:%d", cfg->tls_cert[0] ? "https" : "http", v6 ? "[" : "",
+                 cfg->sqs_listen_host, v6 ? "]" : "", port);
+    size_t n = strlen(out);
+    while (n > 0 && out[n - 1] == '/')
+        out[--n] = '\0';
+}
+
+/* Start the SQS listener (--sqs-listen) with an app of its own (its readers, its count of
+ * store calls). Returns 0, or -1 (logged). */
+static int start_sqs(struct daemon *d)
+{
+    const struct config *cfg = d->cfg;
+    if (d->auth) {
+        log_error("--sqs-listen with --auth-token-file: SigV4 verification is not built yet, "
+                  "so the SQS listener cannot require authentication");
+        return -1;
+    }
+    d->sqs_app.store = d->store;
+    d->sqs_app.waitq = d->app.waitq;
+    d->sqs_app.cfg = cfg;
+    sqs_base_url(cfg, cfg->sqs_listen_port, d->sqs_app.base_url, sizeof d->sqs_app.base_url);
+    struct http_front front = {
+        .host = cfg->sqs_listen_host, .port = cfg->sqs_listen_port, .serve = sqs_serve};
+    d->sqs = http_start(&d->sqs_app, &front);
+    if (!d->sqs)
+        return -1;
+    if (cfg->sqs_listen_port == 0) /* port 0: the one bound */
+        sqs_base_url(cfg, http_port(d->sqs), d->sqs_app.base_url, sizeof d->sqs_app.base_url);
+    log_info("sqs listening on port %d (queue URLs start with %s)", http_port(d->sqs),
+             d->sqs_app.base_url);
+    return 0;
+}
+
 struct daemon *daemon_start(const struct config *cfg)
 {
     struct daemon *d = calloc(1, sizeof *d);
@@ -176,9 +220,15 @@ struct daemon *daemon_start(const struct config *cfg)
     d->app.waitq = waitq;
     d->app.cfg = cfg;
     d->app.auth = d->auth;
-    d->http = http_start(&d->app);
+    struct http_front native = {.host = cfg->listen_host, .port = cfg->listen_port};
+    d->http = http_start(&d->app, &native);
     if (!d->http)
         goto fail;
+    if (cfg->sqs_listen_host[0] && start_sqs(d) != 0) {
+        http_stop(d->http, 0);
+        d->http = NULL;
+        goto fail;
+    }
     int v6 = strchr(cfg->listen_host, ':') != NULL;
     char where[300];
     snprintf(where, sizeof where, "%s%s%s:%d", v6 ? "[" : "", cfg->listen_host, v6 ? "]" : "",
@@ -197,12 +247,15 @@ int daemon_stop(struct daemon *d, int timeout_ms)
     if (!d)
         return 0;
     http_quiesce(d->http);
+    http_quiesce(d->sqs);
     ticker_stop(d->ticker); /* no tick starts from now on; the one in progress ends */
     d->ticker = NULL;
     waitq_shutdown(atomic_load(&d->waitq)); /* parked long polls answer {"jobs": []} */
-    if (http_drain(d->http, timeout_ms) > 0)
+    long left = http_drain(d->http, timeout_ms);
+    left += http_drain(d->sqs, timeout_ms);
+    if (left > 0)
         store_abandon(d->store); /* store calls that outlive the timeout end now, as 503s */
-    if (http_stop(d->http, ABANDON_WAIT_MS) != 0) {
+    if (http_stop(d->sqs, ABANDON_WAIT_MS) != 0 || http_stop(d->http, ABANDON_WAIT_MS) != 0) {
         /* A call is stuck in the database (a disk that does not answer): its connection is
          * suspended, so neither the server nor the store can be freed. Nothing it did was
          * acknowledged; its client sees the connection close and retries. */

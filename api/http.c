@@ -43,6 +43,7 @@
 struct http_server {
     struct MHD_Daemon *daemon;
     struct app *app;
+    struct http_front front;
     int port;
     struct tls_pem tls;   /* empty without TLS */
     struct watchdog *wd;  /* --header-timeout (watchdog.h) */
@@ -211,6 +212,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *req_cls = rq;
         inflight_add(h, 1);
         watchdog_request_started(conn); /* the headers are in */
+        if (h->front.serve) {
+            /* A front end of its own decides everything once the body is in, or at once
+             * when the client waits for "100 Continue" with a body that is too large. */
+            rq->too_large = announced_too_large(conn, max);
+            if (rq->too_large &&
+                (expects_continue(conn) || announced_too_large(conn, max + DRAIN_LIMIT)))
+                return h->front.serve(rq);
+            return MHD_YES;
+        }
         if (access_check(rq) != ACCESS_OK) {
             /* Refused on its headers (access.h). Answer at once when the client waits for
              * "100 Continue" or announces a body we would not read; else read the body away
@@ -243,6 +253,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* The upload is complete (or this is a resumed long poll). */
     if (rq->answered)
         return MHD_YES;
+    if (h->front.serve)
+        return h->front.serve(rq);
     if (rq->denied)
         return access_reply_denied(rq);
     if (rq->too_large)
@@ -402,11 +414,11 @@ static void raise_fd_limit(int max_connections)
                  (unsigned long long)rl.rlim_cur, (unsigned long long)old, max_connections);
 }
 
-struct http_server *http_start(struct app *app)
+struct http_server *http_start(struct app *app, const struct http_front *front)
 {
     const struct config *cfg = app->cfg;
     struct sockaddr_storage addr;
-    if (resolve(cfg->listen_host, cfg->listen_port, &addr) != 0)
+    if (resolve(front->host, front->port, &addr) != 0)
         return NULL;
     raise_fd_limit(cfg->max_connections);
 
@@ -416,6 +428,7 @@ struct http_server *http_start(struct app *app)
         return NULL;
     }
     h->app = app;
+    h->front = *front;
     h->listen_fd = MHD_INVALID_SOCKET;
     int use_tls = cfg->tls_cert[0] != '\0';
     if (use_tls && tls_load(cfg->tls_cert, cfg->tls_key, &h->tls) != 0) {
@@ -474,7 +487,7 @@ struct http_server *http_start(struct app *app)
         {MHD_OPTION_END, 0, NULL},
     };
     /* clang-format off */
-    h->daemon = MHD_start_daemon(flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, h,
+    h->daemon = MHD_start_daemon(flags, (uint16_t)front->port, NULL, NULL, on_request, h,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_ARRAY, pool,
@@ -489,9 +502,9 @@ struct http_server *http_start(struct app *app)
         MHD_OPTION_END);
     /* clang-format on */
     if (!h->daemon) {
-        int v6 = strchr(cfg->listen_host, ':') != NULL;
+        int v6 = strchr(front->host, ':') != NULL;
         log_error("cannot listen on %s%s%s:%d%s (the reason is logged above)", v6 ? "[" : "",
-                  cfg->listen_host, v6 ? "]" : "", cfg->listen_port,
+                  front->host, v6 ? "]" : "", front->port,
                   use_tls ? " with TLS: address in use, or a bad certificate or key" : "");
         tls_clear(&h->tls);
         watchdog_free(h->wd);
@@ -505,7 +518,7 @@ struct http_server *http_start(struct app *app)
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info && info->port ? info->port : cfg->listen_port;
+    h->port = info && info->port ? info->port : front->port;
     return h;
 }
 

@@ -13,10 +13,24 @@
 #ifndef JOBQ_HTTP_H
 #define JOBQ_HTTP_H
 
+#include <microhttpd.h>
+
 struct app;
 struct http_server;
+struct request;
 
-/* Start listening on app->cfg->listen_host:listen_port (a name, IPv4 or IPv6 address; port 0
+/* What one listener serves. */
+struct http_front {
+    const char *host; /* a name, IPv4 or IPv6 address; borrowed for the server's lifetime */
+    int port;         /* 0: a free one (http_port) */
+    /* NULL: the native API (access_check, the Content-Type check, router_dispatch). Else the
+     * front end of its own that every request goes to once its body is in, or at once when
+     * its announced body is too large to read (rq->too_large set in both cases: the answer is
+     * then the front end's 413). It must answer (or park, or return MHD_NO). */
+    enum MHD_Result (*serve)(struct request *rq);
+};
+
+/* Start listening on front->host:port (a name, IPv4 or IPv6 address; port 0
  * binds a free port, see http_port()), with TLS when app->cfg->tls_cert is set, limiting
  * connections to --max-connections in all and --max-connections-per-ip from one address,
  * closing those idle for --idle-timeout, and those whose request line and headers take longer
@@ -24,7 +38,7 @@ struct http_server;
  * --max-connections. Borrows app for the server's lifetime and starts its readers
  * (app->readers). Returns NULL after logging why (address in use, bad host, unreadable or
  * invalid certificate or key). */
-struct http_server *http_start(struct app *app);
+struct http_server *http_start(struct app *app, const struct http_front *front);
 
 /* Graceful stop, part one: stop accepting new connections; requests in flight and open
  * keep-alive connections go on. Idempotent; accepts NULL. */

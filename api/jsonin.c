@@ -16,7 +16,7 @@ static size_t skip_ws(const char *s, size_t n, size_t i)
     return i;
 }
 
-static int hex_value(unsigned char c)
+int json_hex_value(unsigned char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -34,7 +34,7 @@ static int read_hex4(const char *s, size_t n, size_t i, unsigned *cp)
     if (i > n || n - i < 4)
         return -1;
     for (size_t k = 0; k < 4; k++) {
-        int h = hex_value((unsigned char)s[i + k]);
+        int h = json_hex_value((unsigned char)s[i + k]);
         if (h < 0)
             return -1;
         v = v * 16 + (unsigned)h;

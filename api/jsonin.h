@@ -28,6 +28,9 @@ enum jv json_validate(const char *text, size_t n, size_t *where);
  * U+10FFFF), else 0. This function can't fail. */
 int json_utf8_ok(const char *s, size_t n);
 
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. This function can't fail. */
+int json_hex_value(unsigned char c);
+
 /* Within a validated object span, the value span of the first member named key. Returns 1
  * when found, 0 when absent or obj is not an object. */
 int json_member(struct jspan obj, const char *key, struct jspan *out);

@@ -232,6 +232,16 @@ enum MHD_Result reply_text_take(struct request *rq, unsigned status, const char 
     return queue(rq, status, resp, len, content_type, NULL, 0);
 }
 
+enum MHD_Result reply_take(struct request *rq, unsigned status, const char *content_type,
+                           char *text, size_t len, ...)
+{
+    COLLECT_HEADERS(hdrs, n, len);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        free(text);
+    return queue(rq, status, resp, len, content_type, hdrs, n);
+}
+
 enum MHD_Result reply_static(struct request *rq, unsigned status, const char *content_type,
                              const void *data, size_t len, ...)
 {

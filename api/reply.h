@@ -60,6 +60,12 @@ enum MHD_Result reply_method_not_allowed(struct request *rq, const char *allow);
 enum MHD_Result reply_text_take(struct request *rq, unsigned status, const char *content_type,
                                 char *text, size_t len);
 
+/* Queue the malloc'd text (len bytes) with `status`, `content_type` and extra headers (pairs
+ * of name, value, ending with NULL). Consumes text, even on failure. Returns and sets like
+ * reply_json(). */
+enum MHD_Result reply_take(struct request *rq, unsigned status, const char *content_type,
+                           char *text, size_t len, ...) __attribute__((sentinel));
+
 /* Queue len bytes of data with `status`, `content_type` and extra headers (pairs of name,
  * value, ending with NULL). Borrows data for as long as the daemon runs: it is never copied
  * nor freed, so it must be static (the dashboard's assets). Returns and sets like

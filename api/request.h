@@ -32,6 +32,10 @@ struct request {
     /* X-Request-Id: the client's (1-200 of A-Z a-z 0-9 - _ .) or a new random one */
     char request_id[REQUEST_ID_MAX + 1];
     int64_t started_us; /* clock_mono_us() at the first call */
+    /* The SQS front end (sqs.h): the action's name (static; NULL before it is known) and 1
+     * when the request speaks the query protocol (its answers are XML). */
+    const char *sqs_action;
+    int sqs_query;
     /* A handler that needs to keep state across calls (a parked claim) stores it here;
      * http.c calls state_free(state) in the completion callback. */
     void *state;

@@ -33,9 +33,11 @@ installed() {
 # faketime (libfaketime): tests/blackbox/test_clock_skew.py runs jobqd with a clock that lags.
 # tzdata: /usr/share/zoneinfo, the time zones of schedules (server/zoneinfo.h); the unit tests
 # of server/domain/tz.c and cron.c read it and fail without it.
+# python3-boto3, awscli: real SQS clients of the query protocol, which
+# tests/blackbox/test_sqs.py drives the SQS listener with (boto3 through /usr/bin/python3).
 packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
           python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
-          libcurl4-openssl-dev prometheus faketime tzdata)
+          libcurl4-openssl-dev prometheus faketime tzdata python3-boto3 awscli)
 missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")
@@ -66,4 +68,10 @@ fi
 if [ ! -f tests/ui/node_modules/playwright-core/package.json ]; then
     echo "deps: installing the pinned browser driver (npm ci in tests/ui)"
     (cd tests/ui && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi
+# The SQS front end's test drives it with the AWS SDK for JavaScript, unchanged
+# (tests/blackbox/test_sqs.py runs tests/sqs/sqs.mjs).
+if [ ! -f tests/sqs/node_modules/@aws-sdk/client-sqs/package.json ]; then
+    echo "deps: installing the pinned AWS SDK for SQS (npm ci in tests/sqs)"
+    (cd tests/sqs && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi

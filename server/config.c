@@ -16,14 +16,15 @@
 #define YEAR_SECONDS (365LL * 86400) /* "10 years" of --retention: 3650 days */
 
 enum kind {
-    K_LISTEN, /* HOST:PORT or [IPv6]:PORT into listen_host and listen_port */
-    K_PATH,   /* a string; `min` 1: must not be empty */
-    K_INT,    /* an int field within [min, max] */
-    K_INT64,  /* an int64_t field within [min, max] */
-    K_SYNC,   /* full | normal into sync_full */
-    K_LEVEL,  /* a log level name */
-    K_BOOL,   /* a switch: an int field set to 0 or 1; the flag alone means 1 */
-    K_FORMAT  /* text | json into log_json */
+    K_LISTEN,     /* HOST:PORT or [IPv6]:PORT into listen_host and listen_port */
+    K_LISTEN_OPT, /* the same into sqs_listen_host and sqs_listen_port, or empty for none */
+    K_PATH,       /* a string; `min` 1: must not be empty */
+    K_INT,        /* an int field within [min, max] */
+    K_INT64,      /* an int64_t field within [min, max] */
+    K_SYNC,       /* full | normal into sync_full */
+    K_LEVEL,      /* a log level name */
+    K_BOOL,       /* a switch: an int field set to 0 or 1; the flag alone means 1 */
+    K_FORMAT      /* text | json into log_json */
 };
 
 /* One setting. The flag is "--" followed by the name. */
@@ -111,6 +112,13 @@ static const struct setting settings[] = {
     {"access-log", "JOBQ_ACCESS_LOG", "1", K_BOOL, 0, 1, FIELD(access_log), "",
      "one line per request (method, path, status, bytes, duration, request id) at info level; "
      "0: at debug level"},
+    {"sqs-listen", "JOBQ_SQS_LISTEN", "", K_LISTEN_OPT, 0, 65535, FIELD(sqs_listen_host),
+     "HOST:PORT",
+     "also serve the Amazon SQS API (docs/sqs.md) on this address, with the main listener's "
+     "TLS and limits; empty: not at all"},
+    {"sqs-base-url", "JOBQ_SQS_BASE_URL", "", K_PATH, 0, 0, FIELD(sqs_base_url), "URL",
+     "what the SQS queue URLs handed out start with (then /ACCOUNT/QUEUE); empty: "
+     "http(s)://HOST:PORT of --sqs-listen"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])
@@ -121,6 +129,9 @@ static void describe_range(const struct setting *s, char *out, size_t n)
     switch (s->kind) {
     case K_LISTEN:
         snprintf(out, n, "HOST:PORT or [IPV6]:PORT with a port from 0 to 65535");
+        break;
+    case K_LISTEN_OPT:
+        snprintf(out, n, "HOST:PORT or [IPV6]:PORT with a port from 0 to 65535, or empty");
         break;
     case K_PATH:
         snprintf(out, n, "a path of 1 to %zu bytes%s", s->size - 1,
@@ -234,6 +245,13 @@ static int set_value(struct config *cfg, const struct setting *s, const char *te
     switch (s->kind) {
     case K_LISTEN:
         return parse_listen(text, cfg->listen_host, sizeof cfg->listen_host, &cfg->listen_port);
+    case K_LISTEN_OPT:
+        cfg->sqs_listen_host[0] = '\0';
+        cfg->sqs_listen_port = 0;
+        if (text[0] == '\0')
+            return 0;
+        return parse_listen(text, cfg->sqs_listen_host, sizeof cfg->sqs_listen_host,
+                            &cfg->sqs_listen_port);
     case K_PATH: {
         size_t len = strlen(text);
         if (len >= s->size || (s->min && len == 0))
@@ -401,6 +419,17 @@ static enum config_parse check_together(struct config *cfg, const unsigned char 
             return CONFIG_INVALID;
         }
         cfg->max_connections_per_ip = cfg->max_connections;
+    }
+    if (cfg->auth_token_file[0] == '\0' && !cfg->insecure_listen_any && cfg->sqs_listen_host[0] &&
+        host_is_loopback(cfg->sqs_listen_host) == 0) {
+        if (err)
+            fprintf(err,
+                    "sqs-listen (--sqs-listen, JOBQ_SQS_LISTEN): %s is not a loopback address "
+                    "and no --auth-token-file is given. Give --auth-token-file PATH, or "
+                    "--insecure-listen-any (JOBQ_INSECURE_LISTEN_ANY=1) to serve it open "
+                    "anyway\n",
+                    cfg->sqs_listen_host);
+        return CONFIG_INVALID;
     }
     if (cfg->auth_token_file[0] == '\0' && !cfg->insecure_listen_any &&
         host_is_loopback(cfg->listen_host) == 0) {

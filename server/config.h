@@ -36,6 +36,11 @@ struct config {
     char log_level[16];         /* --log-level, JOBQ_LOG_LEVEL; default info */
     int log_json;               /* --log-format json, JOBQ_LOG_FORMAT; default text (0) */
     int access_log; /* --access-log, JOBQ_ACCESS_LOG; default 1: request lines at info */
+    /* --sqs-listen HOST:PORT, JOBQ_SQS_LISTEN: the SQS front end's listener; default none
+     * (sqs_listen_host empty: no SQS listener) */
+    char sqs_listen_host[256];
+    int sqs_listen_port;
+    char sqs_base_url[512]; /* --sqs-base-url, JOBQ_SQS_BASE_URL; default http://HOST:PORT */
 };
 
 enum config_parse { CONFIG_OK = 0, CONFIG_HELP, CONFIG_VERSION, CONFIG_INVALID };

@@ -2,6 +2,7 @@
  * store_submit, and result names. */
 #include "store.h"
 #include "store_schedule.h"
+#include "store_sqs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,5 +366,22 @@ enum store_result store_schedule_stop(struct store *s, int64_t now)
 {
     struct store_call call = {
         .kind = STORE_CALL_SCHEDULE_PASS, .now = now, .schedule_pass = {.stop = 1}};
+    return store_call_run(s, &call);
+}
+
+enum store_result store_sqs_queue_put(struct store *s, const char *name, const char *attributes,
+                                      int create, int64_t now, struct store_sqs_queue *out)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_SQS_QUEUE_PUT,
+        .now = now,
+        .sqs_queue_put = {.name = name, .attributes = attributes, .create = create, .out = out}};
+    return store_call_run(s, &call);
+}
+
+enum store_result store_sqs_queue_delete(struct store *s, const char *name, int64_t now)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_SQS_QUEUE_DELETE, .now = now, .sqs_queue_delete = {.name = name}};
     return store_call_run(s, &call);
 }

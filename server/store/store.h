@@ -152,7 +152,8 @@ static inline void sweep_result_keep(struct sweep_result *res)
 struct store;
 struct counters_point;
 struct job_link;
-struct store_schedule; /* store_schedule.h */
+struct store_schedule;  /* store_schedule.h */
+struct store_sqs_queue; /* store_sqs.h */
 
 /* What the store counted since it opened (store_read_stats). */
 struct store_stats {
@@ -193,6 +194,9 @@ enum store_call_kind {
     STORE_CALL_SCHEDULE_DELETE, /* delete a schedule */
     STORE_CALL_SCHEDULE_TICK,   /* one tick of a schedule: its job and its next run */
     STORE_CALL_SCHEDULE_PASS,   /* a ticker's pass: the liveness row */
+    /* the SQS front end's queues (store_sqs.h) */
+    STORE_CALL_SQS_QUEUE_PUT,    /* create a queue's row, or merge attributes into it */
+    STORE_CALL_SQS_QUEUE_DELETE, /* delete a queue's row */
     STORE_CALL_KIND_COUNT
 };
 
@@ -334,6 +338,19 @@ struct store_schedule_pass_call {
     int64_t now;         /* out: the store's now, as written */
 };
 
+/* STORE_CALL_SQS_QUEUE_PUT: store_sqs_queue_put (store_sqs.h). */
+struct store_sqs_queue_put_call {
+    const char *name;            /* in: a checked SQS queue name */
+    const char *attributes;      /* in: a JSON object of strings, compact */
+    int create;                  /* in: 1 create (or find), 0 merge into the existing row */
+    struct store_sqs_queue *out; /* out: the row as stored */
+};
+
+/* STORE_CALL_SQS_QUEUE_DELETE: store_sqs_queue_delete (store_sqs.h). */
+struct store_sqs_queue_delete_call {
+    const char *name; /* in: the queue */
+};
+
 /* One write for store_submit(): what every kind has (its kind, now, result and the done
  * callback), then the arguments and outputs of its kind, in the union member of that name
  * (call->enqueue for STORE_CALL_ENQUEUE, ...); no other member may be read or written. The
@@ -374,6 +391,8 @@ struct store_call {
         struct store_schedule_delete_call schedule_delete;
         struct store_schedule_tick_call schedule_tick;
         struct store_schedule_pass_call schedule_pass;
+        struct store_sqs_queue_put_call sqs_queue_put;
+        struct store_sqs_queue_delete_call sqs_queue_delete;
     };
 };
 
@@ -442,6 +461,9 @@ struct store_ops {
     enum store_result (*schedules_count)(struct store *s, size_t *n);
     enum store_result (*events)(struct store *s, const struct event_filter *f,
                                 struct event_page *out);
+    enum store_result (*sqs_queues)(struct store *s, const char *prefix, int exact,
+                                    const char *after, int limit, struct store_sqs_queue **out,
+                                    size_t *n);
     enum store_result (*sweep)(struct store *s, int64_t now, int64_t retention, int batch,
                                struct sweep_result *res);
     /* May be NULL: the backend's claims see due jobs by themselves. */

@@ -6,15 +6,20 @@ each ```console block of those sections is one recipe, run on a fresh server and
 server's address; what it prints must be exactly the lines the README shows after it.
 
 curl and jq come from scripts/deps.sh; without them the recipes are skipped, naming the one
-missing (as test_examples does for a language's runtime)."""
+missing (as test_examples does for a language's runtime).
+
+"Use it from an SQS client": its ```js block runs with node and the pinned AWS SDK of tests/sqs,
+its ```python block with Debian's boto3 (/usr/bin/python3), against a server with --sqs-listen
+(127.0.0.1:9324 turned into its address); each must print what its comment says."""
 
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
-from harness import HOST, ServerTest
+from harness import HOST, ServerTest, free_port
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
@@ -103,6 +108,53 @@ class ReadmeRecipes(ServerTest):
                           "Every second, never two at once.",
                           "A batch with a completion callback."])
 
+
+SQS_SECTION = "## Use it from an SQS client"
+SQS_DIR = os.path.join(os.path.dirname(README), "tests", "sqs")
+
+
+class ReadmeSqs(ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.sqs_port = free_port()
+        cls.server_args = ("--sqs-listen", "%s:%d" % (HOST, cls.sqs_port))
+        super().setUpClass()
+
+    def snippet(self, lang, comment):
+        """The section's ```lang block, pointed at the test's listener, and what it must
+        print (after the `comment` mark on its print line)."""
+        with open(README, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index(SQS_SECTION)
+        section = text[start:text.index("\n## ", start + 1)]
+        code = re.search(r"```%s\n(.*?)```" % lang, section, re.S).group(1)
+        want = re.search(r"\);? *%s (.*)" % re.escape(comment), code).group(1)
+        return code.replace("http://127.0.0.1:9324", "http://%s:%d" % (HOST, self.sqs_port)), want
+
+    def run_snippet(self, cmd, code, want, suffix):
+        # In tests/sqs, so that a JS import finds its node_modules.
+        fd, path = tempfile.mkstemp(suffix=suffix, prefix="readme-", dir=SQS_DIR)
+        self.addCleanup(os.remove, path)
+        with os.fdopen(fd, "w") as f:
+            f.write(code)
+        p = subprocess.run(cmd + [path], capture_output=True, stdin=subprocess.DEVNULL,
+                           timeout=RUN_TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr.decode("utf-8", "replace"))
+        self.assertEqual(p.stdout.decode().splitlines(), [want])
+
+    def test_js_snippet(self):
+        node = shutil.which("node")
+        if not node or not os.path.isdir(os.path.join(SQS_DIR, "node_modules", "@aws-sdk")):
+            self.skipTest("node or tests/sqs/node_modules is missing: run scripts/deps.sh")
+        code, want = self.snippet("js", "//")
+        self.run_snippet([node], code, want, ".mjs")
+
+    def test_boto3_snippet(self):
+        python = "/usr/bin/python3"  # Debian's, with python3-boto3
+        if subprocess.run([python, "-c", "import boto3"], capture_output=True).returncode:
+            self.skipTest("python3-boto3 is missing: run scripts/deps.sh")
+        code, want = self.snippet("python", "#")
+        self.run_snippet([python], code, want, ".py")
 
 if __name__ == "__main__":
     unittest.main()

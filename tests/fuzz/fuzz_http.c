@@ -165,7 +165,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     fz.app.store = fz.store;
     fz.app.waitq = fz.waitq;
     fz.app.cfg = &fz.cfg;
-    fz.http = http_start(&fz.app);
+    struct http_front front = {.host = fz.cfg.listen_host, .port = fz.cfg.listen_port};
+    fz.http = http_start(&fz.app, &front);
     if (!fz.http)
         abort();
     fz.port = http_port(fz.http);

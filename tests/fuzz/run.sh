@@ -37,7 +37,7 @@ fi
 echo "== fuzz: build ($dir/, $cc, -fsanitize=fuzzer,address,undefined)"
 cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DJOBQ_FUZZ=ON -DJOBQ_SANITIZE=OFF \
     -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
-cmake --build "$dir" -j"$(nproc)" --target fuzz_http fuzz_parse fuzz_zone
+cmake --build "$dir" -j"$(nproc)" --target fuzz_http fuzz_parse fuzz_zone fuzz_sqs
 if [ "$build_only" -eq 1 ]; then
     exit 0
 fi
@@ -47,10 +47,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 # fuzz_http runs far fewer inputs a second (a connection each): it gets the larger share.
 http_seconds=$((seconds * 3 / 5))
-zone_seconds=$((seconds / 5))
-parse_seconds=$((seconds - http_seconds - zone_seconds))
+zone_seconds=$((seconds / 10))
+sqs_seconds=$((seconds / 10))
+parse_seconds=$((seconds - http_seconds - zone_seconds - sqs_seconds))
 failed=0
-for target in http parse zone; do
+for target in http parse zone sqs; do
     t=$parse_seconds
     max_len=8192
     if [ "$target" = http ]; then
@@ -58,6 +59,8 @@ for target in http parse zone; do
         max_len=16384
     elif [ "$target" = zone ]; then
         t=$zone_seconds
+    elif [ "$target" = sqs ]; then
+        t=$sqs_seconds
     fi
     if [ "$t" -lt 1 ]; then
         continue

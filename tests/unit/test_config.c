@@ -286,6 +286,34 @@ TEST(auth_token_file_accepted)
     CHECK_STR(err, "");
 }
 
+TEST(sqs_listen)
+{
+    clear_env();
+    struct config c;
+    char err[1024] = "";
+    CHECK_INT(load(&c, err, sizeof err, NULL), CONFIG_OK);
+    CHECK_STR(c.sqs_listen_host, ""); /* off by default */
+    CHECK_STR(c.sqs_base_url, "");
+    CHECK_INT(load(&c, err, sizeof err, "--sqs-listen", "[::1]:9324", "--sqs-base-url",
+                   "https://sqs.example/", NULL),
+              CONFIG_OK);
+    CHECK_STR(c.sqs_listen_host, "::1");
+    CHECK_INT(c.sqs_listen_port, 9324);
+    CHECK_STR(c.sqs_base_url, "https://sqs.example/");
+    CHECK_INT(load(&c, err, sizeof err, "--sqs-listen=127.0.0.1:9324", "--sqs-listen=", NULL),
+              CONFIG_OK);
+    CHECK_STR(c.sqs_listen_host, "");
+    CHECK_INT(load(&c, err, sizeof err, "--sqs-listen", "127.0.0.1", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "sqs-listen") != NULL);
+    /* A wide SQS listener needs authentication as a wide native one does. */
+    err[0] = '\0';
+    CHECK_INT(load(&c, err, sizeof err, "--sqs-listen", "0.0.0.0:9324", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "not a loopback address") != NULL);
+    CHECK_INT(
+        load(&c, err, sizeof err, "--sqs-listen", "0.0.0.0:9324", "--insecure-listen-any", NULL),
+        CONFIG_OK);
+}
+
 TEST(non_loopback_needs_auth_or_insecure)
 {
     clear_env();
@@ -463,4 +491,4 @@ TEST_MAIN(TEST_ENTRY(defaults), TEST_ENTRY(env_overrides_defaults), TEST_ENTRY(f
           TEST_ENTRY(unknown_and_missing), TEST_ENTRY(help_and_version),
           TEST_ENTRY(auth_token_file_accepted), TEST_ENTRY(non_loopback_needs_auth_or_insecure),
           TEST_ENTRY(insecure_switch_forms), TEST_ENTRY(tls_cert_and_key_together),
-          TEST_ENTRY(connection_limits), TEST_ENTRY(header_timeout))
+          TEST_ENTRY(connection_limits), TEST_ENTRY(header_timeout), TEST_ENTRY(sqs_listen))

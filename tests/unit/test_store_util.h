@@ -181,6 +181,9 @@ static inline int status_of(struct store *s, int64_t id)
 /* SQL that takes a SQLite database back from schema 10 to 9 (schedules). */
 #define SQLITE_UNDO_MIGRATION_10 "DROP TABLE schedules; DROP TABLE ticker; "
 
+/* SQL that takes a SQLite database back from schema 14 to 13 (the SQS queues). */
+#define SQLITE_UNDO_MIGRATION_14 "DROP TABLE sqs_queues; "
+
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 

@@ -405,6 +405,11 @@ static const struct migration migrations[] = {
          " REFERENCING OLD TABLE AS jobq_old NEW TABLE AS jobq_new FOR EACH STATEMENT"
          " EXECUTE FUNCTION jobq_events_update();",
      .older_ok = 1},
+    /* 13: the SQS front end's queues (store_sqs.h): one row per queue created through SQS,
+     * its attributes a JSON object of strings. */
+    {.sql = "CREATE TABLE jobq_sqs_queues (name text PRIMARY KEY, attributes jsonb NOT NULL,"
+            " created_at bigint NOT NULL, modified_at bigint NOT NULL);",
+     .older_ok = 1},
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

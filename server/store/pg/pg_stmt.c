@@ -848,6 +848,27 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sweep events: of the $2 oldest events, those before the cutoff $1 or beyond the newest "
      "$3 (counted only when the planner's estimate of the rows nears $3, or it has none: the "
      "count walks $3 index entries); the highest seq deleted is kept for the readers' gaps"},
+    [PG_SQS_QUEUE_GET] = {PG_SQS_QUEUE_GET, "sqs_queue_get",
+     "SELECT name, attributes::text, created_at, modified_at FROM jobq_sqs_queues "
+     "WHERE name = $1",
+     "sqs queues read of one name; sqs queue put: the row as stored"},
+    [PG_SQS_QUEUES_LIST] = {PG_SQS_QUEUES_LIST, "sqs_queues_list",
+     "SELECT name, attributes::text, created_at, modified_at FROM jobq_sqs_queues "
+     "WHERE name COLLATE \"C\" > $2 AND left(name, length($1)) = $1 ORDER BY name COLLATE \"C\" "
+     "LIMIT $3::int",
+     "sqs queues read of a prefix (ListQueues), after a name"},
+    [PG_SQS_QUEUE_INSERT] = {PG_SQS_QUEUE_INSERT, "sqs_queue_insert",
+     "INSERT INTO jobq_sqs_queues (name, attributes, created_at, modified_at) "
+     "VALUES ($1, $2::jsonb, $3::bigint, $3::bigint) ON CONFLICT (name) DO NOTHING "
+     "RETURNING name, attributes::text, created_at, modified_at",
+     "sqs queue put (create): the new row, nothing when it exists"},
+    [PG_SQS_QUEUE_MERGE] = {PG_SQS_QUEUE_MERGE, "sqs_queue_merge",
+     "UPDATE jobq_sqs_queues SET attributes = attributes || $2::jsonb, "
+     "modified_at = $3::bigint WHERE name = $1 "
+     "RETURNING name, attributes::text, created_at, modified_at",
+     "sqs queue put (merge): the attributes given replace the stored ones"},
+    [PG_SQS_QUEUE_DELETE] = {PG_SQS_QUEUE_DELETE, "sqs_queue_delete",
+     "DELETE FROM jobq_sqs_queues WHERE name = $1 RETURNING name", "sqs queue delete"},
 };
 /* clang-format on */
 

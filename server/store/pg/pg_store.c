@@ -37,6 +37,7 @@ static const struct store_ops pg_ops = {
     .schedules = pg_read_schedules,
     .schedules_next = pg_read_schedules_next,
     .schedules_count = pg_read_schedules_count,
+    .sqs_queues = pg_read_sqs_queues,
     .throughput_publish = pg_throughput_publish,
     .throughput_others = pg_throughput_others,
     .sweep = pg_sweep,

@@ -239,6 +239,10 @@ static const char *const migrations[] = {
     "INSERT INTO events_kept VALUES (1, 0);"
     "ALTER TABLE jobs ADD COLUMN traceparent TEXT;"
     "ALTER TABLE jobs ADD COLUMN tracestate TEXT;",
+    /* 14: the SQS front end's queues (store_sqs.h): one row per queue created through SQS,
+     * its attributes a JSON object of strings. Self-contained: renumber freely at a merge. */
+    "CREATE TABLE sqs_queues (name TEXT PRIMARY KEY, attributes TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

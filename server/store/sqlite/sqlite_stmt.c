@@ -600,6 +600,24 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     [STMT_EVENTS_PRUNED] = {STMT_EVENTS_PRUNED, STMT_ON_WRITER,
      "UPDATE events_kept SET pruned_through = max(pruned_through, ?1) WHERE id = 1",
      "sweep events: the highest seq deleted so far"},
+    [STMT_SQS_QUEUE_GET] = {STMT_SQS_QUEUE_GET, STMT_ON_READER | STMT_ON_WRITER,
+     "SELECT name, attributes, created_at, modified_at FROM sqs_queues WHERE name = ?1",
+     "sqs queues read of one name; sqs queue put: the row as stored"},
+    [STMT_SQS_QUEUES_LIST] = {STMT_SQS_QUEUES_LIST, STMT_ON_READER,
+     "SELECT name, attributes, created_at, modified_at FROM sqs_queues "
+     "WHERE name > ?2 AND substr(name, 1, length(?1)) = ?1 ORDER BY name LIMIT ?3",
+     "sqs queues read of a prefix (ListQueues), after a name"},
+    [STMT_SQS_QUEUE_INSERT] = {STMT_SQS_QUEUE_INSERT, STMT_ON_WRITER,
+     "INSERT INTO sqs_queues (name, attributes, created_at, modified_at) VALUES (?1, ?2, ?3, ?3) "
+     "ON CONFLICT (name) DO NOTHING",
+     "sqs queue put (create): the new row, nothing when it exists"},
+    [STMT_SQS_QUEUE_MERGE] = {STMT_SQS_QUEUE_MERGE, STMT_ON_WRITER,
+     "UPDATE sqs_queues SET attributes = json_patch(attributes, ?2), modified_at = ?3 "
+     "WHERE name = ?1",
+     "sqs queue put (merge): the attributes given replace the stored ones"},
+    [STMT_SQS_QUEUE_DELETE] = {STMT_SQS_QUEUE_DELETE,
+     STMT_ON_WRITER, "DELETE FROM sqs_queues WHERE name = ?1",
+     "sqs queue delete"},
 };
 /* clang-format on */
 

@@ -180,8 +180,9 @@ static void migration_refused(void)
     /* Back to schema version 1 (what migrations 2-10 added, dropped): they must write. */
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, SQLITE_UNDO_MIGRATION_13 SQLITE_UNDO_MIGRATION_10, NULL, NULL, NULL) ==
-          SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       SQLITE_UNDO_MIGRATION_14 SQLITE_UNDO_MIGRATION_13 SQLITE_UNDO_MIGRATION_10,
+                       NULL, NULL, NULL) == SQLITE_OK);
     int rc = sqlite3_exec(db,
                           "DROP TABLE probe; DROP TRIGGER jobs_track_delete; "
                           "DROP TABLE queues; DROP TABLE counts; DROP TABLE attempts; "

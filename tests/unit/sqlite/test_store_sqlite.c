@@ -168,8 +168,9 @@ TEST(upgrade_keeps_one_running_attempt)
     /* As schema 4 left it: the running attempt had an open row of its own. */
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, SQLITE_UNDO_MIGRATION_13 SQLITE_UNDO_MIGRATION_10, NULL, NULL, NULL) ==
-          SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       SQLITE_UNDO_MIGRATION_14 SQLITE_UNDO_MIGRATION_13 SQLITE_UNDO_MIGRATION_10,
+                       NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_exec(
               db,
               "INSERT INTO attempts SELECT id, fencing_token, attempts, worker_id, "

@@ -1,0 +1,272 @@
+"""The SQS front end (--sqs-listen, docs/sqs.md) driven by real clients, unchanged: the AWS
+SDK for JavaScript v3 (@aws-sdk/client-sqs, pinned in tests/sqs, which checks every MD5 it is
+given: the JSON protocol), Debian's python3-boto3 and awscli (the query protocol: forms and
+XML). Each scenario of tests/sqs/sqs.mjs and tests/sqs/boto.py runs against one server: send and receive with
+message attributes and digests, long poll, visibility extension and expiry, the stale
+receipt handle of a message received again since (fencing), batches with partial failure,
+queue attributes, list and purge, AWS's errors; and the model shared with the native API (a
+job enqueued natively is received through SQS, a message sent through SQS is a job). node,
+tests/sqs/node_modules, python3-boto3 (for /usr/bin/python3) and awscli come from
+scripts/deps.sh; the tests fail, naming it, when one is missing."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import Client, ServerTest, Server, free_port
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SDK_DIR = os.path.join(HERE, "..", "sqs")
+SCENARIO_TIMEOUT = 120
+DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's, with python3-boto3 (not a virtualenv's)
+
+
+class SqsServerTest(ServerTest):
+    """One jobqd per class with an SQS listener on a port of its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sqs_port = free_port()
+        cls.server_args = ("--sweep-interval", "1",
+                           "--sqs-listen", "127.0.0.1:%d" % cls.sqs_port)
+        super().setUpClass()
+
+    def sqs(self, scenario, queue=None):
+        node = shutil.which("node")
+        self.assertIsNotNone(node, "node is missing: run scripts/deps.sh")
+        self.assertTrue(os.path.isfile(os.path.join(SDK_DIR, "node_modules", "@aws-sdk",
+                                                    "client-sqs", "package.json")),
+                        "tests/sqs/node_modules is missing: run scripts/deps.sh")
+        endpoint = "http://127.0.0.1:%d" % self.sqs_port
+        p = subprocess.run([node, "sqs.mjs", scenario, endpoint, queue or self.sqs_queue()],
+                           cwd=SDK_DIR, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=SCENARIO_TIMEOUT)
+        output = (p.stdout + p.stderr).decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, "sqs.mjs %s failed:\n%s\n--- jobqd log ---\n%s"
+                         % (scenario, output, self.server.log_tail()))
+
+    def sqs_queue(self):
+        """The test's queue as an SQS name (no '.')."""
+        return self.q.replace(".", "-")
+
+
+class SqsJsClient(SqsServerTest):
+    def test_send_receive_attributes_md5(self):
+        self.sqs("basic")
+
+    def test_long_poll(self):
+        self.sqs("longpoll")
+
+    def test_visibility_extension_and_expiry(self):
+        self.sqs("visibility")
+
+    def test_stale_receipt_handle_refused(self):
+        self.sqs("stale")
+
+    def test_batches_partial_failure(self):
+        self.sqs("batches")
+
+    def test_queue_attributes_list_purge(self):
+        self.sqs("queues")
+
+    def test_queue_attributes_stored(self):
+        self.sqs("attributes")
+
+    def test_errors(self):
+        self.sqs("errors")
+
+    def test_native_job_received_through_sqs(self):
+        q = self.sqs_queue()
+        self.enqueue(queue=q)
+        self.sqs("native", q)  # CreateQueue of an existing jobq queue, then a receive
+        r = self.c.get("/jobs?queue=%s" % q)
+        self.assertEqual([j["status"] for j in r.json["jobs"]], ["succeeded"], r)
+
+    def test_sqs_message_is_a_job(self):
+        q = self.sqs_queue()
+        self.sqs("sendone", q)
+        r = self.c.get("/jobs?queue=%s" % q)
+        self.assertEqual(len(r.json["jobs"]), 1, r)
+        self.assertEqual(r.json["jobs"][0]["payload"], {"sqs": {"body": "from sqs"}})
+
+
+class SqsBoto(SqsServerTest):
+    """Debian's boto3: the query protocol."""
+
+    def boto(self, scenario):
+        p = subprocess.run([DEBIAN_PYTHON, "-c", "import boto3"], capture_output=True)
+        self.assertEqual(p.returncode, 0, "python3-boto3 is missing: run scripts/deps.sh")
+        p = subprocess.run([DEBIAN_PYTHON, "boto.py", scenario,
+                            "http://127.0.0.1:%d" % self.sqs_port, self.sqs_queue()],
+                           cwd=SDK_DIR, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=SCENARIO_TIMEOUT)
+        output = (p.stdout + p.stderr).decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, "boto.py %s failed:\n%s\n--- jobqd log ---\n%s"
+                         % (scenario, output, self.server.log_tail()))
+
+    def test_send_receive_attributes_md5(self):
+        self.boto("basic")
+
+    def test_long_poll(self):
+        self.boto("longpoll")
+
+    def test_visibility_extension_and_expiry(self):
+        self.boto("visibility")
+
+    def test_stale_receipt_handle_refused(self):
+        self.boto("stale")
+
+    def test_batches_partial_failure(self):
+        self.boto("batches")
+
+    def test_queues(self):
+        self.boto("queues")
+
+    def test_errors(self):
+        self.boto("errors")
+
+
+class SqsAwsCli(SqsServerTest):
+    """Debian's awscli, as a shell script would use it."""
+
+    def aws(self, *args, ok=True):
+        exe = shutil.which("aws")
+        self.assertIsNotNone(exe, "awscli is missing: run scripts/deps.sh")
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="jobq", AWS_SECRET_ACCESS_KEY="jobq",
+                   AWS_DEFAULT_REGION="us-east-1", AWS_PAGER="", AWS_MAX_ATTEMPTS="1",
+                   HOME=tempfile.gettempdir())
+        p = subprocess.run([exe, "--endpoint-url", "http://127.0.0.1:%d" % self.sqs_port,
+                            "--output", "json", "sqs"] + list(args),
+                           capture_output=True, env=env, timeout=SCENARIO_TIMEOUT)
+        out, err = p.stdout.decode(), p.stderr.decode()
+        if ok:
+            self.assertEqual(p.returncode, 0, "aws sqs %s: %s" % (" ".join(args), err))
+            return json.loads(out) if out.strip() else {}
+        self.assertNotEqual(p.returncode, 0, out)
+        return err
+
+    def test_send_receive_delete_and_stale_handle(self):
+        url = self.aws("create-queue", "--queue-name", self.sqs_queue())["QueueUrl"]
+        sent = self.aws("send-message", "--queue-url", url, "--message-body", "from the cli")
+        first = self.aws("receive-message", "--queue-url", url, "--visibility-timeout", "1",
+                         "--wait-time-seconds", "5")["Messages"][0]
+        self.assertEqual(first["Body"], "from the cli")
+        self.assertEqual(first["MessageId"], sent["MessageId"])
+        deadline = time.monotonic() + 15
+        second = None
+        while second is None and time.monotonic() < deadline:
+            got = self.aws("receive-message", "--queue-url", url, "--wait-time-seconds", "1")
+            second = (got.get("Messages") or [None])[0]
+        self.assertIsNotNone(second, "the message never came back")
+        err = self.aws("delete-message", "--queue-url", url, "--receipt-handle",
+                       first["ReceiptHandle"], ok=False)
+        self.assertIn("ReceiptHandleIsInvalid", err)
+        self.aws("delete-message", "--queue-url", url, "--receipt-handle",
+                 second["ReceiptHandle"])
+        attrs = self.aws("get-queue-attributes", "--queue-url", url, "--attribute-names", "All")
+        self.assertEqual(attrs["Attributes"]["ApproximateNumberOfMessages"], "0")
+        self.assertEqual(attrs["Attributes"]["ApproximateNumberOfMessagesNotVisible"], "0")
+
+    def test_errors(self):
+        err = self.aws("get-queue-url", "--queue-name", "never-made-" + self.sqs_queue(),
+                       ok=False)
+        self.assertIn("NonExistentQueue", err)
+
+
+class SqsWire(SqsServerTest):
+    """What no SDK sends: the wire format's errors, checked field by field."""
+
+    def post(self, target, body, ctype="application/x-amz-json-1.0"):
+        c = Client(self.sqs_port)
+        self.addCleanup(c.close)
+        hdrs = {"Content-Type": ctype}
+        if target:
+            hdrs["X-Amz-Target"] = target
+        return c.request("POST", "/", raw=body if isinstance(body, bytes) else body.encode(),
+                         headers=hdrs)
+
+    def assert_sqs_error(self, r, status, type_, query):
+        self.assertEqual(r.status, status, r)
+        self.assertEqual(r.header("Content-Type"), "application/x-amz-json-1.0", r)
+        self.assertEqual(r.header("x-amzn-query-error"), query, r)
+        self.assertEqual(r.json["__type"], "com.amazonaws.sqs#" + type_, r)
+        self.assertIsInstance(r.json["message"], str, r)
+
+    def test_malformed_json(self):
+        r = self.post("AmazonSQS.SendMessage", "{not json")
+        self.assert_sqs_error(r, 400, "SerializationException", "SerializationException;Sender")
+
+    def test_nul_and_bad_utf8_refused(self):
+        q = self.sqs_queue()
+        r = self.post("AmazonSQS.CreateQueue", '{"QueueName":"%s"}' % q)
+        url = r.json["QueueUrl"]
+        r = self.post("AmazonSQS.SendMessage",
+                      '{"QueueUrl":"%s","MessageBody":"a\\u0000b"}' % url)
+        self.assert_sqs_error(r, 400, "InvalidMessageContents", "InvalidMessageContents;Sender")
+        r = self.post("AmazonSQS.SendMessage",
+                      b'{"QueueUrl":"' + url.encode() + b'","MessageBody":"\xff"}')
+        self.assert_sqs_error(r, 400, "SerializationException", "SerializationException;Sender")
+        self.assertEqual(self.c.get("/jobs?queue=%s" % q).json["jobs"], [])
+
+    def test_unknown_action(self):
+        r = self.post("AmazonSQS.FlyToTheMoon", "{}")
+        self.assert_sqs_error(r, 400, "InvalidAction", "InvalidAction;Sender")
+
+    def test_over_long_body_nothing_lost(self):
+        q = self.sqs_queue()
+        body = '{"QueueUrl":"http://x/000000000000/%s","MessageBody":"%s"}' % (q, "y" * 1100000)
+        r = self.post("AmazonSQS.SendMessage", body)
+        self.assert_sqs_error(r, 413, "RequestEntityTooLarge", "RequestEntityTooLarge;Sender")
+        self.assertEqual(self.c.get("/jobs?queue=%s" % q).json["jobs"], [])
+
+    def test_bad_receipt_handle(self):
+        r = self.post("AmazonSQS.CreateQueue", '{"QueueName":"%s"}' % self.sqs_queue())
+        self.assertEqual(r.status, 200, r)
+        r = self.post("AmazonSQS.DeleteMessage",
+                      '{"QueueUrl":"%s","ReceiptHandle":"1.short"}' % r.json["QueueUrl"])
+        self.assert_sqs_error(r, 400, "ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid;Sender")
+
+    def test_unknown_queue(self):
+        r = self.post("AmazonSQS.SendMessage",
+                      '{"QueueUrl":"http://x/000000000000/never-made","MessageBody":"x"}')
+        self.assert_sqs_error(r, 400, "QueueDoesNotExist",
+                              "AWS.SimpleQueueService.NonExistentQueue;Sender")
+
+    def test_query_protocol_error_is_xml(self):
+        r = self.post(None, b"Action=GetQueueUrl&QueueName=never-made&Version=2012-11-05",
+                      ctype="application/x-www-form-urlencoded")
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(r.header("Content-Type"), "text/xml", r)
+        self.assertEqual(r.header("x-amzn-query-error"),
+                         "AWS.SimpleQueueService.NonExistentQueue;Sender", r)
+        self.assertIn(b"<Code>AWS.SimpleQueueService.NonExistentQueue</Code>", r.body)
+
+    def test_malformed_form(self):
+        r = self.post(None, b"Action=SendMessage&QueueUrl=%zz",
+                      ctype="application/x-www-form-urlencoded")
+        self.assertEqual(r.status, 400, r)
+        self.assertIn(b"<Code>SerializationException</Code>", r.body)
+
+    def test_missing_queue_url(self):
+        r = self.post("AmazonSQS.SendMessage", '{"MessageBody":"x"}')
+        self.assert_sqs_error(r, 400, "MissingParameter", "MissingParameter;Sender")
+
+
+class SqsAuthRefused(unittest.TestCase):
+    def test_auth_without_sigv4_refuses_to_start(self):
+        # SigV4 verification is not built yet: the SQS listener is never served open while
+        # the native API requires tokens.
+        tmp = tempfile.mkdtemp(prefix="jobq-sqs-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        tokens = os.path.join(tmp, "tokens")
+        with open(tokens, "w") as f:
+            f.write("%s admin\n" % ("a" * 40))
+        srv = Server(["--sqs-listen", "127.0.0.1:%d" % free_port(), "--auth-token-file", tokens])
+        self.addCleanup(srv.cleanup)
+        with self.assertRaises(AssertionError):
+            srv.start()
+        self.assertIn("sigv4", srv.log_tail().lower())

@@ -1,0 +1,126 @@
+/* libFuzzer target: the SQS front end's parsers and writers, no HTTP (api/sqs_query.h,
+ * api/sqs_msg.h, api/sqs_attrs.h). The first byte of the input chooses what the rest is:
+ *
+ *     'q' + a query-protocol form  -> sqs_query_params(), then the XML of the result
+ *     'm' + JSON message attributes -> sqs_msg_attrs_check(), sqs_msg_attrs_md5(), a payload
+ *     'b' + a message body          -> sqs_body_ok(), a payload and back
+ *     'a' + JSON queue attributes   -> sqs_attrs_check(), sqs_attrs_match(), sqs_queue_read()
+ *
+ * Invariants (abort() names a broken one): a form reads into an object or is refused; a
+ * message's payload reads back as the same body, with its attributes' digest unchanged; what a
+ * queue's stored attributes give is within the bounds the check allows. Built with
+ * -fsanitize=fuzzer for fuzzing, or with replay.c to run a corpus (ctest). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqs_attrs.h"
+#include "sqs_msg.h"
+#include "sqs_query.h"
+
+#define INVARIANT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_sqs: invariant broken at %s:%d: %s\n", __FILE__, __LINE__,       \
+                    #cond);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static void form(const char *s, size_t n)
+{
+    cJSON *p = sqs_query_params(s, n);
+    if (!p)
+        return;
+    INVARIANT(cJSON_IsObject(p));
+    char *xml = sqs_query_answer("ReceiveMessage", p, "id");
+    INVARIANT(xml && strncmp(xml, "<?xml", 5) == 0);
+    free(xml);
+    cJSON_Delete(p);
+}
+
+/* A body and attributes as a payload, read back. */
+static void round_trip(const char *body, const cJSON *attrs)
+{
+    char *payload = sqs_payload_new(body, attrs);
+    INVARIANT(payload);
+    char *back = NULL;
+    cJSON *back_attrs = NULL;
+    INVARIANT(sqs_payload_read(payload, &back, &back_attrs) == 0);
+    INVARIANT(strcmp(back, body) == 0);
+    char a[33], b[33];
+    int ha = sqs_msg_attrs_md5(attrs, a), hb = sqs_msg_attrs_md5(back_attrs, b);
+    INVARIANT(ha == hb && (ha != 0 || strcmp(a, b) == 0));
+    free(back);
+    cJSON_Delete(back_attrs);
+    free(payload);
+}
+
+static void message_attrs(const char *s)
+{
+    cJSON *attrs = cJSON_Parse(s);
+    size_t bytes = 0;
+    char err[256];
+    if (attrs && sqs_msg_attrs_check(attrs, &bytes, err, sizeof err) == 0)
+        round_trip("body", attrs);
+    cJSON_Delete(attrs);
+}
+
+static void body(const char *s, size_t n)
+{
+    if (strlen(s) == n && sqs_body_ok(s, n))
+        round_trip(s, NULL);
+}
+
+static void queue_attrs(const char *s)
+{
+    cJSON *given = cJSON_Parse(s);
+    char err[256];
+    int bad_name = 0;
+    if (given && sqs_attrs_check(given, &bad_name, err, sizeof err) == 0) {
+        char *text = cJSON_PrintUnformatted(given);
+        INVARIANT(text && sqs_attrs_match(given, text));
+        struct sqs_queue q;
+        sqs_queue_read(&q, "q", text, 0, 0);
+        INVARIANT(q.visibility >= 0 && q.visibility <= 43200);
+        INVARIANT(q.delay >= 0 && q.delay <= 900);
+        INVARIANT(q.wait >= 0 && q.wait <= 20);
+        INVARIANT(q.max_size >= 1024 && q.max_size <= 262144);
+        for (size_t i = 0; i < sqs_attr_count(); i++) {
+            char v[4096];
+            sqs_attr_value(&q, i, v, sizeof v);
+        }
+        free(text);
+    }
+    cJSON_Delete(given);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    char *s = malloc(size);
+    if (!s)
+        return 0;
+    memcpy(s, data + 1, size - 1);
+    s[size - 1] = '\0';
+    switch (data[0]) {
+    case 'q':
+        form(s, size - 1);
+        break;
+    case 'm':
+        message_attrs(s);
+        break;
+    case 'b':
+        body(s, size - 1);
+        break;
+    case 'a':
+        queue_attrs(s);
+        break;
+    default:
+        break;
+    }
+    free(s);
+    return 0;
+}

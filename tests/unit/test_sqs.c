@@ -1,0 +1,173 @@
+/* The SQS front end's pure parts: the digests (MD5 of a body, AWS's digest of message
+ * attributes), the query-protocol form reader and its XML, the queue attributes' checks and
+ * the body's allowed characters. The clients that check these in earnest run in
+ * tests/blackbox/test_sqs.py. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqs_attrs.h"
+#include "sqs_msg.h"
+#include "sqs_query.h"
+#include "testlib.h"
+
+TEST(md5_of_bodies)
+{
+    char out[33];
+    sqs_md5_hex("", 0, out);
+    CHECK_STR(out, "d41d8cd98f00b204e9800998ecf8427e");
+    sqs_md5_hex("hello", 5, out);
+    CHECK_STR(out, "5d41402abc4b2a76b9719d911017c592");
+    /* Past one 64-byte block, and at the padding's edge (56 bytes). */
+    char a[1000];
+    memset(a, 'a', sizeof a);
+    sqs_md5_hex(a, 56, out);
+    CHECK_STR(out, "3b0c8ac703f828b04c6c197006d17218");
+    sqs_md5_hex(a, 1000, out);
+    CHECK_STR(out, "cabe45dcc9ae5b66ba86600cca6b8ba8");
+}
+
+TEST(md5_of_message_attributes)
+{
+    char out[33];
+    /* The digest the AWS SDK for JavaScript checked (tests/blackbox/test_sqs.py). */
+    cJSON *a = cJSON_Parse("{\"a\":{\"DataType\":\"String\",\"StringValue\":\"x\"}}");
+    CHECK_INT(sqs_msg_attrs_md5(a, out), 0);
+    CHECK_STR(out, "a512aac9938034acb0b3c3d965944bf1");
+    cJSON_Delete(a);
+    /* Order-free: sorted by name. */
+    cJSON *x = cJSON_Parse("{\"b\":{\"DataType\":\"Number\",\"StringValue\":\"1\"},"
+                           "\"a\":{\"DataType\":\"Binary\",\"BinaryValue\":\"AAH/\"}}");
+    cJSON *y = cJSON_Parse("{\"a\":{\"DataType\":\"Binary\",\"BinaryValue\":\"AAH/\"},"
+                           "\"b\":{\"DataType\":\"Number\",\"StringValue\":\"1\"}}");
+    char ox[33], oy[33];
+    CHECK_INT(sqs_msg_attrs_md5(x, ox), 0);
+    CHECK_INT(sqs_msg_attrs_md5(y, oy), 0);
+    CHECK_STR(ox, oy);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    /* None: no digest. */
+    cJSON *none = cJSON_CreateObject();
+    CHECK_INT(sqs_msg_attrs_md5(none, out), -1);
+    CHECK_INT(sqs_msg_attrs_md5(NULL, out), -1);
+    cJSON_Delete(none);
+}
+
+TEST(message_attributes_checked)
+{
+    static const char *const bad[] = {
+        "{\"AWS.x\":{\"DataType\":\"String\",\"StringValue\":\"v\"}}",
+        "{\"a..b\":{\"DataType\":\"String\",\"StringValue\":\"v\"}}",
+        "{\"a\":{\"DataType\":\"Str\",\"StringValue\":\"v\"}}",
+        "{\"a\":{\"DataType\":\"String\",\"StringValue\":\"\"}}",
+        "{\"a\":{\"DataType\":\"Binary\",\"BinaryValue\":\"not base64!\"}}",
+        "[]",
+    };
+    char err[256];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *a = cJSON_Parse(bad[i]);
+        size_t bytes = 0;
+        err[0] = '\0';
+        CHECK_INT(sqs_msg_attrs_check(a, &bytes, err, sizeof err), -1);
+        CHECK(err[0] != '\0');
+        cJSON_Delete(a);
+    }
+    cJSON *ok = cJSON_Parse("{\"n\":{\"DataType\":\"Number.float\",\"StringValue\":\"1.5\"}}");
+    size_t bytes = 0;
+    CHECK_INT(sqs_msg_attrs_check(ok, &bytes, err, sizeof err), 0);
+    CHECK_INT(bytes, strlen("n") + strlen("Number.float") + strlen("1.5"));
+    cJSON_Delete(ok);
+}
+
+TEST(body_characters)
+{
+    CHECK_INT(sqs_body_ok("a\tb\n\r", 5), 1);
+    CHECK_INT(sqs_body_ok("\xf0\x9f\x98\x80", 4), 1);
+    CHECK_INT(sqs_body_ok("a\x01", 2), 0);
+    CHECK_INT(sqs_body_ok("\xef\xbf\xbe", 3), 0); /* U+FFFE */
+    CHECK_INT(sqs_body_ok("\xc3", 1), 0);         /* cut short */
+}
+
+TEST(form_into_json_parameters)
+{
+    static const char form[] =
+        "Action=SendMessageBatch&QueueUrl=http%3A%2F%2Fh%2F0%2Fq&"
+        "SendMessageBatchRequestEntry.10.Id=ten&SendMessageBatchRequestEntry.10.MessageBody=b+c&"
+        "SendMessageBatchRequestEntry.2.Id=two&SendMessageBatchRequestEntry.2.MessageBody=x&"
+        "SendMessageBatchRequestEntry.2.MessageAttribute.1.Name=k&"
+        "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.DataType=String&"
+        "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.StringValue=v&"
+        "AttributeName.2=B&AttributeName.1=A&Attribute.1.Name=VisibilityTimeout&"
+        "Attribute.1.Value=5";
+    cJSON *p = sqs_query_params(form, strlen(form));
+    CHECK(p != NULL);
+    char *text = cJSON_PrintUnformatted(p);
+    CHECK_STR(text,
+              "{\"Action\":\"SendMessageBatch\",\"QueueUrl\":\"http://h/0/q\","
+              "\"AttributeNames\":[\"A\",\"B\"],"
+              "\"Attributes\":{\"VisibilityTimeout\":\"5\"},"
+              "\"Entries\":[{\"Id\":\"two\",\"MessageBody\":\"x\","
+              "\"MessageAttributes\":{\"k\":{\"DataType\":\"String\",\"StringValue\":\"v\"}}},"
+              "{\"Id\":\"ten\",\"MessageBody\":\"b c\"}]}");
+    free(text);
+    cJSON_Delete(p);
+    static const char *const bad[] = {
+        "a=1&a=2",           "a=1&a.b=2",          "a=%zz", "a=%00", "AttributeName.0=x",
+        "AttributeName.x=y", "Attribute.1.Value=5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *b = sqs_query_params(bad[i], strlen(bad[i]));
+        if (b)
+            fprintf(stderr, "accepted %s\n", bad[i]);
+        CHECK(b == NULL);
+        cJSON_Delete(b);
+    }
+}
+
+TEST(json_answer_as_xml)
+{
+    cJSON *a = cJSON_Parse("{\"Messages\":[{\"Body\":\"<&>\",\"Attributes\":{\"SenderId\":\"j\"},"
+                           "\"MessageAttributes\":{\"k\":{\"DataType\":\"String\","
+                           "\"StringValue\":\"v\"}}}]}");
+    char *xml = sqs_query_answer("ReceiveMessage", a, "rid");
+    CHECK(xml != NULL);
+    CHECK(strstr(xml, "<ReceiveMessageResult><Message><Body>&lt;&amp;&gt;</Body>") != NULL);
+    CHECK(strstr(xml, "<Attribute><Name>SenderId</Name><Value>j</Value></Attribute>") != NULL);
+    CHECK(strstr(xml, "<MessageAttribute><Name>k</Name><Value><DataType>String</DataType>"
+                      "<StringValue>v</StringValue></Value></MessageAttribute>") != NULL);
+    CHECK(strstr(xml, "<RequestId>rid</RequestId>") != NULL);
+    free(xml);
+    cJSON_Delete(a);
+    /* An empty answer still has its Result element. */
+    xml = sqs_query_answer("ReceiveMessage", NULL, "rid");
+    CHECK(strstr(xml, "<ReceiveMessageResult></ReceiveMessageResult>") != NULL);
+    free(xml);
+}
+
+TEST(queue_attributes)
+{
+    char err[256];
+    int bad_name = 0;
+    cJSON *g = cJSON_Parse("{\"VisibilityTimeout\":\"43201\"}");
+    CHECK_INT(sqs_attrs_check(g, &bad_name, err, sizeof err), -1);
+    CHECK_INT(bad_name, 0);
+    cJSON_Delete(g);
+    g = cJSON_Parse("{\"QueueArn\":\"x\"}");
+    CHECK_INT(sqs_attrs_check(g, &bad_name, err, sizeof err), -1);
+    CHECK_INT(bad_name, 1);
+    cJSON_Delete(g);
+    /* A default stands for an attribute not given. */
+    g = cJSON_Parse("{\"VisibilityTimeout\":\"30\"}");
+    CHECK_INT(sqs_attrs_check(g, &bad_name, err, sizeof err), 0);
+    CHECK_INT(sqs_attrs_match(g, "{}"), 1);
+    CHECK_INT(sqs_attrs_match(g, "{\"VisibilityTimeout\":\"31\"}"), 0);
+    cJSON_Delete(g);
+    struct sqs_queue q;
+    sqs_queue_read(&q, "q", "{\"DelaySeconds\":\"7\",\"VisibilityTimeout\":\"junk\"}", 1, 2);
+    CHECK_INT(q.delay, 7);
+    CHECK_INT(q.visibility, 30); /* unreadable: the default */
+    CHECK_INT(q.max_size, 262144);
+}
+
+TEST_MAIN(TEST_ENTRY(md5_of_bodies), TEST_ENTRY(md5_of_message_attributes),
+          TEST_ENTRY(message_attributes_checked), TEST_ENTRY(body_characters),
+          TEST_ENTRY(form_into_json_parameters), TEST_ENTRY(json_answer_as_xml),
+          TEST_ENTRY(queue_attributes))
