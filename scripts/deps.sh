@@ -69,9 +69,10 @@ if [ ! -f tests/ui/node_modules/playwright-core/package.json ]; then
     echo "deps: installing the pinned browser driver (npm ci in tests/ui)"
     (cd tests/ui && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
-# The SQS front end's test drives it with the AWS SDK for JavaScript, unchanged
-# (tests/blackbox/test_sqs.py runs tests/sqs/sqs.mjs).
-if [ ! -f tests/sqs/node_modules/@aws-sdk/client-sqs/package.json ]; then
-    echo "deps: installing the pinned AWS SDK for SQS (npm ci in tests/sqs)"
+# The SQS front end's test drives it with the AWS SDK for JavaScript and sqs-consumer,
+# unchanged (tests/blackbox/test_sqs.py runs tests/sqs/sqs.mjs).
+if [ ! -f tests/sqs/node_modules/@aws-sdk/client-sqs/package.json ] ||
+    [ ! -f tests/sqs/node_modules/sqs-consumer/package.json ]; then
+    echo "deps: installing the pinned AWS SDK and sqs-consumer (npm ci in tests/sqs)"
     (cd tests/sqs && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi

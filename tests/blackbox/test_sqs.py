@@ -1,6 +1,6 @@
 """The SQS front end (--sqs-listen, docs/sqs.md) driven by real clients, unchanged: the AWS
 SDK for JavaScript v3 (@aws-sdk/client-sqs, pinned in tests/sqs, which checks every MD5 it is
-given: the JSON protocol), Debian's python3-boto3 and awscli (the query protocol: forms and
+given: the JSON protocol) and sqs-consumer on top of it, Debian's python3-boto3 and awscli (the query protocol: forms and
 XML). Each scenario of tests/sqs/sqs.mjs and tests/sqs/boto.py runs against one server: send and receive with
 message attributes and digests, long poll, visibility extension and expiry, the stale
 receipt handle of a message received again since (fencing), batches with partial failure,
@@ -78,6 +78,9 @@ class SqsJsClient(SqsServerTest):
 
     def test_errors(self):
         self.sqs("errors")
+
+    def test_sqs_consumer_heartbeat_release_delete(self):
+        self.sqs("consumer")
 
     def test_native_job_received_through_sqs(self):
         q = self.sqs_queue()

@@ -3,6 +3,7 @@
 // why and exits 1. tests/blackbox/test_sqs.py runs each scenario.
 import assert from "node:assert/strict";
 import * as sqs from "@aws-sdk/client-sqs";
+import { Consumer } from "sqs-consumer";
 
 const [scenario, endpoint, queue] = process.argv.slice(2);
 const client = new sqs.SQSClient({
@@ -257,6 +258,59 @@ const scenarios = {
     assert.equal(e.name, "QueueDoesNotExist");
     e = await failure(sqs.ReceiveMessageCommand, { QueueUrl: QueueUrl + "-never-made" });
     assert.equal(e.name, "QueueDoesNotExist");
+  },
+
+  // sqs-consumer, unchanged: its heartbeat (ChangeMessageVisibility) keeps a slow message
+  // from being received twice, a failed one is released at once (visibility 0) and comes
+  // back, and every handled message is deleted.
+  async consumer() {
+    const QueueUrl = await url();
+    await send(sqs.SendMessageBatchCommand, { QueueUrl, Entries: [
+      { Id: "a", MessageBody: "quick" }, { Id: "b", MessageBody: "slow" },
+      { Id: "c", MessageBody: "boom" }] });
+    const handled = {};
+    let failedOnce = false;
+    const errors = [];
+    const consumer = Consumer.create({
+      queueUrl: QueueUrl,
+      sqs: client,
+      waitTimeSeconds: 1,
+      visibilityTimeout: 2,
+      heartbeatInterval: 1,
+      terminateVisibilityTimeout: true,
+      handleMessage: async (m) => {
+        handled[m.Body] = (handled[m.Body] || 0) + 1;
+        if (m.Body === "slow")
+          await new Promise((r) => setTimeout(r, 7000)); // past the timeout, sweep and backoff
+        if (m.Body === "boom" && !failedOnce) {
+          failedOnce = true;
+          throw new Error("boom");
+        }
+        return m;
+      },
+    });
+    consumer.on("error", (e) => errors.push(e));
+    consumer.start();
+    const deadline = Date.now() + 30000;
+    while (Date.now() < deadline && !(handled.quick && handled.slow && handled.boom === 2))
+      await new Promise((r) => setTimeout(r, 100));
+    // The slow one's deletion follows its handler: wait for the queue to be empty.
+    let a;
+    while (Date.now() < deadline) {
+      a = await send(sqs.GetQueueAttributesCommand, { QueueUrl, AttributeNames: ["All"] });
+      if (a.Attributes.ApproximateNumberOfMessages === "0" &&
+          a.Attributes.ApproximateNumberOfMessagesNotVisible === "0")
+        break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    consumer.stop({ abort: true });
+    assert.deepEqual(handled, { quick: 1, slow: 1, boom: 2 });
+    assert.equal(a.Attributes.ApproximateNumberOfMessages, "0");
+    assert.equal(a.Attributes.ApproximateNumberOfMessagesNotVisible, "0");
+    // sqs-consumer releases a failed message before it stops that message's heartbeat, so a
+    // heartbeat may still come after the release: that one is refused (the message is not in
+    // flight any more), as SQS refuses it. Nothing else may fail.
+    assert.deepEqual(errors.filter((e) => e.cause?.name !== "MessageNotInflight"), []);
   },
 
   // A job enqueued natively (the test enqueued {"n": 1}) is received with its payload as body.

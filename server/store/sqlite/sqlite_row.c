@@ -163,3 +163,40 @@ int sqlite_row_attempt(sqlite3_stmt *st, int col, struct job_attempt *out)
     }
     return 0;
 }
+
+enum store_result sqlite_row_collect(struct sqlite_conn *c, sqlite3_stmt *st, const char *what,
+                                     size_t size, int (*row)(sqlite3_stmt *st, void *element),
+                                     void (*free_rows)(void *rows, size_t n), void **out, size_t *n)
+{
+    size_t cap = 0;
+    int rc;
+    enum store_result r = STORE_OK;
+    *out = NULL;
+    *n = 0;
+    while (r == STORE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            void *grown = realloc(*out, ncap * size);
+            if (!grown) {
+                log_error("out of memory reading %s", what);
+                r = STORE_ERROR;
+                break;
+            }
+            *out = grown;
+            cap = ncap;
+        }
+        if (row(st, (char *)*out + *n * size) != 0)
+            r = STORE_ERROR;
+        else
+            (*n)++;
+    }
+    if (r == STORE_OK && rc != SQLITE_DONE)
+        r = sqlite_conn_fail(c, rc, what);
+    sqlite3_reset(st);
+    if (r != STORE_OK) {
+        free_rows(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return r;
+}

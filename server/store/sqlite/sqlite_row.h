@@ -33,6 +33,15 @@ static inline int sqlite_row_plain(const struct job *j)
     return !j->requires;
 }
 
+/* Step st (bound) to its end, copying each row with row(st, element) into a new array *out
+ * of *n elements of size bytes (NULL and 0 when none), and reset st. row returns 0, or -1
+ * when memory ran out (logged; the element left empty). On failure (logged as `what`) the
+ * elements copied are released with free_rows(*out, *n) and *out, *n are NULL, 0. */
+enum store_result sqlite_row_collect(struct sqlite_conn *c, sqlite3_stmt *st, const char *what,
+                                     size_t size, int (*row)(sqlite3_stmt *st, void *element),
+                                     void (*free_rows)(void *rows, size_t n), void **out,
+                                     size_t *n);
+
 /* Copy the attempt in columns col.. of st (attempt, worker_id, claimed_at, ended_at, outcome,
  * error_code, error_detail) into out (overwritten). Returns 0, or -1 when memory ran out
  * (out is left empty). */

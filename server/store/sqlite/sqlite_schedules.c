@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_row.h"
 #include "sqlite_store.h"
 
 /* Copy a text column into *out (NULL stays NULL). Returns 0, or -1 when out of memory. */
@@ -51,38 +52,24 @@ static int schedule_row(sqlite3_stmt *st, struct store_schedule *out)
     return 0;
 }
 
+static int schedule_element(sqlite3_stmt *st, void *out)
+{
+    return schedule_row(st, out);
+}
+
+static void schedules_release(void *rows, size_t n)
+{
+    store_schedules_free(rows, n);
+}
+
 /* Run st (bound) and collect its schedules into a new array *out of *n. */
 static enum store_result rows_on(struct sqlite_conn *c, sqlite3_stmt *st, const char *what,
                                  struct store_schedule **out, size_t *n)
 {
-    size_t cap = 0;
-    int rc;
-    enum store_result r = STORE_OK;
-    while (r == STORE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            struct store_schedule *grown = realloc(*out, ncap * sizeof *grown);
-            if (!grown) {
-                log_error("out of memory reading %s", what);
-                r = STORE_ERROR;
-                break;
-            }
-            *out = grown;
-            cap = ncap;
-        }
-        if (schedule_row(st, &(*out)[*n]) != 0)
-            r = STORE_ERROR;
-        else
-            (*n)++;
-    }
-    if (r == STORE_OK && rc != SQLITE_DONE)
-        r = sqlite_conn_fail(c, rc, what);
-    sqlite3_reset(st);
-    if (r != STORE_OK) {
-        store_schedules_free(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
+    void *rows = NULL;
+    enum store_result r = sqlite_row_collect(c, st, what, sizeof **out, schedule_element,
+                                             schedules_release, &rows, n);
+    *out = rows;
     return r;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlite_row.h"
 #include "sqlite_store.h"
 
 /* The row of the current step of st (name, attributes, created_at, modified_at) into out.
@@ -25,38 +26,24 @@ static int queue_row(sqlite3_stmt *st, struct store_sqs_queue *out)
     return 0;
 }
 
+static int queue_element(sqlite3_stmt *st, void *out)
+{
+    return queue_row(st, out);
+}
+
+static void queues_release(void *rows, size_t n)
+{
+    store_sqs_queues_free(rows, n);
+}
+
 /* Run st (bound) and collect its rows into a new array *out of *n; st is reset. */
 static enum store_result rows_on(struct sqlite_conn *c, sqlite3_stmt *st,
                                  struct store_sqs_queue **out, size_t *n)
 {
-    size_t cap = 0;
-    int rc;
-    enum store_result r = STORE_OK;
-    while (r == STORE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            struct store_sqs_queue *grown = realloc(*out, ncap * sizeof *grown);
-            if (!grown) {
-                log_error("out of memory reading sqs queues");
-                r = STORE_ERROR;
-                break;
-            }
-            *out = grown;
-            cap = ncap;
-        }
-        if (queue_row(st, &(*out)[*n]) != 0)
-            r = STORE_ERROR;
-        else
-            (*n)++;
-    }
-    if (r == STORE_OK && rc != SQLITE_DONE)
-        r = sqlite_conn_fail(c, rc, "sqs queues");
-    sqlite3_reset(st);
-    if (r != STORE_OK) {
-        store_sqs_queues_free(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
+    void *rows = NULL;
+    enum store_result r = sqlite_row_collect(c, st, "sqs queues", sizeof **out, queue_element,
+                                             queues_release, &rows, n);
+    *out = rows;
     return r;
 }
 
