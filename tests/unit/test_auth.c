@@ -269,6 +269,7 @@ TEST(role_matrix)
         {"GET", "/jobs/{id}/dependents", P | W | A},
         {"GET", "/queues", P | W | A},
         {"GET", "/stats/throughput", P | W | A},
+        {"GET", "/events", P | W | A},
         {"POST", "/queues/{name}/pause", A},
         {"POST", "/queues/{name}/resume", A},
         {"DELETE", "/queues/{name}/jobs", A},

@@ -37,6 +37,7 @@ TEST(every_route_present)
         {"GET", "/jobs/7/dependents", handle_dependents, 0},
         {"GET", "/queues", handle_queues, 0},
         {"GET", "/stats/throughput", handle_throughput, 0},
+        {"GET", "/events", handle_events, 0},
         {"POST", "/queues/a.b:c-d_e/pause", handle_pause, 0},
         {"POST", "/queues/q/resume", handle_resume, 0},
         {"DELETE", "/queues/q/jobs", handle_purge, 0},
