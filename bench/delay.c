@@ -159,7 +159,8 @@ static int dir_write(struct dir *d, int64_t now)
         return 0;
     while (d->head && d->head->due <= now) {
         struct chunk *c = d->head;
-        ssize_t n = write(d->to, c->data + c->off, c->len - c->off);
+        /* send, not write: a peer that has gone is EPIPE here, not a SIGPIPE that ends us. */
+        ssize_t n = send(d->to, c->data + c->off, c->len - c->off, MSG_NOSIGNAL);
         if (n < 0)
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
         c->off += (size_t)n;
@@ -235,8 +236,8 @@ int main(int argc, char **argv)
     int cfd = argc == 5 ? unix_socket(argv[4], 1, SOCK_DGRAM) : -1;
     ep = epoll_create1(EPOLL_CLOEXEC);
     if (lfd < 0 || ep < 0 || (argc == 5 && cfd < 0)) {
-        fprintf(stderr, "jobq-delay: cannot listen on %s: %s\n", argc == 5 && cfd < 0 ? argv[4] : argv[1],
-                strerror(errno));
+        fprintf(stderr, "jobq-delay: cannot listen on %s: %s\n",
+                argc == 5 && cfd < 0 ? argv[4] : argv[1], strerror(errno));
         return 1;
     }
     watch(lfd, 0, EPOLLIN, EPOLL_CTL_ADD);
@@ -275,8 +276,8 @@ int main(int argc, char **argv)
                 continue;
             if (dir_read(d, now) != 0)
                 link_close(i);
-            else if (d->eof)
-                watch(d->from, tag, 0, EPOLL_CTL_MOD); /* nothing more to read there */
+            else if (d->eof) /* nothing more to read there (and no EPOLLHUP to spin on) */
+                epoll_ctl(ep, EPOLL_CTL_DEL, d->from, NULL);
         }
         for (int i = 0; i < links_hi; i++) {
             for (int k = 0; links[i].used && k < 2; k++) {
