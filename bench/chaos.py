@@ -225,7 +225,9 @@ class Producer:
             key = self.keys.get()
             if key is None:
                 break
-            body = {"queue": QUEUE, "payload": {"k": key}, "idempotency_key": key}
+            # max_attempts: a job that faults re-run many times is re-executed, not failed
+            body = {"queue": QUEUE, "payload": {"k": key}, "idempotency_key": key,
+                    "max_attempts": 100}
             r = cl.call("POST", "/jobs", body, time.monotonic() + 300)
             with self.lock:
                 if r is not None and r[0] in (200, 201):
