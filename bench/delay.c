@@ -5,10 +5,22 @@
  * order. One thread, epoll; bounded: at most MAX_LINKS links and MAX_HELD bytes held per
  * direction (past that, the side that sends is not read until the held bytes go out).
  *
- * jobq-delay LISTEN_PATH UPSTREAM_PATH ROUND_TRIP_US
+ * jobq-delay LISTEN_PATH UPSTREAM_PATH ROUND_TRIP_US [CONTROL_PATH]
  *
  * PostgreSQL's socket is DIR/.s.PGSQL.PORT: listen on OTHERDIR/.s.PGSQL.PORT and point
- * libpq's host at OTHERDIR. It runs until killed. */
+ * libpq's host at OTHERDIR. It runs until killed.
+ *
+ * With CONTROL_PATH it also binds a unix datagram socket there and switches its mode at run
+ * time on each datagram it receives (bench/chaos.py's network faults), one command each:
+ *   "delay US"  the round trip of the bytes read from now on becomes US microseconds;
+ *   "hold"      a partition that holds traffic: nothing is written to either side (bytes
+ *               are still read and queued, up to MAX_HELD per direction), new links are
+ *               accepted and connected but held the same way;
+ *   "reset"     a partition that resets connections: every link is closed at once, and a
+ *               new client is closed as soon as it is accepted;
+ *   "pass"      the link heals: held bytes go out in order, new links connect as before.
+ * An unknown command is ignored. Without CONTROL_PATH (or before any command) it passes
+ * traffic with the fixed delay, as it always did. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -54,6 +66,10 @@ static int links_hi; /* links[links_hi..] are all unused */
 static int64_t delay_us;
 static int ep;
 
+/* The mode the control socket sets: traffic passes (with delay_us), is held, or is reset. */
+enum mode { PASS, HOLD, RESET };
+static enum mode mode = PASS;
+
 static int64_t mono_us(void)
 {
     struct timespec ts;
@@ -61,18 +77,21 @@ static int64_t mono_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int unix_socket(const char *path, int listen_on)
+/* A unix socket of `type`: bound to path (and listening, for a stream) when listen_on, else
+ * connected to it. Non-blocking. Returns -1 on failure. */
+static int unix_socket(const char *path, int listen_on, int type)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof a.sun_path)
         return -1;
     strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     if (listen_on) {
         unlink(path);
-        if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 256) != 0) {
+        if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+            (type == SOCK_STREAM && listen(fd, 256) != 0)) {
             close(fd);
             return -1;
         }
@@ -136,9 +155,12 @@ static int dir_read(struct dir *d, int64_t now)
 /* Write d's due bytes. Returns -1 when the link must close. */
 static int dir_write(struct dir *d, int64_t now)
 {
+    if (mode == HOLD)
+        return 0;
     while (d->head && d->head->due <= now) {
         struct chunk *c = d->head;
-        ssize_t n = write(d->to, c->data + c->off, c->len - c->off);
+        /* send, not write: a peer that has gone is EPIPE here, not a SIGPIPE that ends us. */
+        ssize_t n = send(d->to, c->data + c->off, c->len - c->off, MSG_NOSIGNAL);
         if (n < 0)
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
         c->off += (size_t)n;
@@ -160,10 +182,14 @@ static void accept_one(int lfd, const char *upstream)
     int cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (cfd < 0)
         return;
+    if (mode == RESET) {
+        close(cfd);
+        return;
+    }
     int i = 0;
     while (i < MAX_LINKS && links[i].used)
         i++;
-    int ufd = i < MAX_LINKS ? unix_socket(upstream, 0) : -1;
+    int ufd = i < MAX_LINKS ? unix_socket(upstream, 0, SOCK_STREAM) : -1;
     if (ufd < 0) {
         close(cfd);
         return;
@@ -175,26 +201,54 @@ static void accept_one(int lfd, const char *upstream)
     watch(ufd, (uint32_t)i * 2 + 3, EPOLLIN, EPOLL_CTL_ADD);
 }
 
+/* Read every command waiting on the control socket and switch the mode (see the top). */
+static void control(int cfd)
+{
+    char buf[64];
+    ssize_t n;
+    while ((n = recv(cfd, buf, sizeof buf - 1, 0)) > 0) {
+        buf[n] = '\0';
+        if (strncmp(buf, "delay ", 6) == 0) {
+            delay_us = strtoll(buf + 6, NULL, 10) / 2;
+        } else if (strcmp(buf, "hold") == 0) {
+            mode = HOLD;
+        } else if (strcmp(buf, "pass") == 0) {
+            mode = PASS;
+        } else if (strcmp(buf, "reset") == 0) {
+            mode = RESET;
+            for (int i = 0; i < links_hi; i++) {
+                if (links[i].used)
+                    link_close(i);
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: jobq-delay LISTEN_PATH UPSTREAM_PATH ROUND_TRIP_US\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr,
+                "usage: jobq-delay LISTEN_PATH UPSTREAM_PATH ROUND_TRIP_US [CONTROL_PATH]\n");
         return 2;
     }
     delay_us = strtoll(argv[3], NULL, 10) / 2;
-    int lfd = unix_socket(argv[1], 1);
+    int lfd = unix_socket(argv[1], 1, SOCK_STREAM);
+    int cfd = argc == 5 ? unix_socket(argv[4], 1, SOCK_DGRAM) : -1;
     ep = epoll_create1(EPOLL_CLOEXEC);
-    if (lfd < 0 || ep < 0) {
-        fprintf(stderr, "jobq-delay: cannot listen on %s: %s\n", argv[1], strerror(errno));
+    if (lfd < 0 || ep < 0 || (argc == 5 && cfd < 0)) {
+        fprintf(stderr, "jobq-delay: cannot listen on %s: %s\n",
+                argc == 5 && cfd < 0 ? argv[4] : argv[1], strerror(errno));
         return 1;
     }
     watch(lfd, 0, EPOLLIN, EPOLL_CTL_ADD);
+    if (cfd >= 0)
+        watch(cfd, 1, EPOLLIN, EPOLL_CTL_ADD);
     for (;;) {
         /* Sleep until the earliest held chunk is due (or something is readable). */
         int64_t now = mono_us(), next = -1;
         while (links_hi > 0 && !links[links_hi - 1].used)
             links_hi--;
-        for (int i = 0; i < links_hi; i++) {
+        for (int i = 0; mode != HOLD && i < links_hi; i++) {
             for (int k = 0; links[i].used && k < 2; k++) {
                 struct chunk *c = links[i].d[k].head;
                 if (c && (next < 0 || c->due < next))
@@ -212,14 +266,18 @@ int main(int argc, char **argv)
                 accept_one(lfd, argv[2]);
                 continue;
             }
+            if (tag == 1) {
+                control(cfd);
+                continue;
+            }
             int i = (int)(tag / 2) - 1;
             struct dir *d = &links[i].d[tag % 2];
             if (!links[i].used)
                 continue;
             if (dir_read(d, now) != 0)
                 link_close(i);
-            else if (d->eof)
-                watch(d->from, tag, 0, EPOLL_CTL_MOD); /* nothing more to read there */
+            else if (d->eof) /* nothing more to read there (and no EPOLLHUP to spin on) */
+                epoll_ctl(ep, EPOLL_CTL_DEL, d->from, NULL);
         }
         for (int i = 0; i < links_hi; i++) {
             for (int k = 0; links[i].used && k < 2; k++) {

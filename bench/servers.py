@@ -253,11 +253,13 @@ class Postgres:
             raise ServerError("initdb failed (see %s)" % log)
         return self
 
-    def start(self, synchronous_commit):
-        self.port = free_port()
+    def start(self, synchronous_commit, max_connections=100, same_port=False):
+        """Start the cluster (on the port it had before when same_port)."""
+        if not (same_port and self.port):
+            self.port = free_port()
         opts = ("-p %d -k %s -c listen_addresses='' -c synchronous_commit=%s "
-                "-c max_connections=100 -c fsync=on"
-                % (self.port, self.sock, synchronous_commit))
+                "-c max_connections=%d -c fsync=on"
+                % (self.port, self.sock, synchronous_commit, max_connections))
         log = os.path.join(self.workdir, "postgres.log")
         rc = subprocess.call(self.as_user + [os.path.join(self.bindir, "pg_ctl"), "-D", self.data,
                              "-l", log, "-w", "-t", "60", "-o", opts, "start"],
@@ -305,11 +307,13 @@ class Postgres:
 class DelayProxy:
     """jobq-delay (bench/delay.c) between a client and the PostgreSQL cluster pg: a socket in
     the directory self.dir (a libpq host) whose every byte reaches the other side rtt_us / 2
-    microseconds later, each way."""
+    microseconds later, each way. send() switches its mode at run time ("delay US", "hold",
+    "reset", "pass": bench/delay.c)."""
 
     def __init__(self, binary, pg, workdir, rtt_us):
         self.binary, self.pg, self.dir, self.rtt_us = binary, pg, workdir, rtt_us
         self.proc = None
+        self.control = os.path.join(workdir, "control")
 
     def start(self):
         if not os.access(self.binary, os.X_OK):
@@ -318,9 +322,15 @@ class DelayProxy:
         name = ".s.PGSQL.%d" % self.pg.port
         path = os.path.join(self.dir, name)
         self.proc = subprocess.Popen([self.binary, path, os.path.join(self.pg.sock, name),
-                                      str(self.rtt_us)], stdin=subprocess.DEVNULL)
-        wait_until(lambda: os.path.exists(path), START_TIMEOUT, "jobq-delay listening")
+                                      str(self.rtt_us), self.control], stdin=subprocess.DEVNULL)
+        wait_until(lambda: os.path.exists(path) and os.path.exists(self.control),
+                   START_TIMEOUT, "jobq-delay listening")
         return self
+
+    def send(self, command):
+        """Switch the proxy's mode: "delay US", "hold", "reset" or "pass"."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(command.encode(), self.control)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
