@@ -10,6 +10,7 @@
 #include "parse_events.h"
 #include "pending.h"
 #include "sse.h"
+#include "store_events.h"
 
 /* The repeated `queue` values of the query, borrowed from the connection. */
 struct queue_args {

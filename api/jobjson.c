@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dedup.h"
+#include "store_events.h"
 
 /* ----- direct text ------------------------------------------------------------------------ */
 

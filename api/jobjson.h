@@ -6,6 +6,7 @@
 
 #include "job.h"
 #include "store.h"
+#include "store_events.h"
 
 /* A growing text buffer for answers written directly, without a cJSON tree (the hot path).
  * After a failed allocation it stays failed: oom is set and nothing more is appended. Start

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "pending.h"
 #include "reply.h"
+#include "store_events.h"
 #include "workers.h"
 
 #define HUB_TICK_MS 50     /* how often the hub looks for streams whose next read is due */

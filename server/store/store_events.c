@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_events.h"
 
 void event_page_clear(struct event_page *page)
 {

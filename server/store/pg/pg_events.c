@@ -8,6 +8,7 @@
 #include "log.h"
 #include "pg_row.h"
 #include "pg_store.h"
+#include "store_events.h"
 
 /* Row i of PG_EVENTS_READ (columns from 1) into e (zeroed first). Returns 0 or -1. */
 static int event_row(const PGresult *res, int i, struct job_event *e)

@@ -35,6 +35,7 @@
 
 #include "pg_stmt.h"
 #include "store.h"
+#include "store_events.h"
 #include "store_news.h"
 #include "store_schedule.h"
 #include "store_sqs.h"

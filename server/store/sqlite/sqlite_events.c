@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "store_events.h"
 
 /* A stored status as the API's (a stored 0, scheduled, is queued). */
 static enum job_status api_status(int stored)

@@ -14,6 +14,7 @@
 #include "event.h"
 #include "sqlite_conn.h"
 #include "store.h"
+#include "store_events.h"
 
 /* One change noted: job id became API status `status` by an event of `type`. */
 struct sqlite_event_note {

@@ -18,6 +18,7 @@
 #include "sqlite_pool.h"
 #include "sqlite_tx.h"
 #include "store.h"
+#include "store_events.h"
 #include "store_schedule.h"
 #include "store_sqs.h"
 

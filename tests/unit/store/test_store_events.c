@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "sqlite_conn.h"
+#include "store_events.h"
 #include "test_store_util.h"
 
 /* Read every event after `after` of job (0: any) into page. */
