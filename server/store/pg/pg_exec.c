@@ -8,7 +8,6 @@
  * others run, and starts another beside them when enough calls wait, or when the newest
  * group has run long enough that waiting for it would cost more than a second transaction
  * (a slow link to the database, or a group stalled on a lock). */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -306,10 +305,7 @@ void pg_exec_figures(struct pg_store *st, struct pg_exec_figures *out)
     uint64_t us = st->inflight_us;
     if (st->inflight_at_us > 0 && now > st->inflight_at_us)
         us += (uint64_t)st->inflight * (uint64_t)(now - st->inflight_at_us);
-    *out = (struct pg_exec_figures){.inflight = st->inflight,
-                                    .writers = st->nthreads,
-                                    .inflight_us = us,
-                                    .groups = st->groups,
-                                    .tx_us = st->tx_us};
+    *out = (struct pg_exec_figures){
+        .inflight = st->inflight, .writers = st->nthreads, .inflight_us = us, .groups = st->groups};
     pthread_mutex_unlock(&st->qmu);
 }

@@ -346,12 +346,11 @@ struct pg_call_node {
 int pg_exec_start(struct pg_store *st, int nthreads);
 void pg_exec_stop(struct pg_store *st);
 
-/* What the executor did so far, for /metrics: groups in flight now, the integral of groups
- * in flight over time (microseconds), groups started, and a group's smoothed time. */
+/* What the executor did so far, for /metrics: groups in flight now, the writers, the
+ * integral of groups in flight over time (microseconds) and groups started. */
 struct pg_exec_figures {
     int inflight, writers;
     uint64_t inflight_us, groups;
-    int64_t tx_us;
 };
 void pg_exec_figures(struct pg_store *st, struct pg_exec_figures *out);
 
