@@ -328,6 +328,7 @@ TEST(calls_wait_for_an_open_connection_when_the_server_refuses_more)
     release(hold);
     CHECK_INT(wait_finished(&hb, 1, 10000), 1);
     CHECK_INT(hb.call.result, STORE_OK);
+    job_clear(&hb.out);
     CHECK_INT(wait_finished(others, OTHERS, 10000), OTHERS);
     for (int i = 0; i < OTHERS; i++) {
         CHECK_INT(others[i].call.result, STORE_OK);
@@ -350,7 +351,6 @@ TEST(calls_wait_for_an_open_connection_when_the_server_refuses_more)
     CHECK_INT(wait_finished(&hb, 1, 10000), 1);
     for (int i = 0; i < OTHERS; i++)
         job_clear(&others[i].out);
-    job_clear(&hb.out);
     job_clear(&hb.out);
     job_clear(&q);
     job_clear(&j);
