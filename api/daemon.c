@@ -70,16 +70,20 @@ static void hook_scheduled(void *arg, int64_t run_at)
     sweeper_poke(atomic_load(&d->sweeper), run_at);
 }
 
-/* Load the token file when one is given. Returns 0 with *out set (NULL: authentication off),
- * or -1 (logged, naming the line but never a token). */
+/* Load the token file when one is given, and the SQS access keys of --sqs-key beside its own.
+ * Returns 0 with *out set (NULL: authentication off), or -1 (logged, naming the line or key
+ * but never a token or secret). */
 static int load_tokens(const struct config *cfg, struct auth **out)
 {
     *out = NULL;
     if (cfg->auth_token_file[0] == '\0')
         return 0;
     char err[512];
-    if (auth_load_file(cfg->auth_token_file, out, err, sizeof err) != 0) {
+    if (auth_load_file(cfg->auth_token_file, out, err, sizeof err) != 0 ||
+        auth_add_sqs_keys(*out, cfg->sqs_keys, "--sqs-key", err, sizeof err) != 0) {
         log_error("%s", err);
+        auth_free(*out);
+        *out = NULL;
         return -1;
     }
     return 0;
@@ -165,11 +169,13 @@ static void sqs_base_url(const struct config *cfg, int port, char *out, size_t l
 static int start_sqs(struct daemon *d)
 {
     const struct config *cfg = d->cfg;
-    if (d->auth) {
-        log_error("--sqs-listen with --auth-token-file: SigV4 verification is not built yet, "
-                  "so the SQS listener cannot require authentication");
-        return -1;
-    }
+    if (d->auth)
+        log_info("sqs: SigV4 signatures required: %zu access key%s", auth_sqs_key_count(d->auth),
+                 auth_sqs_key_count(d->auth) == 1 ? "" : "s");
+    if (d->auth && auth_sqs_key_count(d->auth) == 0)
+        log_warn("sqs: authentication is on and no access key is given (--sqs-key or a "
+                 "KEY:SECRET:ROLE line in the token file): every SQS request will be refused");
+    d->sqs_app.auth = d->auth;
     d->sqs_app.store = d->store;
     d->sqs_app.waitq = d->app.waitq;
     d->sqs_app.cfg = cfg;

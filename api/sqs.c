@@ -11,6 +11,7 @@
 #include "jsonin.h"
 #include "pending.h"
 #include "reply.h"
+#include "sqs_auth.h"
 #include "sqs_lease.h"
 #include "sqs_params.h"
 #include "sqs_query.h"
@@ -29,35 +30,39 @@ enum lookup {
     BY_NAME, /* QueueName */
 };
 
-/* The actions: one row each; a NULL action answers UnsupportedOperation. */
+/* The actions: one row each; a NULL action answers UnsupportedOperation. The access column
+ * is the role a SigV4 key needs (sqs_auth.h), as the native routes': reads for any role,
+ * sends for producers, the lease's actions for workers, the queue's shape for admins (the
+ * default, 0, of a row that names none). */
 static const struct {
     const char *name;
     sqs_action_fn run;
     enum lookup lookup;
+    enum auth_access access;
 } actions[] = {
-    {"CreateQueue", sqs_create_queue, NONE},
-    {"GetQueueUrl", sqs_get_queue_url, BY_NAME},
-    {"ListQueues", sqs_list_queues, NONE},
-    {"DeleteQueue", sqs_delete_queue, BY_URL},
-    {"GetQueueAttributes", sqs_get_queue_attributes, BY_URL},
-    {"SetQueueAttributes", sqs_set_queue_attributes, BY_URL},
-    {"PurgeQueue", sqs_purge_queue, BY_URL},
-    {"SendMessage", sqs_send_message, BY_URL},
-    {"SendMessageBatch", sqs_send_message_batch, BY_URL},
-    {"ReceiveMessage", sqs_receive_message, BY_URL},
-    {"DeleteMessage", sqs_delete_message, BY_URL},
-    {"DeleteMessageBatch", sqs_delete_message_batch, BY_URL},
-    {"ChangeMessageVisibility", sqs_change_visibility, BY_URL},
-    {"ChangeMessageVisibilityBatch", sqs_change_visibility_batch, BY_URL},
-    {"ListDeadLetterSourceQueues", NULL, NONE},
-    {"AddPermission", NULL, NONE},
-    {"RemovePermission", NULL, NONE},
-    {"TagQueue", NULL, NONE},
-    {"UntagQueue", NULL, NONE},
-    {"ListQueueTags", NULL, NONE},
-    {"StartMessageMoveTask", NULL, NONE},
-    {"CancelMessageMoveTask", NULL, NONE},
-    {"ListMessageMoveTasks", NULL, NONE},
+    {"CreateQueue", sqs_create_queue, NONE, AUTH_ACCESS_ADMIN},
+    {"GetQueueUrl", sqs_get_queue_url, BY_NAME, AUTH_ACCESS_READ},
+    {"ListQueues", sqs_list_queues, NONE, AUTH_ACCESS_READ},
+    {"DeleteQueue", sqs_delete_queue, BY_URL, AUTH_ACCESS_ADMIN},
+    {"GetQueueAttributes", sqs_get_queue_attributes, BY_URL, AUTH_ACCESS_READ},
+    {"SetQueueAttributes", sqs_set_queue_attributes, BY_URL, AUTH_ACCESS_ADMIN},
+    {"PurgeQueue", sqs_purge_queue, BY_URL, AUTH_ACCESS_ADMIN},
+    {"SendMessage", sqs_send_message, BY_URL, AUTH_ACCESS_PRODUCE},
+    {"SendMessageBatch", sqs_send_message_batch, BY_URL, AUTH_ACCESS_PRODUCE},
+    {"ReceiveMessage", sqs_receive_message, BY_URL, AUTH_ACCESS_WORK},
+    {"DeleteMessage", sqs_delete_message, BY_URL, AUTH_ACCESS_WORK},
+    {"DeleteMessageBatch", sqs_delete_message_batch, BY_URL, AUTH_ACCESS_WORK},
+    {"ChangeMessageVisibility", sqs_change_visibility, BY_URL, AUTH_ACCESS_WORK},
+    {"ChangeMessageVisibilityBatch", sqs_change_visibility_batch, BY_URL, AUTH_ACCESS_WORK},
+    {"ListDeadLetterSourceQueues", NULL, NONE, AUTH_ACCESS_READ},
+    {"AddPermission", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"RemovePermission", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"TagQueue", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"UntagQueue", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"ListQueueTags", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"StartMessageMoveTask", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"CancelMessageMoveTask", NULL, NONE, AUTH_ACCESS_ADMIN},
+    {"ListMessageMoveTasks", NULL, NONE, AUTH_ACCESS_ADMIN},
 };
 
 /* An action waiting for the read of its queue's row: its parameters (owned) until it runs. */
@@ -183,6 +188,8 @@ static int read_request(struct request *rq, size_t *i, cJSON **params)
         return -1;
     }
     rq->sqs_action = actions[*i].name;
+    if (!sqs_auth_allows_or_reply(rq, actions[*i].access, actions[*i].name))
+        return -1;
     if (!actions[*i].run) {
         sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not support %s", actions[*i].name);
         return -1;
@@ -215,6 +222,9 @@ static enum MHD_Result start(struct request *rq)
     if (rq->too_large)
         return sqs_reply_error(rq, SQS_TOO_LARGE, "the request body is larger than %lld bytes",
                                (long long)rq->app->cfg->max_body_bytes);
+    /* Authentication before anything else is read from the body (sqs_auth.h). */
+    if (sqs_auth_check_or_reply(rq) != 0)
+        return reply_result(rq);
     if (strcmp(rq->method, "POST") != 0)
         return sqs_reply_error(rq, SQS_INVALID_ACTION, "the SQS API takes POST requests only");
     size_t i;

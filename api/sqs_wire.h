@@ -31,6 +31,12 @@ enum sqs_err {
     SQS_INVALID_ATTR_VALUE, /* a queue attribute's value out of its bounds */
     SQS_QUEUE_EXISTS,       /* CreateQueue of an existing queue with other attributes */
     SQS_TOO_LARGE,          /* the request body is larger than --max-body-bytes */
+    SQS_AUTH_MISSING,       /* auth on and no SigV4 Authorization header */
+    SQS_AUTH_INCOMPLETE,    /* a SigV4 Authorization header with a part missing or malformed */
+    SQS_AUTH_UNKNOWN_KEY,   /* an access key id that is not configured */
+    SQS_AUTH_SIGNATURE,     /* the signature is not the one the key's secret gives */
+    SQS_AUTH_EXPIRED,       /* X-Amz-Date more than 15 minutes off the clock */
+    SQS_AUTH_DENIED,        /* the key's role may not run the action */
     SQS_INTERNAL,           /* ours: logged */
     SQS_UNAVAILABLE,        /* the store cannot be used now, or the server is stopping */
     SQS_ERR_COUNT

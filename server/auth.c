@@ -21,9 +21,20 @@ struct token {
     unsigned line; /* where it was defined, for the duplicate message */
 };
 
+/* One SQS access key: its id and secret zero-padded, their lengths and its role. */
+struct sqs_key {
+    char id[AUTH_KEY_ID_MAX];
+    size_t id_len;
+    char secret[AUTH_SECRET_MAX + 1];
+    size_t secret_len;
+    unsigned role;
+};
+
 struct auth {
     struct token *tokens;
     size_t n;
+    struct sqs_key *keys; /* room for AUTH_MAX_KEYS */
+    size_t nkeys;
 };
 
 static const struct {
@@ -81,6 +92,14 @@ static unsigned mask_equal_size(size_t a, size_t b)
     return (unsigned)(nonzero - 1u);
 }
 
+/* All ones when probe (len bytes, zero-padded to size) is stored (stored_len bytes, padded
+ * to size), else 0, in time that depends only on size. */
+static unsigned mask_same(const void *probe, size_t len, const void *stored, size_t stored_len,
+                          size_t size)
+{
+    return (0u - (unsigned)auth_equal(probe, stored, size)) & mask_equal_size(len, stored_len);
+}
+
 enum auth_role auth_lookup(const struct auth *a, const char *tok, size_t len)
 {
     if (!a || !tok || len == 0 || len > AUTH_TOKEN_MAX)
@@ -91,9 +110,7 @@ enum auth_role auth_lookup(const struct auth *a, const char *tok, size_t len)
     unsigned role = 0;
     for (size_t i = 0; i < a->n; i++) {
         const struct token *t = &a->tokens[i];
-        unsigned same = (0u - (unsigned)auth_equal(probe, t->bytes, AUTH_TOKEN_MAX)) &
-                        mask_equal_size(len, t->len);
-        role |= same & t->role;
+        role |= mask_same(probe, len, t->bytes, t->len, AUTH_TOKEN_MAX) & t->role;
     }
     explicit_bzero(probe, sizeof probe);
     return (enum auth_role)role;
@@ -118,7 +135,36 @@ void auth_free(struct auth *a)
     if (a->tokens)
         explicit_bzero(a->tokens, a->n * sizeof a->tokens[0]);
     free(a->tokens);
+    if (a->keys)
+        explicit_bzero(a->keys, AUTH_MAX_KEYS * sizeof a->keys[0]);
+    free(a->keys);
     free(a);
+}
+
+enum auth_role auth_sqs_key(const struct auth *a, const char *id, size_t len, char *secret,
+                            size_t *slen)
+{
+    memset(secret, 0, AUTH_SECRET_MAX + 1);
+    *slen = 0;
+    if (!a || len == 0 || len > AUTH_KEY_ID_MAX)
+        return AUTH_ROLE_NONE;
+    char probe[AUTH_KEY_ID_MAX] = {0};
+    memcpy(probe, id, len);
+    unsigned role = 0;
+    for (size_t i = 0; i < a->nkeys; i++) {
+        const struct sqs_key *k = &a->keys[i];
+        unsigned same = mask_same(probe, len, k->id, k->id_len, AUTH_KEY_ID_MAX);
+        role |= same & k->role;
+        for (size_t j = 0; j <= AUTH_SECRET_MAX; j++)
+            secret[j] = (char)((unsigned char)secret[j] | (same & (unsigned char)k->secret[j]));
+        *slen |= (size_t)same & k->secret_len;
+    }
+    return (enum auth_role)role;
+}
+
+size_t auth_sqs_key_count(const struct auth *a)
+{
+    return a ? a->nkeys : 0;
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
@@ -178,6 +224,75 @@ static int split_fields(const char *line, size_t n, const char **f, size_t *flen
     return k;
 }
 
+/* The role named s[0..n), or 0. */
+static unsigned role_of(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof role_names / sizeof role_names[0]; i++) {
+        if (strlen(role_names[i].name) == n && memcmp(role_names[i].name, s, n) == 0)
+            return (unsigned)role_names[i].role;
+    }
+    return 0;
+}
+
+/* Add the key "ID:SECRET:ROLE" (s[0..n)) to a. Returns NULL, or what is wrong with it. */
+static const char *add_key(struct auth *a, const char *s, size_t n)
+{
+    const char *c1 = memchr(s, ':', n);
+    const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(s + n - c1 - 1)) : NULL;
+    if (!c2)
+        return "expected KEY:SECRET:ROLE";
+    size_t idn = (size_t)(c1 - s), sn = (size_t)(c2 - c1 - 1);
+    if (idn == 0 || idn > AUTH_KEY_ID_MAX)
+        return "the access key id is empty or too long";
+    for (size_t i = 0; i < idn; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.'))
+            return "the access key id has characters outside A-Z a-z 0-9 - _ .";
+    }
+    if (sn == 0 || sn > AUTH_SECRET_MAX)
+        return "the secret is empty or too long";
+    for (size_t i = 0; i < sn; i++) {
+        if (c1[1 + i] <= ' ' || c1[1 + i] > '~')
+            return "the secret has characters outside printable ASCII";
+    }
+    unsigned role = role_of(c2 + 1, (size_t)(s + n - c2 - 1));
+    if (!role)
+        return "unknown role (must be producer, worker or admin)";
+    if (!a->keys && !(a->keys = calloc(AUTH_MAX_KEYS, sizeof *a->keys)))
+        return "out of memory";
+    if (a->nkeys == AUTH_MAX_KEYS)
+        return "too many access keys";
+    for (size_t i = 0; i < a->nkeys; i++) {
+        if (a->keys[i].id_len == idn && memcmp(a->keys[i].id, s, idn) == 0)
+            return "the same access key id twice";
+    }
+    struct sqs_key *k = &a->keys[a->nkeys++];
+    memcpy(k->id, s, idn);
+    k->id_len = idn;
+    memcpy(k->secret, c1 + 1, sn);
+    k->secret_len = sn;
+    k->role = role;
+    return NULL;
+}
+
+int auth_add_sqs_keys(struct auth *a, const char *text, const char *name, char *err, size_t errlen)
+{
+    unsigned item = 0;
+    const char *p = text;
+    for (;;) {
+        p += strspn(p, " \t\r\n");
+        if (!*p)
+            return 0;
+        size_t n = strcspn(p, " \t\r\n");
+        item++;
+        const char *why = add_key(a, p, n);
+        if (why)
+            return fail(err, errlen, "%s, key %u: %s", name, item, why);
+        p += n;
+    }
+}
+
 /* Parse one non-blank, non-comment line into t. Returns 0, or -1 with err written. */
 static int parse_line(const char *line, size_t n, unsigned lineno, const char *name,
                       struct token *t, char *err, size_t errlen)
@@ -196,11 +311,7 @@ static int parse_line(const char *line, size_t n, unsigned lineno, const char *n
                     "%s line %u: the token has characters outside A-Z a-z 0-9 - . _ ~ + / "
                     "(and trailing =)",
                     name, lineno);
-    unsigned role = 0;
-    for (size_t i = 0; i < sizeof role_names / sizeof role_names[0]; i++) {
-        if (strlen(role_names[i].name) == flen[1] && memcmp(role_names[i].name, f[1], flen[1]) == 0)
-            role = (unsigned)role_names[i].role;
-    }
+    unsigned role = role_of(f[1], flen[1]);
     if (!role)
         return fail(err, errlen, "%s line %u: unknown role (must be producer, worker or admin)",
                     name, lineno);
@@ -233,6 +344,16 @@ static int parse_into(struct auth *a, const char *text, size_t len, const char *
             skip++;
         if (skip == n || line[skip] == '#')
             continue;
+        size_t end = n;
+        while (end > skip && is_blank(line[end - 1]))
+            end--;
+        if (!memchr(line + skip, ' ', end - skip) && !memchr(line + skip, '\t', end - skip) &&
+            memchr(line + skip, ':', end - skip)) {
+            const char *why = add_key(a, line + skip, end - skip);
+            if (why)
+                return fail(err, errlen, "%s line %u: %s", name, lineno, why);
+            continue;
+        }
         if (a->n == AUTH_MAX_TOKENS)
             return fail(err, errlen, "%s line %u: more than %d tokens", name, lineno,
                         AUTH_MAX_TOKENS);
@@ -250,7 +371,7 @@ static int parse_into(struct auth *a, const char *text, size_t len, const char *
                      lineno, AUTH_TOKEN_WEAK);
         a->n++;
     }
-    if (a->n == 0)
+    if (a->n == 0 && a->nkeys == 0)
         return fail(err, errlen, "%s: no tokens (expected lines of \"TOKEN ROLE\")", name);
     return 0;
 }

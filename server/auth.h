@@ -17,6 +17,12 @@
 #define AUTH_FILE_MAX (1024 * 1024)
 /* Tokens shorter than this are accepted, with a warning at start-up naming the line. */
 #define AUTH_TOKEN_WEAK 16
+/* SQS access keys (SigV4, docs/sqs.md): an access key id of 1 to AUTH_KEY_ID_MAX of A-Z a-z
+ * 0-9 - _ . and a secret of 1 to AUTH_SECRET_MAX printable ASCII characters but ':'; at most
+ * AUTH_MAX_KEYS of them, from the token file and --sqs-key together. */
+#define AUTH_KEY_ID_MAX 128
+#define AUTH_SECRET_MAX 128
+#define AUTH_MAX_KEYS 1024
 
 /* A caller's role. The values are bits so that a lookup can OR them together under masks. */
 enum auth_role {
@@ -42,10 +48,11 @@ struct auth;
  * line, separated by spaces or tabs, ROLE one of producer, worker, admin; blank lines and
  * lines whose first non-blank character is '#' are ignored; a trailing '\r' is dropped. A
  * token is 1 to AUTH_TOKEN_MAX characters of the RFC 6750 token alphabet (A-Z a-z 0-9
- * - . _ ~ + / and trailing '='). Returns a new table in *out and 0, or -1 with *out NULL and a
+ * - . _ ~ + / and trailing '='). A line of one field "KEY:SECRET:ROLE" is an SQS access key
+ * instead (auth_add_sqs_keys()); a file may hold keys only. Returns a new table in *out and 0, or -1 with *out NULL and a
  * message in err (errlen bytes, NUL-terminated) naming `name` and the line number of the
  * first bad line: malformed, unknown role, token too long, the same token twice, more than
- * AUTH_MAX_TOKENS tokens, or no token at all. A message never contains a token or any other
+ * AUTH_MAX_TOKENS tokens, a bad key, or no token nor key at all. A message never contains a token or any other
  * text of the file. Tokens shorter than AUTH_TOKEN_WEAK are logged as a warning (by line).
  * The caller releases the table with auth_free(). */
 int auth_parse(const char *text, size_t len, const char *name, struct auth **out, char *err,
@@ -56,6 +63,22 @@ int auth_parse(const char *text, size_t len, const char *name, struct auth **out
  * Warns when the file can be read by its group or others. The copy of the file's text is
  * wiped before it is freed. */
 int auth_load_file(const char *path, struct auth **out, char *err, size_t errlen);
+
+/* Add the SQS access keys in text (NUL-terminated): "KEY:SECRET:ROLE" items separated by
+ * spaces, tabs or newlines (--sqs-key, JOBQ_SQS_KEYS). Returns 0, or -1 with a message in err
+ * naming `name` and the item's number (never its text): malformed, unknown role, a key id
+ * twice, or more than AUTH_MAX_KEYS keys. Start-up only: not thread-safe. */
+int auth_add_sqs_keys(struct auth *a, const char *text, const char *name, char *err, size_t errlen);
+
+/* The role of the SQS access key id[0..len), with its secret copied into secret (NUL-
+ * terminated, AUTH_SECRET_MAX + 1 bytes) and its length in *slen; AUTH_ROLE_NONE (secret
+ * left empty) when there is no such key. Compares against every key without an early exit.
+ * Thread-safe. This function can't fail. */
+enum auth_role auth_sqs_key(const struct auth *a, const char *id, size_t len, char *secret,
+                            size_t *slen);
+
+/* How many SQS access keys the table holds. */
+size_t auth_sqs_key_count(const struct auth *a);
 
 /* Wipe and free a table. Accepts NULL. */
 void auth_free(struct auth *a);

@@ -24,7 +24,8 @@ enum kind {
     K_SYNC,       /* full | normal into sync_full */
     K_LEVEL,      /* a log level name */
     K_BOOL,       /* a switch: an int field set to 0 or 1; the flag alone means 1 */
-    K_FORMAT      /* text | json into log_json */
+    K_FORMAT,     /* text | json into log_json */
+    K_KEYS        /* repeatable: each value appended to a string field, a newline between */
 };
 
 /* One setting. The flag is "--" followed by the name. */
@@ -119,6 +120,10 @@ static const struct setting settings[] = {
     {"sqs-base-url", "JOBQ_SQS_BASE_URL", "", K_PATH, 0, 0, FIELD(sqs_base_url), "URL",
      "what the SQS queue URLs handed out start with (then /ACCOUNT/QUEUE); empty: "
      "http(s)://HOST:PORT of --sqs-listen"},
+    {"sqs-key", "JOBQ_SQS_KEYS", "", K_KEYS, 0, 0, FIELD(sqs_keys), "KEY:SECRET:ROLE",
+     "an SQS access key for SigV4 (needs --auth-token-file; repeatable; the variable holds "
+     "several separated by spaces; a tokens-file line KEY:SECRET:ROLE does the same without "
+     "showing the secret in ps)"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])
@@ -152,6 +157,9 @@ static void describe_range(const struct setting *s, char *out, size_t n)
         break;
     case K_FORMAT:
         snprintf(out, n, "text or json");
+        break;
+    case K_KEYS:
+        snprintf(out, n, "KEY:SECRET:ROLE, at most %zu bytes in all", s->size - 2);
         break;
     }
 }
@@ -295,6 +303,17 @@ static int set_value(struct config *cfg, const struct setting *s, const char *te
             return -1;
         *(int *)(void *)field = strcmp(text, "json") == 0;
         return 0;
+    case K_KEYS: {
+        size_t have = strlen(field), len = strlen(text);
+        if (len == 0)
+            return 0;
+        if (have + len + 2 > s->size)
+            return -1;
+        if (have)
+            field[have++] = '\n';
+        memcpy(field + have, text, len + 1);
+        return 0;
+    }
     }
     return -1;
 }
@@ -309,8 +328,11 @@ static int apply(struct config *cfg, const struct setting *s, const char *text, 
     describe_range(s, range, sizeof range);
     if (err) {
         /* Long values are cut so that the message stays one readable line. */
-        fprintf(err, "invalid value for %s (%s): \"%.80s%s\": must be %s\n", s->name, source, text,
-                strlen(text) > 80 ? "..." : "", range);
+        if (s->kind == K_KEYS) /* never a secret in a message */
+            fprintf(err, "invalid value for %s (%s): must be %s\n", s->name, source, range);
+        else
+            fprintf(err, "invalid value for %s (%s): \"%.80s%s\": must be %s\n", s->name, source,
+                    text, strlen(text) > 80 ? "..." : "", range);
     }
     return -1;
 }
@@ -419,6 +441,12 @@ static enum config_parse check_together(struct config *cfg, const unsigned char 
             return CONFIG_INVALID;
         }
         cfg->max_connections_per_ip = cfg->max_connections;
+    }
+    if (cfg->sqs_keys[0] && cfg->auth_token_file[0] == '\0') {
+        if (err)
+            fprintf(err, "sqs-key (--sqs-key, JOBQ_SQS_KEYS) needs --auth-token-file: SigV4 "
+                         "signatures are checked only when authentication is on\n");
+        return CONFIG_INVALID;
     }
     if (cfg->auth_token_file[0] == '\0' && !cfg->insecure_listen_any && cfg->sqs_listen_host[0] &&
         host_is_loopback(cfg->sqs_listen_host) == 0) {

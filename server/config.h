@@ -41,6 +41,8 @@ struct config {
     char sqs_listen_host[256];
     int sqs_listen_port;
     char sqs_base_url[512]; /* --sqs-base-url, JOBQ_SQS_BASE_URL; default http://HOST:PORT */
+    /* --sqs-key KEY:SECRET:ROLE (repeatable), JOBQ_SQS_KEYS: one per line; default none */
+    char sqs_keys[16384];
 };
 
 enum config_parse { CONFIG_OK = 0, CONFIG_HELP, CONFIG_VERSION, CONFIG_INVALID };

@@ -5,16 +5,22 @@
  *     'm' + JSON message attributes -> sqs_msg_attrs_check(), sqs_msg_attrs_md5(), a payload
  *     'b' + a message body          -> sqs_body_ok(), a payload and back
  *     'a' + JSON queue attributes   -> sqs_attrs_check(), sqs_attrs_match(), sqs_queue_read()
+ *     's' + an Authorization header, a newline, then header lines "name:value" (the same
+ *           bytes serve as query parameters) -> sigv4_parse_auth(), sigv4_parse_date(),
+ *           sigv4_canonical(), sigv4_signature() (server/domain/sigv4.h)
  *
  * Invariants (abort() names a broken one): a form reads into an object or is refused; a
  * message's payload reads back as the same body, with its attributes' digest unchanged; what a
- * queue's stored attributes give is within the bounds the check allows. Built with
+ * queue's stored attributes give is within the bounds the check allows; a parsed
+ * Authorization header's parts lie inside it, and its canonical request is bounded and signs
+ * to 64 hex digits. Built with
  * -fsanitize=fuzzer for fuzzing, or with replay.c to run a corpus (ctest). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sigv4.h"
 #include "sqs_attrs.h"
 #include "sqs_msg.h"
 #include "sqs_query.h"
@@ -96,6 +102,75 @@ static void queue_attrs(const char *s)
     cJSON_Delete(given);
 }
 
+/* The header "name:value" lines of cls (the text after the first newline). */
+static int fuzz_header(void *cls, const char *name, struct sigv4_span *v)
+{
+    const char *p = cls;
+    size_t n = strlen(name);
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > n && p[n] == ':' && strncmp(p, name, n) == 0) {
+            *v = (struct sigv4_span){p + n + 1, len - n - 1};
+            return 0;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return -1;
+}
+
+static int inside(struct sigv4_span s, const char *base, size_t n)
+{
+    return s.p >= base && s.p + s.n <= base + n;
+}
+
+static void signature(const char *s, size_t n)
+{
+    const char *nl = memchr(s, '\n', n);
+    size_t alen = nl ? (size_t)(nl - s) : n;
+    struct sigv4_auth a;
+    const char *why = NULL;
+    enum sigv4_parse r = sigv4_parse_auth(s, alen, &a, &why);
+    INVARIANT(r == SIGV4_OK || why != NULL);
+    (void)sigv4_parse_date(s, alen < SIGV4_DATE_LEN ? alen : SIGV4_DATE_LEN);
+    if (r != SIGV4_OK)
+        return;
+    INVARIANT(inside(a.key, s, alen) && inside(a.scope, s, alen) &&
+              inside(a.signed_headers, s, alen) && strlen(a.signature) == SHA256_HEX_LEN);
+    const char *rest = nl ? nl + 1 : "";
+    /* The header lines as query parameters too: name before ':', value after. */
+    struct sigv4_param q[SIGV4_QUERY_MAX + 1];
+    size_t nq = 0;
+    for (const char *p = rest; *p && nq <= SIGV4_QUERY_MAX;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *c = memchr(p, ':', len);
+        size_t k = c ? (size_t)(c - p) : len;
+        q[nq++] = (struct sigv4_param){{p, k}, {c ? c + 1 : p + len, c ? len - k - 1 : 0}};
+        p = e ? e + 1 : p + len;
+    }
+    struct sigv4_request req = {.method = "POST",
+                                .path = {rest, strcspn(rest, "\n")},
+                                .query = q,
+                                .nquery = nq,
+                                .header = fuzz_header,
+                                .cls = (void *)rest,
+                                .signed_headers = a.signed_headers,
+                                .payload_hash = a.signature};
+    char *canon = malloc(SIGV4_CANON_MAX);
+    INVARIANT(canon);
+    long len = sigv4_canonical(&req, canon, SIGV4_CANON_MAX);
+    INVARIANT(len < SIGV4_CANON_MAX);
+    if (len >= 0) {
+        INVARIANT(strlen(canon) == (size_t)len);
+        char sig[SHA256_HEX_LEN + 1];
+        if (sigv4_signature(rest, strcspn(rest, "\n") % 200, &a, "20150830T123600Z", canon,
+                            (size_t)len, sig) == 0)
+            INVARIANT(strlen(sig) == SHA256_HEX_LEN);
+    }
+    free(canon);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -117,6 +192,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 'a':
         queue_attrs(s);
+        break;
+    case 's':
+        signature(s, strlen(s));
         break;
     default:
         break;

@@ -369,7 +369,62 @@ TEST(bearer_header_parsing)
     CHECK_INT(access_bearer_token(NULL, &tok, &len), -1);
 }
 
+/* The SQS access keys (SigV4): from the token file's KEY:SECRET:ROLE lines and from
+ * --sqs-key's text, each looked up exactly with its secret; bad keys fail naming where, never
+ * the secret. */
+TEST(sqs_keys)
+{
+    struct auth *a = parse_ok("tok-0000000000000001 admin\n"
+                              "  AKIDADMIN:wJalr/K7MDENG+bPxRfiCYEXAMPLEKEY:admin \r\n"
+                              "AKIDWORK:w-secret:worker\n");
+    CHECK(a != NULL);
+    CHECK_INT(auth_count(a, AUTH_ROLE_NONE), 1);
+    CHECK_INT(auth_sqs_key_count(a), 2);
+    char err[256] = "";
+    CHECK_INT(auth_add_sqs_keys(a, "AKIDPROD:p-secret:producer\nAKIDP2:s2:producer", "--sqs-key",
+                                err, sizeof err),
+              0);
+    CHECK_INT(auth_sqs_key_count(a), 4);
+    char secret[AUTH_SECRET_MAX + 1];
+    size_t n = 99;
+    CHECK_INT(auth_sqs_key(a, "AKIDADMIN", 9, secret, &n), AUTH_ROLE_ADMIN);
+    CHECK_STR(secret, "wJalr/K7MDENG+bPxRfiCYEXAMPLEKEY");
+    CHECK_INT(n, strlen(secret));
+    CHECK_INT(auth_sqs_key(a, "AKIDWORK", 8, secret, &n), AUTH_ROLE_WORKER);
+    CHECK_STR(secret, "w-secret");
+    CHECK_INT(auth_sqs_key(a, "AKIDPROD", 8, secret, &n), AUTH_ROLE_PRODUCER);
+    CHECK_STR(secret, "p-secret");
+    CHECK_INT(auth_sqs_key(a, "AKIDPRO", 7, secret, &n), AUTH_ROLE_NONE);
+    CHECK_STR(secret, "");
+    CHECK_INT(n, 0);
+    CHECK_INT(auth_sqs_key(a, "AKIDPRODX", 9, secret, &n), AUTH_ROLE_NONE);
+    CHECK_INT(auth_sqs_key(a, "", 0, secret, &n), AUTH_ROLE_NONE);
+    /* A key is not a bearer token. */
+    CHECK_INT(lookup(a, "AKIDADMIN"), AUTH_ROLE_NONE);
+    static const char *const bad[] = {"AKID:s",      "AKID:s:boss",   ":s:admin",
+                                      "AKID::admin", "AK/ID:s:admin", "AKIDP2:other:admin"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CHECK_INT(auth_add_sqs_keys(a, bad[i], "--sqs-key", err, sizeof err), -1);
+        CHECK(strstr(err, "--sqs-key, key 1") != NULL);
+        CHECK(strstr(err, "boss") == NULL && strstr(err, "other") == NULL);
+    }
+    auth_free(a);
+    /* A file of keys only is a valid file; a bad key line fails naming its line. */
+    a = parse_ok("AKIDONLY:secret:admin\n");
+    CHECK(a != NULL);
+    CHECK_INT(auth_count(a, AUTH_ROLE_NONE), 0);
+    auth_free(a);
+    a = NULL;
+    static const char spaced[] = "t-00000000000000001 admin\nAKID:sec ret:admin\n";
+    CHECK_INT(auth_parse(spaced, strlen(spaced), "tokens", &a, err, sizeof err), -1);
+    CHECK(strstr(err, "tokens line 2") != NULL);
+    static const char king[] = "t-00000000000000001 admin\nAKID:secret:king\n";
+    CHECK_INT(auth_parse(king, strlen(king), "tokens", &a, err, sizeof err), -1);
+    CHECK(strstr(err, "line 2") != NULL && strstr(err, "secret") == NULL);
+}
+
 TEST_MAIN(TEST_ENTRY(comments_blanks_crlf_and_roles), TEST_ENTRY(lookup_is_exact),
           TEST_ENTRY(longest_token), TEST_ENTRY(bad_lines_fail_naming_line_not_token),
           TEST_ENTRY(too_many_tokens), TEST_ENTRY(load_file), TEST_ENTRY(equal_is_correct),
-          TEST_ENTRY(role_matrix), TEST_ENTRY(bearer_header_parsing))
+          TEST_ENTRY(role_matrix), TEST_ENTRY(bearer_header_parsing), TEST_ENTRY(sqs_keys))

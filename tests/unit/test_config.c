@@ -24,6 +24,7 @@ static const char *const env_names[] = {
     "JOBQ_HEADER_TIMEOUT",
     "JOBQ_READERS",
     "JOBQ_LOG_LEVEL",
+    "JOBQ_SQS_KEYS",
 };
 
 static void clear_env(void)
@@ -485,10 +486,36 @@ TEST(header_timeout)
     CHECK(strstr(usage, "env JOBQ_HEADER_TIMEOUT; default 30; an integer from 1 to 3600") != NULL);
 }
 
+/* --sqs-key is repeatable (and adds to JOBQ_SQS_KEYS), needs --auth-token-file, and a bad
+ * value's message never shows the value (it holds a secret). */
+TEST(sqs_keys_repeat)
+{
+    clear_env();
+    struct config c;
+    char err[1024] = "";
+    CHECK_INT(load(&c, err, sizeof err, NULL), CONFIG_OK);
+    CHECK_STR(c.sqs_keys, "");
+    setenv("JOBQ_SQS_KEYS", "E:e:admin", 1);
+    CHECK_INT(load(&c, err, sizeof err, "--auth-token-file", "t", "--sqs-key", "A:a:admin",
+                   "--sqs-key=B:b:worker", NULL),
+              CONFIG_OK);
+    CHECK_STR(c.sqs_keys, "E:e:admin\nA:a:admin\nB:b:worker");
+    unsetenv("JOBQ_SQS_KEYS");
+    CHECK_INT(load(&c, err, sizeof err, "--sqs-key", "A:a:admin", NULL), CONFIG_INVALID);
+    CHECK(strstr(err, "needs --auth-token-file") != NULL);
+    static char big[20000];
+    memset(big, 'k', sizeof big - 1);
+    err[0] = '\0';
+    CHECK_INT(load(&c, err, sizeof err, "--auth-token-file", "t", "--sqs-key", big, NULL),
+              CONFIG_INVALID);
+    CHECK(strstr(err, "sqs-key") != NULL && strstr(err, "kkkk") == NULL);
+}
+
 TEST_MAIN(TEST_ENTRY(defaults), TEST_ENTRY(env_overrides_defaults), TEST_ENTRY(flags_override_env),
           TEST_ENTRY(equals_form_and_last_wins), TEST_ENTRY(bounds_rejected_naming_key_and_range),
           TEST_ENTRY(bad_env_names_variable), TEST_ENTRY(listen_parsing),
           TEST_ENTRY(unknown_and_missing), TEST_ENTRY(help_and_version),
           TEST_ENTRY(auth_token_file_accepted), TEST_ENTRY(non_loopback_needs_auth_or_insecure),
           TEST_ENTRY(insecure_switch_forms), TEST_ENTRY(tls_cert_and_key_together),
-          TEST_ENTRY(connection_limits), TEST_ENTRY(header_timeout), TEST_ENTRY(sqs_listen))
+          TEST_ENTRY(connection_limits), TEST_ENTRY(header_timeout), TEST_ENTRY(sqs_listen),
+          TEST_ENTRY(sqs_keys_repeat))
