@@ -24,7 +24,7 @@ struct addr {
 };
 
 struct opts {
-    const char *system;   /* jobq | beanstalkd | watch */
+    const char *system;   /* jobq | sqs | beanstalkd | watch */
     const char *label;    /* the system's name in the result line, e.g. jobq-full */
     const char *scenario; /* enqueue | drain | lifecycle | batch | claim | longpoll | history |
                              hol | watch */
@@ -96,6 +96,7 @@ struct driver {
 /* The drivers of each system for a scenario, or NULL when the system has no such scenario. */
 const struct driver *jobq_driver(const char *scenario);
 const struct driver *beanstalkd_driver(const char *scenario);
+const struct driver *sqs_driver(const char *scenario); /* jobq's SQS listener (sqs.c) */
 
 /* Monotonic time in nanoseconds. This function can't fail. */
 int64_t now_ns(void);

@@ -30,12 +30,13 @@ from servers import (Beanstalkd, ConnCounter, DelayProxy, Jobqd, Postgres, Serve
 SCENARIOS = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
              "claim-history", "longpoll", "hol-unlimited", "hol"]
 SYSTEMS = report.ORDER_SYS
-KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-pg-1": "jobq-pg", "jobq-pg-2": "jobq-pg",
+KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-sqs": "jobq-sqs", "jobq-pg-1": "jobq-pg", "jobq-pg-2": "jobq-pg",
         "jobq-pg-3": "jobq-pg", "jobq-pg-1-rtt": "jobq-pg-rtt", "jobq-pg-3-rtt": "jobq-pg-rtt",
         "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
         "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
 SUPPORTED = {
     "jobq": set(SCENARIOS),
+    "jobq-sqs": {"lifecycle"},
     "jobq-pg": set(SCENARIOS) - {"claim-history"},
     "jobq-pg-rtt": set(SCENARIOS) - {"claim-history"},
     "beanstalkd": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "longpoll"},
@@ -239,6 +240,19 @@ class Bench:
             res["history_jobs"] = str(history_jobs)
         return res
 
+    def jobq_sqs(self, label, scenario):
+        """jobq-sqs: jobq-full's jobqd (--sync full) with an SQS listener, driven through it
+        in the AWS JSON protocol (bench/sqs.c: SendMessage, ReceiveMessage, DeleteMessage)."""
+        srv = Jobqd(self.args.jobqd_of[label], self.workdir(label, scenario), "full",
+                    sqs=True).start()
+        try:
+            gscen, extra = self.jobq_args(scenario)
+            res = self.gen("sqs", label, gscen, srv.sqs_addr, extra, pid=srv.pid)
+        finally:
+            problems = stop_jobqd([srv])
+        res["log_problems"] = str(problems)
+        return res
+
     def jobq_pg(self, pg, label, scenario):
         """jobq-pg-N: N jobqd processes on one new database of the cluster pg; the generator's
         connections spread over them. Also counts each process's connections to the database
@@ -357,6 +371,8 @@ class Bench:
         try:
             if kind == "jobq":
                 res = self.jobq(label, scen)
+            elif kind == "jobq-sqs":
+                res = self.jobq_sqs(label, scen)
             elif kind in ("jobq-pg", "jobq-pg-rtt"):
                 res = self.jobq_pg(pg, label, scen)
             elif kind == "beanstalkd":

@@ -210,15 +210,21 @@ static int read_response(struct conn *c, struct http_resp *r, int *closing, int 
 int http_call(struct conn *c, const char *method, const char *path, const char *body, size_t blen,
               struct http_resp *r)
 {
+    return http_call_as(c, method, path, "application/json", NULL, body, blen, r);
+}
+
+int http_call_as(struct conn *c, const char *method, const char *path, const char *ctype,
+                 const char *headers, const char *body, size_t blen, struct http_resp *r)
+{
     char auth[300] = "";
     if (c->token)
         snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", c->token);
     int hl;
     if (body)
         hl = snprintf(c->out, HEAD_MAX,
-                      "%s %s HTTP/1.1\r\nHost: %s:%d\r\n%sContent-Type: application/json\r\n"
+                      "%s %s HTTP/1.1\r\nHost: %s:%d\r\n%s%sContent-Type: %s\r\n"
                       "Content-Length: %zu\r\n\r\n",
-                      method, path, c->host, c->port, auth, blen);
+                      method, path, c->host, c->port, auth, headers ? headers : "", ctype, blen);
     else
         hl = snprintf(c->out, HEAD_MAX, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n%s\r\n", method, path,
                       c->host, c->port, auth);

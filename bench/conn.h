@@ -49,6 +49,11 @@ struct http_resp {
 int http_call(struct conn *c, const char *method, const char *path, const char *body, size_t blen,
               struct http_resp *r);
 
+/* The same with the body's Content-Type ctype and more header lines (each "Name: value\r\n";
+ * NULL: none), as the SQS driver sends them (bench/sqs.c). */
+int http_call_as(struct conn *c, const char *method, const char *path, const char *ctype,
+                 const char *headers, const char *body, size_t blen, struct http_resp *r);
+
 /* Send len bytes (reconnecting first when closed). Returns 0 or -1. */
 int conn_send(struct conn *c, const char *data, size_t len);
 

@@ -10,11 +10,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: jobq-bench --system jobq|beanstalkd|watch --scenario NAME --addr HOST:PORT "
+    fprintf(f, "usage: jobq-bench --system jobq|sqs|beanstalkd|watch --scenario NAME --addr HOST:PORT "
                "[options]\n"
                "scenarios: enqueue, drain, lifecycle (--rate R paces it), batch, claim, longpoll,\n"
                "           history (jobq: fill the table), hol (jobq: head of line, --saturated),\n"
-               "           watch (only watch --pid)\n"
+               "           watch (only watch --pid); sqs: lifecycle only, against jobqd's\n"
+               "           --sqs-listen (send, receive, delete in the AWS JSON protocol)\n"
                "  --addr A,B,...      several servers (jobqd processes on one database): producer\n"
                "                      and worker connections are spread round-robin over them\n"
                "  --label NAME        the system's name in the result line (default: --system)\n"
@@ -241,6 +242,8 @@ int main(int argc, char **argv)
         d = jobq_driver(o.scenario);
     else if (strcmp(o.system, "beanstalkd") == 0)
         d = beanstalkd_driver(o.scenario);
+    else if (strcmp(o.system, "sqs") == 0)
+        d = sqs_driver(o.scenario);
     if (strcmp(o.scenario, "watch") != 0 && !d) {
         fprintf(stderr, "jobq-bench: system %s has no scenario %s\n", o.system, o.scenario);
         return 2;

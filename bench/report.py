@@ -15,7 +15,9 @@ ORDER_SCEN = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "clai
 JOBQ_PG = ["jobq-pg-1", "jobq-pg-2", "jobq-pg-3"]
 # ... with a fixed round trip between jobqd and PostgreSQL (bench.py --rtt-ms, jobq-delay)
 JOBQ_PG_RTT = ["jobq-pg-1-rtt", "jobq-pg-3-rtt"]
-ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_PG + JOBQ_PG_RTT + PEERS
+# jobq-full's jobqd driven through its SQS listener (--sqs-listen) instead of the native API
+JOBQ_SQS = ["jobq-sqs"]
+ORDER_SYS = ["jobq-full", "jobq-normal"] + JOBQ_SQS + JOBQ_PG + JOBQ_PG_RTT + PEERS
 
 
 def base(sysname):

@@ -93,12 +93,17 @@ class Jobqd(LocalServer):
     --pool-size pool_size when given)."""
 
     def __init__(self, binary, workdir, sync=None, snapshot=None, token=None, db=None,
-                 pool_size=None):
+                 pool_size=None, sqs=False):
         self.binary, self.workdir, self.sync = binary, workdir, sync
         self.snapshot, self.token = snapshot, token
+        self.sqs_port = free_port() if sqs else None  # --sqs-listen's, when sqs
         self.db, self.pool_size = db, pool_size
         self.proc = None
         self.port = None
+
+    @property
+    def sqs_addr(self):
+        return "%s:%d" % (HOST, self.sqs_port)
 
     def start(self):
         os.makedirs(self.workdir, exist_ok=True)
@@ -114,6 +119,8 @@ class Jobqd(LocalServer):
             cmd += ["--db", os.path.join(self.workdir, "jobq.db"), "--sync", self.sync]
         if self.pool_size:
             cmd += ["--pool-size", str(self.pool_size)]
+        if self.sqs_port:
+            cmd += ["--sqs-listen", self.sqs_addr]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
                                      stdin=subprocess.DEVNULL)
         wait_until(self._healthy, START_TIMEOUT, "jobqd answering /healthz")
