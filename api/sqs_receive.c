@@ -103,7 +103,8 @@ static int read_names(struct request *rq, const cJSON *params, struct receive_st
 }
 
 /* 1 when the message attribute `name` is asked for: "All", ".*", the name, or "PREFIX.*"
- * with name starting with "PREFIX.". */
+ * with name starting with PREFIX (as AWS answers: "Hel.*" gives Hello and Help.Me, recorded
+ * in tests/sqs/aws_shapes.json). */
 static int name_wanted(const struct receive_state *st, const char *name)
 {
     for (size_t i = 0; i < st->nnames; i++) {
@@ -111,7 +112,7 @@ static int name_wanted(const struct receive_state *st, const char *name)
         size_t n = strlen(w);
         if (strcmp(w, "All") == 0 || strcmp(w, ".*") == 0 || strcmp(w, name) == 0)
             return 1;
-        if (n > 2 && strcmp(w + n - 2, ".*") == 0 && strncmp(w, name, n - 1) == 0)
+        if (n > 2 && strcmp(w + n - 2, ".*") == 0 && strncmp(w, name, n - 2) == 0)
             return 1;
     }
     return 0;
