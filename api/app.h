@@ -11,6 +11,7 @@
 struct auth;
 struct workers;
 struct sse_hub;
+struct sqs_cache;
 
 struct app {
     struct store *store;
@@ -30,6 +31,8 @@ struct app {
      * before its listener starts (right after, when it binds port 0). Empty on the native
      * listener's app. */
     char base_url[512];
+    /* The SQS front end's copies of queue rows (sqs_cache.h); NULL on the native app. */
+    struct sqs_cache *sqs_cache;
 };
 
 #endif

@@ -13,6 +13,7 @@
 #include "http.h"
 #include "log.h"
 #include "sqs.h"
+#include "sqs_cache.h"
 #include "store.h"
 #include "sweeper.h"
 #include "ticker.h"
@@ -122,6 +123,7 @@ static void daemon_free(struct daemon *d)
     sweeper_stop(sw);
     store_close(d->store);
     waitq_free(atomic_exchange(&d->waitq, NULL));
+    sqs_cache_free(d->sqs_app.sqs_cache);
     auth_free(d->auth);
     free(d);
 }
@@ -176,6 +178,11 @@ static int start_sqs(struct daemon *d)
         log_warn("sqs: authentication is on and no access key is given (--sqs-key or a "
                  "KEY:SECRET:ROLE line in the token file): every SQS request will be refused");
     d->sqs_app.auth = d->auth;
+    d->sqs_app.sqs_cache = sqs_cache_new();
+    if (!d->sqs_app.sqs_cache) {
+        log_error("out of memory starting the sqs listener");
+        return -1;
+    }
     d->sqs_app.store = d->store;
     d->sqs_app.waitq = d->app.waitq;
     d->sqs_app.cfg = cfg;

@@ -7,11 +7,13 @@
 #include <strings.h>
 
 #include "app.h"
+#include "clock.h"
 #include "config.h"
 #include "jsonin.h"
 #include "pending.h"
 #include "reply.h"
 #include "sqs_auth.h"
+#include "sqs_cache.h"
 #include "sqs_lease.h"
 #include "sqs_params.h"
 #include "sqs_query.h"
@@ -74,6 +76,8 @@ struct lookup_state {
     char queue[JOB_QUEUE_MAX + 1];
     struct store_sqs_queue *rows;
     size_t n;
+    int64_t started_ms; /* clock_mono_ms() before the read, for the cache (sqs_cache.h) */
+    char stored[SQS_CACHE_STORED_MAX + 1]; /* a cached row's attributes */
 };
 
 static void lookup_state_free(void *arg)
@@ -92,6 +96,24 @@ static enum store_result lookup_read(struct pending_read *r, struct store *s)
     return store_sqs_queues(s, st->queue, 1, "", 1, &st->rows, &st->n);
 }
 
+/* 1 when action i may use a cached copy of its queue's row: the message actions, whose
+ * rows a second's delay of another process's change cannot harm (sqs_cache.h). */
+static int cacheable(size_t i)
+{
+    return actions[i].access == AUTH_ACCESS_PRODUCE || actions[i].access == AUTH_ACCESS_WORK;
+}
+
+/* Run the action of st with q (st's state is dropped first: the action sets its own). */
+static enum MHD_Result lookup_run(struct request *rq, struct lookup_state *st,
+                                  const struct sqs_queue *q)
+{
+    rq->state = NULL;
+    rq->state_free = NULL;
+    enum MHD_Result r = actions[st->action].run(rq, st->params, q);
+    lookup_state_free(st);
+    return r;
+}
+
 /* The queue's row is read: run the action with it (its state replaces this one). */
 static enum MHD_Result lookup_done(struct request *rq)
 {
@@ -103,11 +125,9 @@ static enum MHD_Result lookup_done(struct request *rq)
     struct sqs_queue q;
     const struct store_sqs_queue *row = &st->rows[0];
     sqs_queue_read(&q, row->name, row->attributes, row->created_at, row->modified_at);
-    rq->state = NULL;
-    rq->state_free = NULL;
-    enum MHD_Result r = actions[st->action].run(rq, st->params, &q);
-    lookup_state_free(st);
-    return r;
+    if (cacheable(st->action))
+        sqs_cache_put(rq->app->sqs_cache, &q, st->started_ms);
+    return lookup_run(rq, st, &q);
 }
 
 /* Read the queue that action i names, then run it (lookup_done). Consumes params. */
@@ -125,6 +145,11 @@ static enum MHD_Result lookup_start(struct request *rq, size_t i, cJSON *params)
                                           : sqs_queue_name_or_reply(rq, params, st->queue);
     if (bad)
         return reply_result(rq);
+    st->started_ms = clock_mono_ms();
+    struct sqs_queue q;
+    if (cacheable(i) &&
+        sqs_cache_get(rq->app->sqs_cache, st->queue, st->started_ms, &q, st->stored))
+        return lookup_run(rq, st, &q);
     return pending_read_submit(rq, &st->r);
 }
 

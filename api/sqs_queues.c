@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
 #include "clock.h"
 #include "pending.h"
 #include "reply.h"
+#include "sqs_cache.h"
 #include "sqs_msg.h"
 #include "sqs_wire.h"
 #include "store_sqs.h"
@@ -77,6 +79,7 @@ static enum MHD_Result put_answer(struct request *rq)
         return sqs_reply_error(rq, SQS_NO_QUEUE, NULL);
     if (r != STORE_OK)
         return sqs_reply_store(rq, r);
+    sqs_cache_forget(rq->app->sqs_cache, st->queue, clock_mono_ms());
     return create ? reply_url(rq, st->queue) : sqs_reply(rq, cJSON_CreateObject());
 }
 
@@ -307,6 +310,8 @@ static enum MHD_Result purge_resume(struct request *rq)
         return sqs_reply_error(rq, SQS_NO_QUEUE, NULL);
     if (r != STORE_OK)
         return sqs_reply_store(rq, r);
+    if (st->p.call.kind == STORE_CALL_SQS_QUEUE_DELETE)
+        sqs_cache_forget(rq->app->sqs_cache, st->queue, clock_mono_ms());
     if (st->p.call.kind == STORE_CALL_SQS_QUEUE_DELETE ||
         (st->p.call.purge.deleted == STORE_PURGE_BATCH && ++st->rounds < PURGE_ROUNDS))
         return purge_submit(rq, st);

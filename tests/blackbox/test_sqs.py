@@ -253,6 +253,23 @@ class SqsWire(SqsServerTest):
         self.assertEqual(r.status, 400, r)
         self.assertIn(b"<Code>SerializationException</Code>", r.body)
 
+    def test_queue_change_seen_by_the_next_message_at_once(self):
+        # The message actions use a copy of the queue's row (api/sqs_cache.h): this process's
+        # SetQueueAttributes and DeleteQueue drop it, so the next send sees the change.
+        r = self.post("AmazonSQS.CreateQueue", '{"QueueName":"%s"}' % self.sqs_queue())
+        url = r.json["QueueUrl"]
+        send = '{"QueueUrl":"%s","MessageBody":"%s"}'
+        self.assertEqual(self.post("AmazonSQS.SendMessage", send % (url, "x" * 1500)).status, 200)
+        r = self.post("AmazonSQS.SetQueueAttributes",
+                      '{"QueueUrl":"%s","Attributes":{"MaximumMessageSize":"1024"}}' % url)
+        self.assertEqual(r.status, 200, r)
+        r = self.post("AmazonSQS.SendMessage", send % (url, "x" * 1500))
+        self.assert_sqs_error(r, 400, "InvalidParameterValue", "InvalidParameterValue;Sender")
+        self.assertEqual(self.post("AmazonSQS.DeleteQueue", '{"QueueUrl":"%s"}' % url).status, 200)
+        r = self.post("AmazonSQS.SendMessage", send % (url, "x"))
+        self.assert_sqs_error(r, 400, "QueueDoesNotExist",
+                              "AWS.SimpleQueueService.NonExistentQueue;Sender")
+
     def test_missing_queue_url(self):
         r = self.post("AmazonSQS.SendMessage", '{"MessageBody":"x"}')
         self.assert_sqs_error(r, 400, "MissingParameter", "MissingParameter;Sender")

@@ -1,11 +1,12 @@
 /* The SQS front end's pure parts: the digests (MD5 of a body, AWS's digest of message
  * attributes), the query-protocol form reader and its XML, the queue attributes' checks and
- * the body's allowed characters. The clients that check these in earnest run in
+ * the body's allowed characters, the copies of queue rows. The clients that check these in earnest run in
  * tests/blackbox/test_sqs.py. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sqs_attrs.h"
+#include "sqs_cache.h"
 #include "sqs_msg.h"
 #include "sqs_query.h"
 #include "testlib.h"
@@ -167,7 +168,42 @@ TEST(queue_attributes)
     CHECK_INT(q.max_size, 262144);
 }
 
+/* The copies of queue rows: a hit within the TTL, a miss after it or after a forget, and a
+ * read that started before a forget is not kept. */
+TEST(queue_row_cache)
+{
+    struct sqs_cache *c = sqs_cache_new();
+    CHECK(c != NULL);
+    struct sqs_queue q, got;
+    char stored[SQS_CACHE_STORED_MAX + 1];
+    sqs_queue_read(&q, "orders", "{\"VisibilityTimeout\":\"7\"}", 10, 20);
+    CHECK_INT(sqs_cache_get(c, "orders", 1000, &got, stored), 0);
+    sqs_cache_put(c, &q, 1000);
+    CHECK_INT(sqs_cache_get(c, "orders", 1000 + SQS_CACHE_TTL_MS - 1, &got, stored), 1);
+    CHECK_STR(got.name, "orders");
+    CHECK_INT(got.visibility, 7);
+    CHECK_STR(got.stored, "{\"VisibilityTimeout\":\"7\"}");
+    CHECK(got.stored == stored);
+    CHECK_INT(sqs_cache_get(c, "orders", 1000 + SQS_CACHE_TTL_MS, &got, stored), 0);
+    CHECK_INT(sqs_cache_get(c, "other", 1001, &got, stored), 0);
+    sqs_cache_forget(c, "orders", 1002);
+    CHECK_INT(sqs_cache_get(c, "orders", 1003, &got, stored), 0);
+    sqs_cache_put(c, &q, 1002); /* read before (or as) the change committed: not kept */
+    CHECK_INT(sqs_cache_get(c, "orders", 1004, &got, stored), 0);
+    sqs_cache_put(c, &q, 1003);
+    CHECK_INT(sqs_cache_get(c, "orders", 1004, &got, stored), 1);
+    /* Stored attributes over the bound are not kept. */
+    static char big[SQS_CACHE_STORED_MAX + 2];
+    memset(big, 'x', sizeof big - 1);
+    sqs_queue_read(&q, "big", big, 0, 0);
+    sqs_cache_put(c, &q, 2000);
+    CHECK_INT(sqs_cache_get(c, "big", 2001, &got, stored), 0);
+    sqs_cache_free(c);
+    sqs_cache_free(NULL);
+    CHECK_INT(sqs_cache_get(NULL, "orders", 1, &got, stored), 0);
+}
+
 TEST_MAIN(TEST_ENTRY(md5_of_bodies), TEST_ENTRY(md5_of_message_attributes),
           TEST_ENTRY(message_attributes_checked), TEST_ENTRY(body_characters),
           TEST_ENTRY(form_into_json_parameters), TEST_ENTRY(json_answer_as_xml),
-          TEST_ENTRY(queue_attributes))
+          TEST_ENTRY(queue_attributes), TEST_ENTRY(queue_row_cache))
