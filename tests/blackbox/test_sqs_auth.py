@@ -195,6 +195,13 @@ class SqsAuth(ServerTest):
         self.assertIn(b"<Code>AccessDenied</Code>", r.body)
         self.assertEqual(r.header("x-amzn-query-error"), "AccessDenied;Sender", r)
 
+    def test_zz_no_secret_in_the_log(self):  # last: after the others have logged
+        self.test_body_changed_after_signing()
+        log = self.server.log_tail(10000)
+        for key in (ADMIN, PRODUCER, WORKER):
+            self.assertNotIn(key[1], log)
+        self.assertIn("3 access keys", log)
+
     def test_native_api_still_takes_bearer_tokens(self):
         r = Client(self.server.port).get("/queues", headers={"Authorization":
                                                              "Bearer " + ADMIN_TOKEN})
