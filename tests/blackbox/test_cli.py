@@ -520,6 +520,7 @@ class TestEvents(CliTest):
     def test_follow_resumes_after_the_server_is_killed(self):
         f = Follower(self, "--queue", self.q, "--count", "12")
         first = self.lifecycle(2)
+        wait_until(lambda: f.text().count("\n") >= 6, 30, what="the first 6 events printed")
         self.server.kill9()
         self.server.restart()
         self.c.close()
