@@ -296,11 +296,23 @@ class BoundTest(ServerTest):
             self.assertEqual(s.status, 200)
         r = self.c.get("/events")
         self.assert_error(r, 503, "unavailable", "--events-streams")
+        m = self.c.get("/metrics").body.decode()
+        self.assertIn("\njobq_event_streams 2\n", m)
+        self.assertIn("\njobq_event_streams_max 2\n", m)
+        sent = int(m.split("\njobq_event_stream_events_total ")[1].split("\n")[0])
         # A slow reader (one that reads nothing) holds up no writer.
         t0 = time.monotonic()
         for _ in range(50):
             self.enqueue()
         self.assertLess(time.monotonic() - t0, 20)
+        for s in streams:
+            s.read_until(lambda s: len(s.events) >= 50)
+
+        def counted():
+            m = self.c.get("/metrics").body.decode()
+            return int(m.split("\njobq_event_stream_events_total ")[1].split("\n")[0]) >= \
+                sent + 100
+        wait_until(counted, 10, what="the streams' events counted in /metrics")
         self.server.terminate()  # SIGTERM: the streams end, the server exits 0
         for s in streams:
             s.read_until(lambda s: s.closed, what="the end of the stream")
