@@ -69,8 +69,8 @@ static int parse_dedup(struct fields *f, struct job_spec *spec, int timed)
 static int parse_trace(struct fields *f, struct job_spec *spec)
 {
     const char *tp = NULL, *ts = NULL;
-    if (fields_string(f, "traceparent", 0, TRACE_PARENT_LEN + 1, &tp) < 0 ||
-        fields_string(f, "tracestate", 0, TRACE_STATE_MAX + 1, &ts) < 0)
+    if (fields_string(f, "traceparent", 0, TRACE_PARENT_LEN, &tp) < 0 ||
+        fields_string(f, "tracestate", 0, TRACE_STATE_MAX, &ts) < 0)
         return -1;
     if (tp && !trace_parent_ok(tp, strlen(tp)))
         return fields_fail(f, ERR_INVALID_REQUEST,
@@ -82,11 +82,13 @@ static int parse_trace(struct fields *f, struct job_spec *spec)
                            "%stracestate is not a W3C tracestate (at most %d bytes and %d "
                            "key=value members, no key twice)",
                            f->prefix, TRACE_STATE_MAX, TRACE_STATE_MEMBERS);
+    if (ts && !ts[strspn(ts, " \t,")])
+        ts = NULL; /* blank: none */
     if (ts && !tp)
         return fields_fail(f, ERR_INVALID_REQUEST, "%stracestate needs a %straceparent", f->prefix,
                            f->prefix);
     spec->traceparent = tp;
-    spec->tracestate = ts && ts[strspn(ts, " \t,")] ? ts : NULL; /* blank: none */
+    spec->tracestate = ts;
     return 0;
 }
 

@@ -24,6 +24,9 @@
 
 #define NO_NUL "^[^\\u0000]*$"
 #define UTF8_MAX 4 /* bytes of one character */
+/* What a schema can say of trace_state_ok: comma-separated members, each blank or one "=". */
+#define TRACE_STATE_PATTERN                                                                        \
+    "^([ \\t]*|[ \\t]*[^=, \\t][^=,]*=[^=,]+)(,([ \\t]*|[ \\t]*[^=, \\t][^=,]*=[^=,]+))*$"
 
 static const char *op; /* "METHOD /path" of the lines being printed */
 
@@ -131,6 +134,7 @@ static void job_spec_keyed(const char *w, int key)
              "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$");
         num(b, "maxLength", TRACE_PARENT_LEN);
         num(at(b, sizeof b, w, "tracestate"), "maxLength", TRACE_STATE_MAX);
+        line(b, "pattern", TRACE_STATE_PATTERN);
     }
 }
 
