@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "app.h"
 #include "clock.h"
@@ -13,6 +14,62 @@
 #include "parse_deps.h"
 #include "pending.h"
 #include "reply.h"
+#include "trace.h"
+
+/* The W3C trace context headers of a request, checked (trace.h): a job body without a
+ * traceparent field takes them. An invalid or repeated traceparent is ignored with its
+ * tracestate, an invalid tracestate alone; several tracestate headers are one list. */
+struct trace_hdr {
+    int parents; /* traceparent headers seen */
+    char parent[TRACE_PARENT_LEN + 1];
+    size_t state_len;
+    int state_bad; /* the joined tracestate passed TRACE_STATE_MAX */
+    char state[TRACE_STATE_MAX + 1];
+};
+
+static enum MHD_Result trace_hdr_one(void *arg, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    struct trace_hdr *h = arg;
+    size_t n = value ? strlen(value) : 0;
+    if (strcasecmp(key, "traceparent") == 0) {
+        if (h->parents++ == 0 && trace_parent_ok(value, n))
+            memcpy(h->parent, value, n + 1);
+    } else if (strcasecmp(key, "tracestate") == 0) {
+        size_t sep = h->state_len > 0;
+        if (h->state_len + sep + n > TRACE_STATE_MAX) {
+            h->state_bad = 1;
+        } else {
+            if (sep)
+                h->state[h->state_len++] = ',';
+            memcpy(h->state + h->state_len, value, n + 1);
+            h->state_len += n;
+        }
+    }
+    return MHD_YES;
+}
+
+/* Read rq's trace context headers into h (zeroed first). This function can't fail. */
+static void trace_hdr_read(struct request *rq, struct trace_hdr *h)
+{
+    memset(h, 0, sizeof *h);
+    MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, trace_hdr_one, h);
+    if (h->parents != 1)
+        h->parent[0] = '\0';
+    if (h->state_bad || !trace_state_ok(h->state, h->state_len) ||
+        !h->state[strspn(h->state, " \t,")])
+        h->state_len = 0;
+}
+
+/* Give sp the headers' trace context unless its body named its own (the body wins). */
+static void trace_hdr_apply(const struct trace_hdr *h, struct job_spec *sp)
+{
+    if (sp->traceparent || !h->parent[0])
+        return;
+    sp->traceparent = h->parent;
+    sp->tracestate = h->state_len ? h->state : NULL;
+}
 
 /* POST /jobs across its two calls: parsed, then the insert is over. */
 struct enqueue_state {
@@ -22,6 +79,7 @@ struct enqueue_state {
     struct spec_buf buf;
     struct job job;
     int created;
+    struct trace_hdr trace;
 };
 
 static void enqueue_state_free(void *arg)
@@ -73,6 +131,8 @@ enum MHD_Result handle_enqueue(struct request *rq)
         enqueue_state_free(es);
         return res;
     }
+    trace_hdr_read(rq, &es->trace);
+    trace_hdr_apply(&es->trace, &es->spec);
     es->p.call = (struct store_call){
         .kind = STORE_CALL_ENQUEUE,
         .now = now,
@@ -123,6 +183,7 @@ struct batch_state {
     struct spec_buf *bufs;
     struct job *out;
     int *created;
+    struct trace_hdr trace;
 };
 
 static void batch_state_free(void *arg)
@@ -196,6 +257,9 @@ enum MHD_Result handle_enqueue_batch(struct request *rq)
         batch_state_free(bs);
         return res;
     }
+    trace_hdr_read(rq, &bs->trace);
+    for (size_t i = 0; i < n; i++)
+        trace_hdr_apply(&bs->trace, &bs->specs[i]);
     bs->p.call = (struct store_call){
         .kind = STORE_CALL_ENQUEUE,
         .now = now,

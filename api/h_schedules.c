@@ -126,6 +126,8 @@ static int job_refusals(struct fields *job)
     } refused[] = {
         {"idempotency_key", "set by the schedule for each tick (schedule:{name}:{tick})"},
         {"depends_on", "a schedule's job cannot depend on other jobs"},
+        {"traceparent", "each run of a schedule starts a trace of its own"},
+        {"tracestate", "each run of a schedule starts a trace of its own"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(job->obj, refused[i].field);

@@ -192,6 +192,10 @@ void jtext_job(struct jtext *t, const struct job *j, int with_token)
     put_raw(t, j->depends_on, "[]");
     PUT_LIT(t, ",\"on_dependency_failure\":");
     put_string(t, job_dep_mode_name(j->on_dependency_failure));
+    PUT_LIT(t, ",\"traceparent\":");
+    put_string(t, j->traceparent);
+    PUT_LIT(t, ",\"tracestate\":");
+    put_string(t, j->tracestate);
     if (with_token && j->lease_token) {
         PUT_LIT(t, ",\"lease_token\":");
         put_string(t, j->lease_token);

@@ -15,6 +15,7 @@
 #include "pending.h"
 #include "reply.h"
 #include "router.h"
+#include "sse.h"
 #include "store_schedule.h"
 #include "ticker.h"
 
@@ -381,6 +382,18 @@ char *metrics_text(const struct metrics_scrape *in)
             "The limit of client connections "
             "(--max-connections).");
     sb_printf(&b, "jobq_http_connections_max %zu\n", in->max_connections);
+    sb_head(&b, "jobq_event_streams", "gauge", "GET /events streams open now.");
+    sb_printf(&b, "jobq_event_streams %zu\n", in->streams);
+    sb_head(&b, "jobq_event_streams_max", "gauge",
+            "The limit of GET /events streams (--events-streams).");
+    sb_printf(&b, "jobq_event_streams_max %zu\n", in->max_streams);
+    sb_head(&b, "jobq_event_stream_events_total", "counter",
+            "Events this process wrote to GET /events streams.");
+    sb_printf(&b, "jobq_event_stream_events_total %" PRIu64 "\n", in->stream_events);
+    sb_head(&b, "jobq_event_stream_gaps_total", "counter",
+            "Gap messages this process wrote to GET /events streams (a reader whose cursor was "
+            "older than the log).");
+    sb_printf(&b, "jobq_event_stream_gaps_total %" PRIu64 "\n", in->stream_gaps);
     if (b.oom) {
         free(b.p);
         return NULL;
@@ -451,6 +464,12 @@ enum MHD_Result handle_metrics(struct request *rq)
     in.ticks_enqueued = ticks.enqueued;
     in.ticks_skipped = ticks.skipped;
     in.ticks_missed = ticks.missed;
+    struct sse_counts sc;
+    sse_hub_counts(rq->app->streams, &sc);
+    in.streams = (size_t)sc.open;
+    in.max_streams = (size_t)sc.max;
+    in.stream_events = sc.events;
+    in.stream_gaps = sc.gaps;
     store_read_stats(store, &in.stats);
     in.nbackend = store_metrics(store, backend);
     struct counters_row *counters = counters_snapshot(&in.ncounters);

@@ -9,6 +9,7 @@
 
 #include "dedup.h"
 #include "expiry.h"
+#include "trace.h"
 
 #define DEFAULT_QUEUE "default"
 #define DEFAULT_MAX_ATTEMPTS 5
@@ -62,6 +63,33 @@ static int parse_dedup(struct fields *f, struct job_spec *spec, int timed)
     spec->dedup_mode = checked.mode;
     spec->dedup_seconds = checked.seconds;
     return 1;
+}
+
+/* traceparent and tracestate: W3C trace context (trace.h); a tracestate needs a traceparent. */
+static int parse_trace(struct fields *f, struct job_spec *spec)
+{
+    const char *tp = NULL, *ts = NULL;
+    if (fields_string(f, "traceparent", 0, TRACE_PARENT_LEN, &tp) < 0 ||
+        fields_string(f, "tracestate", 0, TRACE_STATE_MAX, &ts) < 0)
+        return -1;
+    if (tp && !trace_parent_ok(tp, strlen(tp)))
+        return fields_fail(f, ERR_INVALID_REQUEST,
+                           "%straceparent is not a W3C traceparent of version 00 "
+                           "(00-<32 hex>-<16 hex>-<2 hex>, lowercase, ids not all zero)",
+                           f->prefix);
+    if (ts && !trace_state_ok(ts, strlen(ts)))
+        return fields_fail(f, ERR_INVALID_REQUEST,
+                           "%stracestate is not a W3C tracestate (at most %d bytes and %d "
+                           "key=value members, no key twice)",
+                           f->prefix, TRACE_STATE_MAX, TRACE_STATE_MEMBERS);
+    if (ts && !ts[strspn(ts, " \t,")])
+        ts = NULL; /* blank: none */
+    if (ts && !tp)
+        return fields_fail(f, ERR_INVALID_REQUEST, "%stracestate needs a %straceparent", f->prefix,
+                           f->prefix);
+    spec->traceparent = tp;
+    spec->tracestate = ts;
+    return 0;
 }
 
 int parse_spec_times(struct fields *f, const struct job_spec *spec, int64_t now)
@@ -136,6 +164,8 @@ int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf
     if (parse_dedup(f, spec, has_run_at || has_delay) < 0)
         return -1;
     if (parse_workflow(f, spec, buf) < 0)
+        return -1;
+    if (parse_trace(f, spec) < 0)
         return -1;
     return parse_expiry(f, spec);
 }

@@ -35,7 +35,8 @@ struct spec_buf {
  * spec->expires_in: resolved on the store's clock), depends_on (at most JOB_DEPS_MAX entries:
  * job ids, positive int64 integers, and refs, strings of 1..JOB_REF_MAX bytes, which only
  * parse_batch_deps() accepts; a repeated entry counts once) and on_dependency_failure
- * ("cancel", the default, or "run"). Returns 0, or -1 with f's error set. buf receives the
+ * ("cancel", the default, or "run"), traceparent and tracestate (W3C trace context, trace.h;
+ * a tracestate only with a traceparent). Returns 0, or -1 with f's error set. buf receives the
  * owned texts (release with spec_buf_clear(), also after a failure). */
 int parse_job_spec(struct fields *f, struct job_spec *spec, struct spec_buf *buf);
 

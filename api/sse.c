@@ -40,7 +40,9 @@ struct sse_hub {
     struct app *app;
     int max_streams;
     atomic_int open;
-    atomic_int closing; /* 1: the server stops accepting: every stream ends */
+    atomic_int closing;          /* 1: the server stops accepting: every stream ends */
+    atomic_uint_fast64_t events; /* written to streams (sse_hub_counts) */
+    atomic_uint_fast64_t gaps;
     pthread_mutex_t mu;
     struct sse_stream *parked; /* suspended until their read_at_ms */
     int stop;
@@ -77,7 +79,9 @@ static void put_page(struct sse_stream *s, const struct event_page *page)
         data.len = 0;
         jtext_put(&data, gap, (size_t)n);
         put_message(&s->out, 0, "gap", &data);
+        atomic_fetch_add(&s->hub->gaps, 1);
     }
+    atomic_fetch_add(&s->hub->events, page->n);
     for (size_t i = 0; i < page->n; i++) {
         data.len = 0;
         jtext_event(&data, &page->events[i]);
@@ -243,6 +247,17 @@ void sse_hub_close(struct sse_hub *hub)
 int sse_hub_open(struct sse_hub *hub)
 {
     return hub ? atomic_load(&hub->open) : 0;
+}
+
+void sse_hub_counts(struct sse_hub *hub, struct sse_counts *out)
+{
+    *out = (struct sse_counts){0};
+    if (!hub)
+        return;
+    out->open = atomic_load(&hub->open);
+    out->max = hub->max_streams;
+    out->events = atomic_load(&hub->events);
+    out->gaps = atomic_load(&hub->gaps);
 }
 
 void sse_hub_stop(struct sse_hub *hub)

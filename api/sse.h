@@ -7,6 +7,8 @@
 #ifndef JOBQ_SSE_H
 #define JOBQ_SSE_H
 
+#include <stdint.h>
+
 #include <microhttpd.h>
 
 #include "event.h"
@@ -28,6 +30,15 @@ void sse_hub_close(struct sse_hub *hub);
 
 /* Streams open now. Thread-safe. */
 int sse_hub_open(struct sse_hub *hub);
+
+/* What the hub's streams did since it started (for /metrics). */
+struct sse_counts {
+    int open, max;         /* streams open now, and --events-streams */
+    uint64_t events, gaps; /* events and gap messages written to streams */
+};
+
+/* Fill out from hub (all zero for NULL). Thread-safe; can't fail. */
+void sse_hub_counts(struct sse_hub *hub, struct sse_counts *out);
 
 /* Stop the hub's thread and free it; the daemon must be stopped first (no stream is open).
  * Accepts NULL. */

@@ -20,6 +20,10 @@ struct http {
 struct sink {
     struct text_buf body;
     int too_big;
+    CURL *easy;
+    /* A stream (http_stream): a 2xx answer's body goes to on_data as it comes. */
+    int (*on_data)(void *arg, const char *data, size_t len);
+    void *arg;
 };
 
 int http_global_init(void)
@@ -47,6 +51,9 @@ struct http *http_new(const char *base_url, const char *token)
     h->multi = curl_multi_init();
     struct curl_slist *l = curl_slist_append(NULL, "Content-Type: application/json");
     h->headers = l;
+    if (l != NULL) {
+        l = curl_slist_append(l, "Accept: application/json"); /* GET /events: one page */
+    }
     if (l != NULL) {
         l = curl_slist_append(l, "Expect:"); /* no 100-continue round trip for large bodies */
     }
@@ -85,6 +92,12 @@ static size_t sink_write(char *data, size_t size, size_t nmemb, void *arg)
 {
     struct sink *s = arg;
     size_t n = size * nmemb;
+    long status = 0;
+    if (s->on_data != NULL &&
+        curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status >= 200 &&
+        status < 300) {
+        return s->on_data(s->arg, data, n) == 0 ? n : 0;
+    }
     if (n > HTTP_MAX_ANSWER - s->body.len) {
         s->too_big = 1;
         return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
@@ -157,32 +170,34 @@ static int drive(struct http *h, int cancel_fd)
     }
 }
 
-enum http_outcome http_call(struct http *h, const char *method, const char *path, const cJSON *body,
-                            long timeout_ms, int cancel_fd, struct http_reply *out)
+/* Run one exchange with the sink (and headers, NULL: the client's) and fill *out. */
+static enum http_outcome exchange(struct http *h, const char *method, const char *path,
+                                  const char *text, long timeout_ms, int cancel_fd,
+                                  struct sink *sink, struct curl_slist *headers,
+                                  struct http_reply *out)
 {
-    memset(out, 0, sizeof(*out));
-    char *text = body != NULL ? cJSON_PrintUnformatted(body) : NULL;
-    struct sink sink = {0};
     char errbuf[CURL_ERROR_SIZE] = "";
-    if ((body != NULL && text == NULL) ||
-        prepare(h, method, path, text, timeout_ms, &sink, errbuf) != 0) {
-        free(text);
+    sink->easy = h->easy;
+    if (prepare(h, method, path, text, timeout_ms, sink, errbuf) != 0) {
         snprintf(out->error, sizeof(out->error), "out of memory");
         return HTTP_UNREACHABLE;
+    }
+    if (headers != NULL) {
+        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, headers);
     }
     curl_multi_add_handle(h->multi, h->easy);
     int rc = drive(h, cancel_fd);
     curl_multi_remove_handle(h->multi, h->easy);
     curl_easy_setopt(h->easy, CURLOPT_ERRORBUFFER, NULL);
-    free(text);
+    curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers);
     if (rc == -1) {
-        text_buf_clear(&sink.body);
+        text_buf_clear(&sink->body);
         snprintf(out->error, sizeof(out->error), "cancelled");
         return HTTP_CANCELLED;
     }
     if (rc != CURLE_OK) {
-        text_buf_clear(&sink.body);
-        if (sink.too_big) {
+        text_buf_clear(&sink->body);
+        if (sink->too_big) {
             snprintf(out->error, sizeof(out->error), "the answer is larger than %u bytes",
                      HTTP_MAX_ANSWER);
         } else {
@@ -192,12 +207,74 @@ enum http_outcome http_call(struct http *h, const char *method, const char *path
         return HTTP_UNREACHABLE;
     }
     curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &out->status);
-    out->body = sink.body.data; /* the reply owns it now */
-    out->len = sink.body.len;
+    out->body = sink->body.data; /* the reply owns it now */
+    out->len = sink->body.len;
     if (out->body != NULL) {
         out->json = text_parse_json(out->body, out->len);
     }
     return HTTP_ANSWERED;
+}
+
+enum http_outcome http_call(struct http *h, const char *method, const char *path, const cJSON *body,
+                            long timeout_ms, int cancel_fd, struct http_reply *out)
+{
+    memset(out, 0, sizeof(*out));
+    char *text = body != NULL ? cJSON_PrintUnformatted(body) : NULL;
+    struct sink sink = {0};
+    enum http_outcome o;
+    if (body != NULL && text == NULL) {
+        snprintf(out->error, sizeof(out->error), "out of memory");
+        o = HTTP_UNREACHABLE;
+    } else {
+        o = exchange(h, method, path, text, timeout_ms, cancel_fd, &sink, NULL, out);
+    }
+    free(text);
+    return o;
+}
+
+enum http_outcome http_stream(struct http *h, const char *path, const char *last_id,
+                              int (*on_data)(void *arg, const char *data, size_t len), void *arg,
+                              int cancel_fd, struct http_reply *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct curl_slist *l = NULL;
+    int bad = 0;
+    for (const struct curl_slist *i = h->headers; i != NULL && !bad; i = i->next) {
+        if (strncmp(i->data, "Accept:", 7) != 0) {
+            struct curl_slist *n = curl_slist_append(l, i->data);
+            bad = n == NULL;
+            l = n != NULL ? n : l;
+        }
+    }
+    char *extra[2] = {strdup("Accept: text/event-stream"), NULL};
+    if (last_id != NULL && asprintf(&extra[1], "Last-Event-ID: %s", last_id) < 0) {
+        extra[1] = NULL;
+        bad = 1;
+    }
+    for (int k = 0; k < 2 && !bad; k++) {
+        if (extra[k] != NULL) {
+            struct curl_slist *n = curl_slist_append(l, extra[k]);
+            bad = n == NULL;
+            l = n != NULL ? n : l;
+        }
+    }
+    free(extra[0]);
+    free(extra[1]);
+    enum http_outcome o = HTTP_UNREACHABLE;
+    if (bad || l == NULL) {
+        snprintf(out->error, sizeof(out->error), "out of memory");
+    } else {
+        struct sink sink = {.on_data = on_data, .arg = arg};
+        /* No time limit on the whole; a stream that says nothing (not even its keep-alive)
+         * for HTTP_STREAM_SILENCE_S is taken as dropped. */
+        curl_easy_setopt(h->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(h->easy, CURLOPT_LOW_SPEED_TIME, (long)HTTP_STREAM_SILENCE_S);
+        o = exchange(h, "GET", path, NULL, 0, cancel_fd, &sink, l, out);
+        curl_easy_setopt(h->easy, CURLOPT_LOW_SPEED_LIMIT, 0L);
+        curl_easy_setopt(h->easy, CURLOPT_LOW_SPEED_TIME, 0L);
+    }
+    curl_slist_free_all(l);
+    return o;
 }
 
 static const char *error_field(const struct http_reply *r, const char *name)

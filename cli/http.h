@@ -48,6 +48,21 @@ void http_free(struct http *h);
 enum http_outcome http_call(struct http *h, const char *method, const char *path, const cJSON *body,
                             long timeout_ms, int cancel_fd, struct http_reply *out);
 
+/* A stream that sends nothing for this long (the server's keep-alive comes every 15 s) is
+ * taken as dropped. */
+#define HTTP_STREAM_SILENCE_S 45
+
+/* GET base_url + path as Server-Sent Events ("Accept: text/event-stream", and
+ * "Last-Event-ID: last_id" when last_id is not NULL), with no time limit: every piece of a
+ * 2xx answer's body goes to on_data(arg, data, len) as it comes (on_data returns 0, or -1
+ * to end the transfer: then HTTP_UNREACHABLE). Returns when the server ends the answer
+ * (HTTP_ANSWERED: out->status set; a non-2xx answer's body is in *out as with http_call),
+ * when the connection drops or stays silent HTTP_STREAM_SILENCE_S (HTTP_UNREACHABLE), or
+ * when cancel_fd becomes readable (HTTP_CANCELLED). Release *out with http_reply_clear(). */
+enum http_outcome http_stream(struct http *h, const char *path, const char *last_id,
+                              int (*on_data)(void *arg, const char *data, size_t len), void *arg,
+                              int cancel_fd, struct http_reply *out);
+
 /* The error code and message of a jobq error answer ({"error": {"code", "message"}}):
  * borrowed from r->json, or NULL when the answer does not have them. */
 const char *http_error_code(const struct http_reply *r);

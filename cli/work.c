@@ -164,7 +164,8 @@ static void *slot_main(void *arg)
  * are borrowed from environ; the caller frees the array. */
 static char **base_env(void)
 {
-    static const char *const ours[] = {"JOBQ_JOB_ID=", "JOBQ_ATTEMPT=", "JOBQ_FENCING_TOKEN="};
+    static const char *const ours[] = {
+        "JOBQ_JOB_ID=", "JOBQ_ATTEMPT=", "JOBQ_FENCING_TOKEN=", "TRACEPARENT=", "TRACESTATE="};
     size_t n = 0;
     while (environ[n] != NULL) {
         n++;

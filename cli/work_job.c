@@ -47,15 +47,33 @@ static char *env_var(const char *name, long long value)
     return asprintf(&var, "%s=%lld", name, value) < 0 ? NULL : var;
 }
 
-/* The command's environment: the worker's plus the job's variables. NULL when out of
- * memory; free with free_env(). */
+/* Append "NAME=value" at env[*k] when the job's string field `field` is set; 0, or -1 when
+ * out of memory. */
+static int env_text(char **env, size_t *k, const char *name, const cJSON *job, const char *field)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(job, field));
+    if (v == NULL || *v == '\0') {
+        return 0;
+    }
+    char *var = NULL;
+    if (asprintf(&var, "%s=%s", name, v) < 0) {
+        return -1;
+    }
+    env[(*k)++] = var;
+    return 0;
+}
+
+/* The command's environment: the worker's plus the job's variables, with its trace context
+ * (TRACEPARENT and TRACESTATE: the W3C headers of the request that created it, as
+ * OpenTelemetry's environment carrier reads them) when it has one. NULL when out of memory;
+ * free with free_env(). */
 static char **job_env(const struct worker *w, const cJSON *job)
 {
     size_t n = 0;
     while (w->env[n] != NULL) {
         n++;
     }
-    char **env = calloc(n + 4, sizeof(char *));
+    char **env = calloc(n + 6, sizeof(char *));
     if (env == NULL) {
         return NULL;
     }
@@ -63,8 +81,14 @@ static char **job_env(const struct worker *w, const cJSON *job)
     env[n] = env_var("JOBQ_JOB_ID", int_field(job, "id"));
     env[n + 1] = env_var("JOBQ_ATTEMPT", int_field(job, "attempts"));
     env[n + 2] = env_var("JOBQ_FENCING_TOKEN", int_field(job, "fencing_token"));
-    if (env[n] == NULL || env[n + 1] == NULL || env[n + 2] == NULL) {
-        for (size_t i = n; i < n + 3; i++) {
+    size_t k = n + 3;
+    int bad = env[n] == NULL || env[n + 1] == NULL || env[n + 2] == NULL ||
+              env_text(env, &k, "TRACEPARENT", job, "traceparent") != 0;
+    if (!bad && k > n + 3) { /* a tracestate only beside its traceparent */
+        bad = env_text(env, &k, "TRACESTATE", job, "tracestate") != 0;
+    }
+    if (bad) {
+        for (size_t i = n; i < n + 5; i++) {
             free(env[i]);
         }
         free(env);

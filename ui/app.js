@@ -1,5 +1,8 @@
 // The jobq dashboard: queues with their counts, the limits, the schedules, the throughput
-// chart, the job list and a job's detail, refreshed every few seconds without losing the user's place. The
+// chart, the job list and a job's detail, kept up to date without losing the user's place: the
+// job list and the queue counts refresh when the event stream (GET /events) tells of a change,
+// and every few seconds only while the stream is down; the limits, schedules and chart every
+// few seconds. The
 // view (filters and the open job, never the token) is kept in the URL's fragment so a reload
 // comes back to it.
 
@@ -7,10 +10,12 @@ import { api, getToken, onUnauthorized, seg, setToken } from './api.js';
 import { drawChart } from './chart.js';
 import { $, badge, el, fillTable, fmtAge, fmtTime } from './dom.js';
 import { makeJobs } from './jobs.js';
+import { followEvents } from './live.js';
 import { makeLimits } from './limits.js';
 import { makeSchedules } from './schedules.js';
 
 const REFRESH_MS = 3000;
+const EVENT_DELAY_MS = 250; // events coming together make one refresh
 const LIMITS = [25, 50, 100, 500];
 
 // ----- the view, in the fragment: #queue=a&status=failed&limit=50&job=42 ----------------
@@ -208,31 +213,57 @@ const limits = makeLimits({ act, report, clear });
 const schedules = makeSchedules({ act, report, clear });
 let running = null; // the refresh under way
 let again = null; // the one that starts after it (asked for while it ran)
+let live = false; // the event stream is open
+let eventTimer = null;
 
-function refresh() {
+// Refresh what the page shows: everything, or (polled) what the event stream does not tell
+// of while it is open (everything again while an error is shown, until it goes away).
+function refresh(polled) {
   if (running) {
-    again = again || running.then(refresh);
+    again = again || running.then(() => refresh(polled));
     return again;
   }
   again = null;
-  const parts = [loadQueues(), limits.refresh(), schedules.refresh(), loadChart(),
-    jobs.refresh()];
+  const parts = [limits.refresh(), schedules.refresh(), loadChart()];
+  if (!(polled === true && live && errors.size === 0)) parts.push(loadQueues(), jobs.refresh());
   running = Promise.all(parts).finally(() => {
     running = null;
     $('status').textContent = `Updated ${fmtTime(Date.now() / 1000)}` +
-      ($('auto').checked ? ', refreshing every 3 s' : ', auto-refresh off');
+      (!$('auto').checked ? ', auto-refresh off'
+        : live ? ', live (following the event stream)'
+          : ', refreshing every 3 s (the event stream is not open)');
   });
   return running;
 }
 
+function quiet() {
+  return !$('auto').checked || document.hidden || $('purge-dialog').open || limits.busy();
+}
+
+// A job changed: the job list and the queue counts, once for events that come together.
+function refreshLive() {
+  eventTimer = null;
+  if (quiet()) return;
+  Promise.all([loadQueues(), jobs.refresh()]).finally(() => {
+    $('status').textContent = `Updated ${fmtTime(Date.now() / 1000)}, live (following the event stream)`;
+  });
+}
+
 function tick() {
-  const dialog = $('purge-dialog').open || limits.busy();
-  if ($('auto').checked && !document.hidden && !dialog) refresh();
+  if (!quiet()) refresh(true);
   setTimeout(tick, REFRESH_MS);
 }
 
-$('refresh').addEventListener('click', refresh);
-$('auto').addEventListener('change', refresh);
+followEvents(() => {
+  if (!eventTimer) eventTimer = setTimeout(refreshLive, EVENT_DELAY_MS);
+}, (open) => {
+  if (open === live) return;
+  live = open;
+  if (!quiet()) refresh(); // catch up on what happened while it was down, and say so
+});
+
+$('refresh').addEventListener('click', () => refresh());
+$('auto').addEventListener('change', () => refresh());
 $('error-close').addEventListener('click', () => {
   errors.clear();
   renderErrors();

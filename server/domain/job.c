@@ -46,6 +46,8 @@ void job_clear(struct job *j)
     free(j->concurrency_key);
     free(j->dedup_key);
     free(j->depends_on);
+    free(j->traceparent);
+    free(j->tracestate);
     memset(j, 0, sizeof *j);
 }
 

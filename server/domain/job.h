@@ -107,6 +107,9 @@ struct job {
     char *depends_on;
     enum dep_mode on_dependency_failure;
     int has_dependents; /* 1: some job depends on it (kept by the store; the API never shows it) */
+    /* W3C trace context of the request that created it (trace.h), NULL when none. */
+    char *traceparent;
+    char *tracestate;
 };
 
 /* What a producer asks for. Borrowed strings: the store copies what it keeps. */
@@ -136,6 +139,9 @@ struct job_spec {
     const struct job_dep *deps;
     size_t ndeps;
     enum dep_mode on_dependency_failure;
+    /* W3C trace context, checked (trace.h); NULL when none. tracestate only with traceparent. */
+    const char *traceparent;
+    const char *tracestate;
 };
 
 /* What a worker asks for in a claim. Borrowed. */

@@ -71,13 +71,14 @@ JOB_FIELDS = (
     "fencing_token", "max_runtime_seconds", "requires", "idempotency_key", "created_at",
     "claimed_at", "heartbeat_at", "lease_expires_at", "worker_id", "finished_at", "result",
     "progress", "error_code", "error_detail", "concurrency_key", "expires_at", "dedup",
-    "depends_on", "on_dependency_failure",
+    "depends_on", "on_dependency_failure", "traceparent", "tracestate",
 )
 INT_FIELDS = ("id", "priority", "run_at", "attempts", "max_attempts", "fencing_token",
               "created_at")
 NULLABLE_INT_FIELDS = ("max_runtime_seconds", "claimed_at", "heartbeat_at", "lease_expires_at",
                        "finished_at", "expires_at")
-NULLABLE_STR_FIELDS = ("idempotency_key", "worker_id", "error_code", "concurrency_key")
+NULLABLE_STR_FIELDS = ("idempotency_key", "worker_id", "error_code", "concurrency_key",
+                       "traceparent", "tracestate")
 STATUSES = ("queued", "blocked", "running", "succeeded", "failed", "cancelled")
 
 

@@ -4,17 +4,19 @@ terminal or with --json, tables on a terminal, the server's error on stderr with
 JOBQ_TOKEN sent as a bearer token to a server that requires one."""
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import tempfile
 import unittest
 
 import test_auth  # its token helpers (the module, not its classes: they run in test_auth)
 from cli_helpers import cli_env, run_jobq, run_jobq_tty
-from harness import HOST, ServerTest, free_port
+from harness import HOST, ServerTest, free_port, jobq_cli_path, wait_until
 
 COMMANDS = ("enqueue", "get", "list", "attempts", "deps", "stats", "retry", "cancel", "pause",
-            "resume", "purge", "work")
+            "resume", "purge", "events", "work")
 
 
 class CliTest(ServerTest):
@@ -437,6 +439,117 @@ class TestSchedules(CliTest):
             _, err = self.jobq(*args, expect=2)
             self.assertIn("jobq schedules", err)
 
+
+
+class Follower:
+    """`jobq events --follow ... ARGS` with stdout and stderr in files; wait() for its exit."""
+
+    def __init__(self, test, *args):
+        self.tmp = tempfile.TemporaryDirectory(prefix="jobq-events-")
+        self.out_path = os.path.join(self.tmp.name, "out")
+        self.err_path = os.path.join(self.tmp.name, "err")
+        self.out, self.err = open(self.out_path, "wb"), open(self.err_path, "wb")
+        self.proc = subprocess.Popen([jobq_cli_path(), "events", "--follow"] + list(args),
+                                     stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.err, env=cli_env(test.server.port))
+        test.addCleanup(self.cleanup)
+
+    def text(self, which="out"):
+        with open(self.out_path if which == "out" else self.err_path, "rb") as f:
+            return f.read().decode()
+
+    def wait(self, timeout=30):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("jobq events did not exit\n%s\n%s"
+                                 % (self.text(), self.text("err")))
+
+    def events(self):
+        return [json.loads(ln) for ln in self.text().splitlines()]
+
+    def cleanup(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.out.close()
+        self.err.close()
+        self.tmp.cleanup()
+
+
+class TestEvents(CliTest):
+    server_per_test = True
+    server_args = ["--sweep-interval", "1"]
+
+    def lifecycle(self, n):
+        ids = []
+        for _ in range(n):
+            ids.append(self.enqueue()["id"])
+            j = self.claim_one()
+            self.act(j["id"], "complete", {"lease_token": j["lease_token"]})
+        return ids
+
+    def test_page_without_follow(self):
+        ids = [self.enqueue()["id"] for _ in range(2)]
+        page = self.jobq_json("events", "--queue", self.q)
+        self.assertEqual([(e["type"], e["job"]["id"]) for e in page["events"]],
+                         [("job.created", i) for i in ids])
+        self.assertEqual(page["next"], page["events"][-1]["seq"])
+        page = self.jobq_json("events", "--queue", self.q, "--after", str(page["next"]))
+        self.assertEqual(page["events"], [])
+        page = self.jobq_json("events", "--job", str(ids[1]), "--types", "job.created,job.claimed",
+                              "--limit", "5")
+        self.assertEqual([e["job"]["id"] for e in page["events"]], [ids[1]])
+        self.assert_refused(["events", "--types", "job.nothing"], "invalid_request",
+                            "job.nothing")
+        self.assert_refused(["events", "--follow", "--types", "job.nothing"],
+                            "invalid_request", "job.nothing")
+        self.jobq("events", "--after", "x", expect=2)
+
+    def test_follow_prints_each_event_once_in_order(self):
+        f = Follower(self, "--queue", self.q, "--count", "9")
+        ids = self.lifecycle(3)
+        self.assertEqual(f.wait(), 0, f.text("err"))
+        ev = f.events()
+        self.assertEqual([(e["job"]["id"], e["type"]) for e in ev],
+                         [(i, t) for i in ids
+                          for t in ("job.created", "job.claimed", "job.succeeded")])
+        seqs = [e["seq"] for e in ev]
+        self.assertEqual(seqs, sorted(set(seqs)))
+
+    def test_follow_resumes_after_the_server_is_killed(self):
+        f = Follower(self, "--queue", self.q, "--count", "12")
+        first = self.lifecycle(2)
+        wait_until(lambda: f.text().count("\n") >= 6, 30, what="the first 6 events printed")
+        self.server.kill9()
+        self.server.restart()
+        self.c.close()
+        self.c = self.server.client()
+        more = self.lifecycle(2)
+        self.assertEqual(f.wait(), 0, f.text("err"))
+        self.assertEqual([(e["job"]["id"], e["type"]) for e in f.events()],
+                         [(i, t) for i in first + more
+                          for t in ("job.created", "job.claimed", "job.succeeded")])
+        self.assertIn("resuming after seq", f.text("err"))
+
+
+
+class TestEventsGap(CliTest):
+    server_args = ["--sweep-interval", "1", "--events-max", "3"]
+
+    def test_readable_lines_and_the_gap(self):
+        for _ in range(6):
+            self.enqueue()
+        def bounded():
+            r = self.c.get("/events?after=0", headers={"Accept": "application/json"})
+            return "gap" in r.json and len(r.json["events"]) <= 3
+        wait_until(bounded, 30, what="the sweep to bound the log")
+        out, err = self.jobq_tty("events", "--follow", "--after", "0", "--count", "1")
+        lines = out.splitlines()
+        self.assertRegex(lines[0], r"^-- gap: the events after seq 0 are no longer kept")
+        self.assertRegex(lines[1], r"^\d+  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  job\.created +"
+                                   r"job \d+  queue %s  queued  attempts 0$" % re.escape(self.q))
+        self.assertIn("gap after seq 0", err)
 
 if __name__ == "__main__":
     unittest.main()

@@ -576,10 +576,11 @@ class SchemaLimits(SpecRequests):
         """What the refusal of a string off its pattern must name: a NUL in a body string as
         such, a space in a name as the character and where (a cursor is opaque, a time zone
         is refused as not a zone name, an event type list names the element that is no
-        type)."""
+        type; a trace context is refused as not W3C's)."""
         if not isinstance(value, str) or where in ("query.cursor", "body.timezone",
-                                                   "query.types"):
-            return None
+                                                   "query.types") or \
+                where.endswith((".traceparent", ".tracestate")):
+            return None  # refused whole: not a W3C trace context
         if "\0" in value and where.startswith("body"):
             return "NUL"
         if value == "a b":

@@ -169,7 +169,9 @@ class Source:
         self.enqueue("queued", priority=3, idempotency_key="idem-1",
                      payload={"s": "é \" \\ \n\t {a,b} NULL , ' ;", "n": [1, 2.5, None]})
         self.enqueue("scheduled", priority=-2, delay_seconds=3600, requires=["gpu"])
-        self.enqueue("tags", priority=7, requires=["gpu", "ssd"], payload="tagged")
+        self.enqueue("tags", priority=7, requires=["gpu", "ssd"], payload="tagged",
+                     traceparent="00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                     tracestate="congo=t61rcWkgMzE")
         i = self.enqueue("running", priority=10, requires=["gpu"], max_runtime_seconds=3000)
         t = self.claim("running", capabilities=["gpu"])
         self.post("/jobs/%d/heartbeat" % i, {"lease_token": t, "progress": {"pct": 40}})
@@ -474,6 +476,9 @@ class MigrateEverything(unittest.TestCase):
         self.assertEqual(self.after["retried"]["attempts"], 0)
         self.assertEqual(self.after["running"]["progress"], {"pct": 40})
         self.assertEqual(self.after["tags"]["requires"], ["gpu", "ssd"])
+        self.assertEqual((self.after["tags"]["traceparent"], self.after["tags"]["tracestate"]),
+                         ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                          "congo=t61rcWkgMzE"))
 
     def test_the_whole_list_and_the_queue_counts_match(self):
         self.assertEqual(len(self.after_list), len(self.src.before_list))

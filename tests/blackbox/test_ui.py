@@ -1,7 +1,7 @@
 """The dashboard at /ui/: its headers (Content-Security-Policy, nosniff, content types,
 ETag and 304, the /ui redirect, 404 for an unknown file, open without a token), and the page
-itself driven in headless Chromium by tests/ui/drive.mjs (playwright-core): jobs appear, a
-job opens, a failed job is retried and a queue paused and purged from the page, the limits
+itself driven in headless Chromium by tests/ui/drive.mjs (playwright-core): jobs appear (live
+through the event stream, or polled when the stream is refused), a job opens, a failed job is retried and a queue paused and purged from the page, the limits
 (running against the maximum, held jobs, a window's use, a paused key; set, changed and
 deleted from the page), the schedules (cron or period, zone, next and last run with its job;
 paused and resumed from the page), the server's error messages are shown, the token prompt with authentication on, and phone width.
@@ -34,6 +34,7 @@ FILES = {
     "/ui/chart.js": "text/javascript; charset=utf-8",
     "/ui/dom.js": "text/javascript; charset=utf-8",
     "/ui/jobs.js": "text/javascript; charset=utf-8",
+    "/ui/live.js": "text/javascript; charset=utf-8",
     "/ui/limits.js": "text/javascript; charset=utf-8",
     "/ui/schedules.js": "text/javascript; charset=utf-8",
     "/ui/app.css": "text/css; charset=utf-8",
@@ -244,6 +245,10 @@ class UiBrowser(ServerTest, Browser):
         self.assertEqual(self.claim_one()["id"], right)  # left running
         self.drive("workflow", queue=self.q, left=left, right=right, bottom=bottom,
                    callback=callback)
+
+    def test_live_updates_through_the_event_stream(self):
+        self.enqueue({"n": 1})
+        self.drive("live", queue=self.q)
 
     def test_phone_width(self):
         self.enqueue({"n": 1})

@@ -93,6 +93,24 @@ class TestWork(ServerTest):
                                        "attempt": 1, "fence": 1, "more": ""})
         self.assertIn("job %d: completed" % job["id"], log)
 
+    def test_trace_context_reaches_the_command(self):
+        # A request with a traceparent -> the job -> the claim -> the command's environment:
+        # the same trace id (and tracestate); a job without one gets neither variable, even
+        # when the worker itself runs under one.
+        tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        r = self.c.post("/jobs", {"queue": self.q, "payload": 1},
+                        headers={"traceparent": tp, "tracestate": "congo=t61rcWkgMzE"})
+        self.assertEqual(r.status, 201, r)
+        traced = r.json["id"]
+        plain = self.enqueue()["id"]
+        env = cli_env(self.server.port, TRACEPARENT="00-%s-%s-01" % ("1" * 32, "2" * 16))
+        w = Worker(self, sh('cat >/dev/null; printf \'{"tp": "%s", "ts": "%s"}\\n\' '
+                            '"${TRACEPARENT-none}" "${TRACESTATE-none}"'),
+                   "--max-jobs", "2", "--wait", "2", env=env)
+        self.assertEqual(w.wait(), 0, w.text())
+        self.assertEqual(self.get_job(traced)["result"], {"tp": tp, "ts": "congo=t61rcWkgMzE"})
+        self.assertEqual(self.get_job(plain)["result"], {"tp": "none", "ts": "none"})
+
     def test_text_and_empty_results(self):
         text = self.enqueue({"kind": "text"})["id"]
         empty = self.enqueue({"kind": "empty"})["id"]

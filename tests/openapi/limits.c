@@ -20,9 +20,13 @@
 #include "parse_events.h"
 #include "router.h"
 #include "schedule.h"
+#include "trace.h"
 
 #define NO_NUL "^[^\\u0000]*$"
 #define UTF8_MAX 4 /* bytes of one character */
+/* What a schema can say of trace_state_ok: comma-separated members, each blank or one "=". */
+#define TRACE_STATE_PATTERN                                                                        \
+    "^([ \\t]*|[ \\t]*[^=, \\t][^=,]*=[^=,]+)(,([ \\t]*|[ \\t]*[^=, \\t][^=,]*=[^=,]+))*$"
 
 static const char *op; /* "METHOD /path" of the lines being printed */
 
@@ -123,6 +127,15 @@ static void job_spec_keyed(const char *w, int key)
     snprintf(modes, sizeof modes, "%s,%s", job_dep_mode_name(DEP_CANCEL),
              job_dep_mode_name(DEP_RUN));
     line(at(b, sizeof b, w, "on_dependency_failure"), "enum", modes);
+    /* parse_trace (trace.h): a schedule's job refuses both whole. A valid traceparent is
+     * exactly TRACE_PARENT_LEN bytes of ASCII; tracestate's other rules are no schema's. */
+    if (key) {
+        line(at(b, sizeof b, w, "traceparent"), "pattern",
+             "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$");
+        num(b, "maxLength", TRACE_PARENT_LEN);
+        num(at(b, sizeof b, w, "tracestate"), "maxLength", TRACE_STATE_MAX);
+        line(b, "pattern", TRACE_STATE_PATTERN);
+    }
 }
 
 static void job_spec(const char *w)

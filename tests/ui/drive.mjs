@@ -99,7 +99,34 @@ async function focusSurvivesRefresh(page, locator) {
   check(now === key, `focus on ${key} after a refresh, found ${now}`);
 }
 
+const pathOf = (r) => new URL(r.url()).pathname;
+
 const scenarios = {
+  // The page follows GET /events: it says so, polls neither the job list nor the counts while
+  // the stream is open, and a job enqueued elsewhere shows up through the stream. With the
+  // stream refused it falls back to polling every 3 s, and says that too.
+  async live({ page }) {
+    await page.goto(base + '/ui/');
+    await visible(button(page, `Show the jobs of queue ${args.queue}`), 'the queue row');
+    await text(page, '#status', /live \(following the event stream\)/, 'the page is live');
+    check(page.requests.some((r) => pathOf(r) === '/events' &&
+      r.headers().accept === 'text/event-stream'), 'a GET /events stream was opened');
+    const lists = () => page.requests.filter((r) => ['/jobs', '/queues'].includes(pathOf(r))).length;
+    const quiet = lists();
+    await page.waitForTimeout(4000); // more than one poll period, and no job changed
+    check(lists() === quiet, `no job list or counts polled while live (${lists() - quiet} seen)`);
+    const late = await api('POST', '/jobs', { queue: args.queue, payload: { live: true } });
+    await visible(button(page, `Open job ${late.id}`), 'a job enqueued elsewhere, through the stream');
+    await shot(page, 'live');
+
+    await page.route(/\/events/, (route) => route.abort());
+    await page.reload();
+    await text(page, '#status', /refreshing every 3 s \(the event stream is not open\)/,
+      'the fallback poll');
+    const polled = await api('POST', '/jobs', { queue: args.queue, payload: { polled: true } });
+    await visible(button(page, `Open job ${polled.id}`), 'a job enqueued elsewhere, by the poll');
+  },
+
   // Jobs appear, the list filters and pages, a job opens, a failed job is retried and a queue
   // paused from the page, purge asks for a status and a confirmation, the chart is drawn.
   async main({ page }) {

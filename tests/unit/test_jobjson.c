@@ -83,6 +83,10 @@ cJSON *job_to_json(const struct job *j, int with_token)
     ok = ok && add_raw(o, "depends_on", j->depends_on, "[]");
     ok = ok && cJSON_AddStringToObject(o, "on_dependency_failure",
                                        job_dep_mode_name(j->on_dependency_failure)) != NULL;
+    ok = ok && (j->traceparent ? cJSON_AddStringToObject(o, "traceparent", j->traceparent)
+                               : cJSON_AddNullToObject(o, "traceparent")) != NULL;
+    ok = ok && (j->tracestate ? cJSON_AddStringToObject(o, "tracestate", j->tracestate)
+                              : cJSON_AddNullToObject(o, "tracestate")) != NULL;
     if (ok && with_token && j->lease_token)
         ok = cJSON_AddStringToObject(o, "lease_token", j->lease_token) != NULL;
     if (!ok) {
@@ -136,7 +140,7 @@ TEST(fresh_job_in_contract_order)
         "\"worker_id\":null,\"finished_at\":null,\"result\":null,\"progress\":null,"
         "\"error_code\":null,\"error_detail\":null,\"concurrency_key\":null,"
         "\"expires_at\":null,\"dedup\":null,\"depends_on\":[],"
-        "\"on_dependency_failure\":\"cancel\"}";
+        "\"on_dependency_failure\":\"cancel\",\"traceparent\":null,\"tracestate\":null}";
     int same = strcmp(text, want) == 0;
     if (!same)
         fprintf(stderr, "got  %s\nwant %s\n", text, want);
@@ -176,6 +180,8 @@ TEST(claimed_job_with_token_and_exact_ints)
     j.dedup_seconds = 0;
     j.depends_on = "[3,9007199254740993]";
     j.on_dependency_failure = DEP_RUN;
+    j.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    j.tracestate = "k=v";
     char *text = print_job(&j, 1);
     CHECK(text != NULL);
     int ok =
@@ -185,6 +191,8 @@ TEST(claimed_job_with_token_and_exact_ints)
         strstr(text, "\"idempotency_key\":\"k\\\"ey\"") && strstr(text, "\"result\":[1.50],") &&
         strstr(text, "\"error_detail\":\"d\",") &&
         strstr(text, ",\"depends_on\":[3,9007199254740993],\"on_dependency_failure\":\"run\",") &&
+        strstr(text, ",\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\","
+                     "\"tracestate\":\"k=v\",") &&
         strstr(text, ",\"lease_token\":\"tok\"}");
     if (!ok)
         fprintf(stderr, "got %s\n", text);

@@ -39,7 +39,13 @@ TEST(request_histogram_by_route_and_code)
     metrics_request_done(complete, 409, 1000000);          /* 1 s: on the bucket bound */
     metrics_request_done(router_table_len, 404, 90000000); /* no route, past the last bound */
     metrics_request_done(router_table_len + 7, 418, 10);   /* no route, another status */
-    struct metrics_scrape in = {.parked = 3, .connections = 5, .max_connections = 4096};
+    struct metrics_scrape in = {.parked = 3,
+                                .connections = 5,
+                                .max_connections = 4096,
+                                .streams = 2,
+                                .max_streams = 256,
+                                .stream_events = 12345678901ULL,
+                                .stream_gaps = 1};
     char *text = metrics_text(&in);
     CHECK(text != NULL);
 #define C "jobq_http_request_duration_seconds"
@@ -60,7 +66,12 @@ TEST(request_histogram_by_route_and_code)
         strstr(text, "code=\"201\"") == NULL && /* pairs never seen are left out */
         has_line(text, "jobq_store_up 0") && has_line(text, "jobq_waiting_claims 3") &&
         has_line(text, "jobq_http_connections 5") &&
-        has_line(text, "jobq_http_connections_max 4096") && strstr(text, "jobq_jobs{") == NULL;
+        has_line(text, "jobq_http_connections_max 4096") && strstr(text, "jobq_jobs{") == NULL &&
+        has_line(text, "# TYPE jobq_event_streams gauge") &&
+        has_line(text, "jobq_event_streams 2") && has_line(text, "jobq_event_streams_max 256") &&
+        has_line(text, "# TYPE jobq_event_stream_events_total counter") &&
+        has_line(text, "jobq_event_stream_events_total 12345678901") &&
+        has_line(text, "jobq_event_stream_gaps_total 1");
 #undef C
 #undef L
     if (!ok)

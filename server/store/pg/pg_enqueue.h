@@ -6,11 +6,12 @@
 
 #include "pg_store.h"
 
-/* PG_JOB_INSERT's parameters: one array per column, and $9, now. The first 14 are every
- * job's; the rest ($15..$23: id, status and the dependency columns) stay NULL (the defaults:
- * an id from the sequence, queued, no dependency) unless a job with dependencies sets them. */
-#define PG_INSERT_PARAMS 23
-#define PG_INSERT_PLAIN 14
+/* PG_JOB_INSERT's parameters: one array per column, and $9, now. The first 16 are every
+ * job's (the last two its trace context); the rest ($17..$25: id, status and the dependency
+ * columns) stay NULL (the defaults: an id from the sequence, queued, no dependency) unless a
+ * job with dependencies sets them. */
+#define PG_INSERT_PARAMS 25
+#define PG_INSERT_PLAIN 16
 
 /* Append the columns of one job of sp, enqueued at now, to col[0..PG_INSERT_PLAIN) (col[8]
  * stays empty: it is now, a scalar). */

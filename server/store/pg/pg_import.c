@@ -73,6 +73,8 @@ static void add_row(struct pg_arr *cols, const struct store_row *row)
     pg_arr_int(&cols[COL_ON_DEP_FAILURE], j->on_dependency_failure);
     pg_arr_int(&cols[COL_HAS_DEPENDENTS], j->has_dependents);
     pg_arr_text(&cols[COL_LEASE_TOKEN], j->lease_token);
+    pg_arr_text(&cols[COL_TRACEPARENT], j->traceparent);
+    pg_arr_text(&cols[COL_TRACESTATE], j->tracestate);
     pg_arr_int(&cols[IMPORT_LEASE_SECONDS], row->lease_seconds);
     pg_arr_int(&cols[IMPORT_DEADLINE_AT], row->deadline_at);
 }

@@ -20,6 +20,8 @@ void pg_insert_cols(struct pg_arr col[PG_INSERT_PARAMS], const struct job_spec *
     pg_arr_text(&col[11], sp->dedup_key);
     pg_arr_int(&col[12], sp->dedup_key ? (int64_t)sp->dedup_mode : JOB_NONE);
     pg_arr_int(&col[13], job_spec_dedup_seconds(sp));
+    pg_arr_text(&col[14], sp->traceparent);
+    pg_arr_text(&col[15], sp->traceparent ? sp->tracestate : NULL);
 }
 
 int pg_insert_params(struct pg_arr col[PG_INSERT_PARAMS], int64_t now, struct pg_bind *b)

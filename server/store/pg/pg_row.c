@@ -81,6 +81,8 @@ int pg_row_job(const PGresult *res, int row, int with_token, struct job *out)
     out->depends_on = text(res, row, COL_DEPENDS_ON, &bad);
     out->on_dependency_failure = (enum dep_mode)pg_row_int(res, row, COL_ON_DEP_FAILURE);
     out->has_dependents = pg_row_int(res, row, COL_HAS_DEPENDENTS) == 1;
+    out->traceparent = text(res, row, COL_TRACEPARENT, &bad);
+    out->tracestate = text(res, row, COL_TRACESTATE, &bad);
     if (with_token)
         out->lease_token = text(res, row, COL_LEASE_TOKEN, &bad);
     if (bad) {

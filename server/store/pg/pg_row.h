@@ -14,7 +14,7 @@
     "j.idempotency_key, j.created_at, j.claimed_at, j.heartbeat_at, j.lease_expires_at, "          \
     "j.worker_id, j.finished_at, j.result, j.progress, j.error_code, j.error_detail, "             \
     "j.concurrency_key, j.expires_at, j.dedup_key, j.dedup_mode, j.dedup_seconds, j.depends_on, "  \
-    "j.on_dep_failure, j.has_dependents::int, j.lease_token"
+    "j.on_dep_failure, j.has_dependents::int, j.lease_token, j.traceparent, j.tracestate"
 
 /* Copy row `row` of res into out (overwritten). The lease token is copied only when
  * with_token is set. Returns 0, or -1 when memory ran out (logged; out is left empty). */

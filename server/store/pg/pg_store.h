@@ -254,7 +254,7 @@ enum store_result pg_tx_run(struct pg_store *st, const struct pg_tx *tx);
 void pg_submit(struct store *s, struct store_call *call);
 
 /* One statement's parameters, with room for their text. */
-#define PG_PARAMS_MAX 24
+#define PG_PARAMS_MAX 36
 struct pg_bind {
     enum pg_stmt_id id;
     const char *what; /* for logs */

@@ -59,6 +59,10 @@ static int bind_spec(sqlite3_stmt *st, const struct job_spec *sp, int status, in
         rc = sqlite_conn_bind_time(st, 15, job_spec_dedup_seconds(sp));
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_time(st, 16, lane);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 17, sp->traceparent);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_text(st, 18, sp->traceparent ? sp->tracestate : NULL);
     return rc;
 }
 
@@ -125,6 +129,8 @@ static int inserted_job(const struct job_spec *sp, int status, int64_t id, int64
     out->idempotency_key = dup_or_null(sp->idempotency_key, &bad);
     out->concurrency_key = dup_or_null(sp->concurrency_key, &bad);
     out->dedup_key = dup_or_null(sp->dedup_key, &bad);
+    out->traceparent = dup_or_null(sp->traceparent, &bad);
+    out->tracestate = dup_or_null(sp->traceparent ? sp->tracestate : NULL, &bad);
     if (bad || !out->queue) {
         log_error("out of memory copying new job %lld", (long long)id);
         job_clear(out);

@@ -63,7 +63,9 @@ int sqlite_row_job(sqlite3_stmt *st, int with_token, struct job *out)
               copy_text(st, COL_DEPENDS_ON, &out->depends_on) |
               copy_text(st, COL_ERROR_DETAIL, &out->error_detail) |
               copy_text(st, COL_CONCURRENCY_KEY, &out->concurrency_key) |
-              copy_text(st, COL_DEDUP_KEY, &out->dedup_key);
+              copy_text(st, COL_DEDUP_KEY, &out->dedup_key) |
+              copy_text(st, COL_TRACEPARENT, &out->traceparent) |
+              copy_text(st, COL_TRACESTATE, &out->tracestate);
     if (with_token)
         bad |= copy_text(st, COL_LEASE_TOKEN, &out->lease_token);
     if (!bad && !out->queue)

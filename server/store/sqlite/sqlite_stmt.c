@@ -87,8 +87,8 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     [STMT_JOB_INSERT] = {STMT_JOB_INSERT, STMT_ON_WRITER,
      "INSERT INTO jobs (queue, status, payload, priority, run_at, max_attempts, "
      "max_runtime_seconds, requires, idempotency_key, created_at, concurrency_key, expires_at, "
-     "dedup_key, dedup_mode, dedup_seconds, lane) "
-     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
+     "dedup_key, dedup_mode, dedup_seconds, lane, traceparent, tracestate) "
+     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
      "ON CONFLICT DO NOTHING",
      "enqueue: insert one job; no row changed means an idempotency_key hit"},
     [STMT_PROMOTE] = {STMT_PROMOTE, STMT_ON_WRITER,

@@ -166,7 +166,7 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "max_runtime_seconds, requires, idempotency_key, created_at, claimed_at, heartbeat_at, "       \
     "lease_expires_at, worker_id, finished_at, result, progress, error_code, error_detail, "       \
     "concurrency_key, expires_at, dedup_key, dedup_mode, dedup_seconds, depends_on, "              \
-    "on_dep_failure, has_dependents, lease_token"
+    "on_dep_failure, has_dependents, lease_token, traceparent, tracestate"
 
 /* Columns of every statement that returns whole schedules, in this order
  * (sqlite_schedules.c). */
