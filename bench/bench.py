@@ -34,6 +34,8 @@ KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-sqs": "jobq-sqs", "job
         "jobq-pg-3": "jobq-pg", "jobq-pg-1-rtt": "jobq-pg-rtt", "jobq-pg-3-rtt": "jobq-pg-rtt",
         "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
         "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
+# What --systems runs when not given (the delay-proxy systems only when asked for).
+DEFAULT_SYSTEMS = ",".join(s for s in SYSTEMS if KIND[s] != "jobq-pg-rtt")
 SUPPORTED = {
     "jobq": set(SCENARIOS),
     "jobq-sqs": {"lifecycle"},
@@ -70,7 +72,7 @@ def parse_args(argv):
     ap.add_argument("--rtt-ms", type=float, default=1.0,
                     help="jobq-pg-N-rtt: the round trip the delay proxy (jobq-delay) puts on "
                     "the link between each jobqd and PostgreSQL (default 1 ms)")
-    ap.add_argument("--systems", default=",".join(s for s in SYSTEMS if KIND[s] != "jobq-pg-rtt"),
+    ap.add_argument("--systems", default=DEFAULT_SYSTEMS,
                     help="comma-separated, from: %s (or jobq, jobq-pg, beanstalkd, postgres)"
                     % ", ".join(SYSTEMS))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
@@ -89,7 +91,7 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.smoke:
         defaults = dict(duration=0.3, warmup=0.1, finished=2000, delayed=200, saturated=2000)
-        if args.systems == ",".join(SYSTEMS):
+        if args.systems == DEFAULT_SYSTEMS:  # not chosen: jobq-normal alone
             args.systems = "jobq-normal"
     elif args.quick:
         defaults = dict(duration=2.0, warmup=0.5, finished=100000, delayed=10000,

@@ -26,6 +26,8 @@
 #
 # Needs root, curl, and podman, runc and debootstrap (installed with apt-get when missing),
 # and PostgreSQL's server (scripts/deps.sh installs it).
+# JOBQ_IMAGE_UNIT_TESTS=0 (ctest's docker.image sets it) builds the image without building or
+# running the unit tests in it, on a Debian bookworm host (see build() below).
 # When podman cannot be installed or cannot run here, prints "skipped: podman not available"
 # and exits 0, unless JOBQ_REQUIRE_PODMAN=1 (then exits 1). Ends with "N passed, N failed";
 # exits non-zero when a check failed.
@@ -194,8 +196,19 @@ t_base=$((SECONDS - t0))
 note "podman build -f docker/Dockerfile -t $image (build log: $cache/build.log)"
 # The build stage is tagged too (a first build up to it; the second reuses its layers), so
 # that pruning what earlier builds left dangling keeps both stages' layer caches.
+# JOBQ_IMAGE_UNIT_TESTS=0 (ctest's docker.image sets it: the same ctest run has the unit
+# tests) builds the image's programs without the unit tests (the Dockerfile's JOBQ_UNIT_TESTS),
+# when this host is the image's Debian release (bookworm): the same compiler and libraries.
+# Elsewhere, or by default, the build stage builds and runs them as `docker build` does.
+unit_tests=1
+if [ "${JOBQ_IMAGE_UNIT_TESTS:-1}" = 0 ] &&
+    grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null; then
+    unit_tests=0
+    note "the unit tests are not built in the image: this host's ctest run has them"
+fi
 build() { # [podman build options...]
     podman build --format docker --network host --pull=never --force-rm \
+        --build-arg JOBQ_UNIT_TESTS="$unit_tests" \
         -f "$repo/docker/Dockerfile" "$@" "$repo" >>"$cache/build.log" 2>&1
 }
 t0=$SECONDS

@@ -97,8 +97,16 @@ TEST(put_get_list_delete)
     struct store_schedule a = sched("a", 0, 0);
     a.cron = "*/5 * * * *";
     a.every_seconds = 0;
-    CHECK_INT(put(s, &a, T0, &out, &created), STORE_OK);
+    /* Put with its own rule: the cron's first minute after now on the store's clock
+     * (blackbox.test_schedules waits for a cron minute on SQLite only: this is the put's
+     * PostgreSQL path). */
+    struct sched_rule five;
+    char msg[128];
+    CHECK_INT(sched_rule_of(&a, &five, msg, sizeof msg), SCHED_RULE_OK);
+    CHECK_INT(store_schedule_put(s, &a, sched_rule_put_next, &five, T0, &out, &created), STORE_OK);
+    sched_rule_clear(&five);
     CHECK_STR(out.cron, "*/5 * * * *");
+    CHECK(out.next_run_at > T0 - 5 && out.next_run_at % 300 == 0 && out.next_run_at <= T0 + 305);
     store_schedule_clear(&out);
     struct store_schedule *all = NULL;
     size_t n = 0;
