@@ -41,6 +41,20 @@ static int attributes_or_reply(struct request *rq, const cJSON *params, const cJ
     return -1;
 }
 
+/* The FIFO rules of the attributes given (sqs_attrs_check_fifo). Returns 0, or -1 after
+ * answering. */
+static int fifo_or_reply(struct request *rq, const cJSON *attrs, const char *queue, int create,
+                         int fifo)
+{
+    char err[256];
+    enum sqs_fifo_check c = sqs_attrs_check_fifo(attrs, queue, create, fifo, err, sizeof err);
+    if (c == SQS_FIFO_OK)
+        return 0;
+    sqs_reply_error(rq, c == SQS_FIFO_BAD_NAME ? SQS_INVALID_ATTR_NAME : SQS_INVALID_PARAMETER,
+                    "%s", err);
+    return -1;
+}
+
 /* CreateQueue and SetQueueAttributes: one put of the queue's row. */
 struct put_state {
     struct sqs_state head;
@@ -106,9 +120,8 @@ enum MHD_Result sqs_create_queue(struct request *rq, const cJSON *params, const 
     if (sqs_queue_name_or_reply(rq, params, queue) != 0 ||
         attributes_or_reply(rq, params, &attrs) != 0)
         return reply_result(rq);
-    size_t n = strlen(queue);
-    if (n > 5 && strcmp(queue + n - 5, ".fifo") == 0)
-        return sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not serve FIFO queues yet");
+    if (fifo_or_reply(rq, attrs, queue, 1, 0) != 0)
+        return reply_result(rq);
     return put_start(rq, queue, attrs, 1);
 }
 
@@ -121,6 +134,8 @@ enum MHD_Result sqs_set_queue_attributes(struct request *rq, const cJSON *params
     if (!attrs)
         return sqs_reply_error(rq, SQS_MISSING_PARAMETER,
                                "The request must contain the parameter Attributes.");
+    if (fifo_or_reply(rq, attrs, q->name, 0, q->fifo) != 0)
+        return reply_result(rq);
     return put_start(rq, q->name, attrs, 0);
 }
 

@@ -29,6 +29,13 @@ struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max
                                         int64_t retry_in, int64_t now, int64_t backoff_base,
                                         int64_t backoff_max, double jitter);
 
+/* When a job that a lease's end requeues (job_lease_end_plan: due at `planned`) is due: at
+ * planned, except a job of an ordered key (ordered: 1 when limit_key_ordered() holds for its
+ * concurrency_key), which is due at once and keeps its place in its key: at its created_at,
+ * no later than the run_at of any job of the key enqueued after it, so the claim order
+ * (priority, run_at, id) takes it first again. This function can't fail. */
+int64_t job_requeue_at(int ordered, int64_t created_at, int64_t planned);
+
 /* The lease a heartbeat asks for: lease_seconds when it is positive, else 0, which keeps the
  * lease's own length (the store extends by the job's lease_seconds). This function can't
  * fail. */

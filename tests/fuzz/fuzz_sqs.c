@@ -43,8 +43,22 @@ static void form(const char *s, size_t n)
 /* A body and attributes as a payload, read back. */
 static void round_trip(const char *body, const cJSON *attrs)
 {
-    char *payload = sqs_payload_new(body, attrs);
+    char *payload = sqs_payload_new(body, attrs, NULL, NULL);
     INVARIANT(payload);
+    char group[SQS_FIFO_ID_MAX + 1], dedup[SQS_FIFO_ID_MAX + 1];
+    INVARIANT(sqs_payload_fifo(payload, group, sizeof group, dedup, sizeof dedup) == -1);
+    /* A FIFO message's payload keeps its group and dedup id beside the body. */
+    char *fifo = sqs_payload_new(body, attrs, "g", "d");
+    INVARIANT(fifo);
+    INVARIANT(sqs_payload_fifo(fifo, group, sizeof group, dedup, sizeof dedup) == 0);
+    INVARIANT(strcmp(group, "g") == 0 && strcmp(dedup, "d") == 0);
+    char *fifo_body = NULL;
+    cJSON *fifo_attrs = NULL;
+    INVARIANT(sqs_payload_read(fifo, &fifo_body, &fifo_attrs) == 0);
+    INVARIANT(strcmp(fifo_body, body) == 0);
+    free(fifo_body);
+    cJSON_Delete(fifo_attrs);
+    free(fifo);
     char *back = NULL;
     cJSON *back_attrs = NULL;
     INVARIANT(sqs_payload_read(payload, &back, &back_attrs) == 0);

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import * as sqs from "@aws-sdk/client-sqs";
 import { Consumer } from "sqs-consumer";
+import { fifoScenarios } from "./fifo.mjs";
 
 const [scenario, endpoint, queue] = process.argv.slice(2);
 const client = new sqs.SQSClient({
@@ -327,6 +328,8 @@ const scenarios = {
     await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "from sqs" });
   },
 };
+
+Object.assign(scenarios, fifoScenarios({ client, send, failure, queue }));
 
 try {
   await scenarios[scenario]();

@@ -187,11 +187,15 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
         return pg_miss(c, fail->id, STORE_LEASE_LOST);
     }
     int64_t attempts = pg_row_int(res, 0, 0), max_attempts = pg_row_int(res, 0, 1);
+    int ordered = limit_key_ordered(PQgetvalue(res, 0, 3));
+    int64_t created_at = pg_row_int(res, 0, 4);
     PQclear(res);
     const struct fail_req *f = fail->req;
     struct job_lease_end e =
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->st->backoff_base, a->st->backoff_max, rand_unit());
+    if (e.requeue)
+        e.run_at = job_requeue_at(ordered, created_at, e.run_at);
     char status[8], run_at[24], finished[24];
     const char *params[8] = {id,
                              pg_int_param(status, e.requeue ? JOB_QUEUED : JOB_FAILED),

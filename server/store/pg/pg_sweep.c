@@ -66,6 +66,9 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
         struct job_lease_end e =
             job_lease_end_plan(1, pg_row_int(res, i, 1), pg_row_int(res, i, 2), -1, a->now,
                                a->st->backoff_base, a->st->backoff_max, rand_unit());
+        if (e.requeue)
+            e.run_at = job_requeue_at(limit_key_ordered(PQgetvalue(res, i, 4)),
+                                      pg_row_int(res, i, 5), e.run_at);
         pg_arr_int(&arr[0], pg_row_int(res, i, 0));
         pg_arr_int(&arr[1], e.requeue ? JOB_QUEUED : JOB_FAILED);
         pg_arr_int(&arr[2], e.run_at);

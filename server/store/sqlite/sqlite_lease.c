@@ -156,7 +156,9 @@ static int complete_tx(struct sqlite_conn *c, void *p)
 /* What the live lease of a fail or snooze finds on its job. */
 struct lease_found {
     int64_t attempts, max_attempts;
-    int has_key; /* 1: the job has a concurrency_key */
+    int has_key;        /* 1: the job has a concurrency_key */
+    int ordered;        /* 1: an ordered one (limit_key_ordered) */
+    int64_t created_at; /* for job_requeue_at */
 };
 
 /* Start a fail or snooze (its answer empty): read what it decides on while the lease is
@@ -174,6 +176,8 @@ static enum store_result lease_check(struct sqlite_conn *c, const struct lease_a
         found->attempts = sqlite3_column_int64(st, 0);
         found->max_attempts = sqlite3_column_int64(st, 1);
         found->has_key = sqlite3_column_int(st, 2) != 0;
+        found->ordered = limit_key_ordered((const char *)sqlite3_column_text(st, 3));
+        found->created_at = sqlite3_column_int64(st, 4);
     } else if (rc != SQLITE_DONE) {
         return bind_fail(c, st, rc, "lease check");
     }
@@ -193,6 +197,8 @@ static int fail_tx(struct sqlite_conn *c, void *p)
     struct job_lease_end e =
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->backoff_base, a->backoff_max, rand_unit());
+    if (e.requeue)
+        e.run_at = job_requeue_at(found.ordered, found.created_at, e.run_at);
     return sqlite_lease_end(c, a->id, e.requeue, e.run_at, a->now, f->error_code, f->error_detail,
                             ATTEMPT_RETRIED, a->notes, a->out);
 }

@@ -121,9 +121,11 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "attempt_outcome = " OUTCOME_SUCCEEDED " WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     [STMT_LEASE_CHECK] = {STMT_LEASE_CHECK, STMT_ON_WRITER,
-     "SELECT attempts, max_attempts, concurrency_key IS NOT NULL FROM jobs WHERE " LIVE_LEASE,
+     "SELECT attempts, max_attempts, concurrency_key IS NOT NULL, concurrency_key, created_at "
+     "FROM jobs WHERE " LIVE_LEASE,
      "fail and snooze: the lease is live, the attempts that decide requeue or failed (or that "
-     "a snooze undoes) and whether the job has a concurrency key"},
+     "a snooze undoes), whether the job has a concurrency key, the key and created_at "
+     "(job_requeue_at)"},
     [STMT_LEASE_END] = {STMT_LEASE_END, STMT_ON_WRITER,
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
@@ -163,11 +165,12 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "retry: a failed or cancelled job goes back to queued (its latest attempt was moved to "
      "the attempts table first: STMT_ATTEMPT_ARCHIVE)"},
     [STMT_SWEEP_EXPIRED] = {STMT_SWEEP_EXPIRED, STMT_ON_WRITER,
-     "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0) FROM jobs "
-     "WHERE status = " RUNNING " AND lease_expires_at <= ?1 UNION "
-     "SELECT id, attempts, max_attempts, 1 FROM jobs "
+     "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0), concurrency_key, "
+     "created_at FROM jobs WHERE status = " RUNNING " AND lease_expires_at <= ?1 UNION "
+     "SELECT id, attempts, max_attempts, 1, concurrency_key, created_at FROM jobs "
      "WHERE status = " RUNNING " AND deadline_at <= ?1 LIMIT ?2",
-     "sweep: running jobs whose lease expired or whose max runtime passed"},
+     "sweep: running jobs whose lease expired or whose max runtime passed (the key and "
+     "created_at: job_requeue_at)"},
     [STMT_SWEEP_DELETE] = {STMT_SWEEP_DELETE, STMT_ON_WRITER,
      "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN (" SUCCEEDED ", " CANCELLED
      ") AND finished_at < ?1 LIMIT ?2) RETURNING id, status, has_dependents, deps_todo",

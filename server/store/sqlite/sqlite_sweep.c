@@ -35,6 +35,8 @@ struct expired {
     int64_t attempts;
     int64_t max_attempts;
     int timed_out;
+    int ordered;        /* its concurrency key is ordered (limit_key_ordered) */
+    int64_t created_at; /* for job_requeue_at */
 };
 
 /* Add lane to lanes[0..*n) unless it is there. Returns 1 when there was no room. */
@@ -151,6 +153,8 @@ static enum store_result find_expired(struct sqlite_conn *c, const struct sweep_
         rows[*n].attempts = sqlite3_column_int64(st, 1);
         rows[*n].max_attempts = sqlite3_column_int64(st, 2);
         rows[*n].timed_out = sqlite3_column_int(st, 3) != 0;
+        rows[*n].ordered = limit_key_ordered((const char *)sqlite3_column_text(st, 4));
+        rows[*n].created_at = sqlite3_column_int64(st, 5);
         (*n)++;
     }
     enum store_result r = STORE_OK;
@@ -176,6 +180,8 @@ static int expire_tx(struct sqlite_conn *c, void *p)
         struct job_lease_end e =
             job_lease_end_plan(1, rows[i].attempts, rows[i].max_attempts, -1, a->now,
                                a->backoff_base, a->backoff_max, rand_unit());
+        if (e.requeue)
+            e.run_at = job_requeue_at(rows[i].ordered, rows[i].created_at, e.run_at);
         const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
         struct job j;
         r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL,

@@ -129,7 +129,18 @@ TEST(heartbeat_keeps_the_lease_length_unless_asked)
     CHECK_INT(job_heartbeat_lease(-5), 0);
 }
 
-TEST_MAIN(TEST_ENTRY(heartbeat_keeps_the_lease_length_unless_asked), TEST_ENTRY(doubles_from_base),
+TEST(ordered_requeue_keeps_its_place)
+{
+    /* A job of an ordered key is due at once, at its created_at, so it stays ahead of the
+     * jobs of its key enqueued after it; any other keeps the planned run_at. */
+    CHECK_INT(job_requeue_at(1, 900, 1004), 900);
+    CHECK_INT(job_requeue_at(0, 900, 1004), 1004);
+    CHECK_INT(job_requeue_at(1, JOB_NONE, 1004), 1004);
+    CHECK_INT(job_requeue_at(1, 1010, 1004), 1004); /* never later than planned */
+}
+
+TEST_MAIN(TEST_ENTRY(heartbeat_keeps_the_lease_length_unless_asked),
+          TEST_ENTRY(ordered_requeue_keeps_its_place), TEST_ENTRY(doubles_from_base),
           TEST_ENTRY(saturates_at_max), TEST_ENTRY(huge_attempts_do_not_overflow),
           TEST_ENTRY(jitter_within_ten_percent), TEST_ENTRY(plan_requeues_while_attempts_remain),
           TEST_ENTRY(plan_without_retry_fails_now), TEST_ENTRY(plan_takes_the_workers_delay),
