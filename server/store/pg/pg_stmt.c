@@ -412,8 +412,8 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "whose lock it gets (a claim that holds one prunes them itself; one that comes later "
      "passes the key by until the sweep commits: neither waits)"},
     [PG_IMPORT_LOCK] = {PG_IMPORT_LOCK,
-     "import_lock", "LOCK TABLE jobq_jobs, jobq_limits, jobq_keys, jobq_key_claims, jobq_schedules, jobq_ticker "
-     "IN EXCLUSIVE MODE",
+     "import_lock", "LOCK TABLE jobq_jobs, jobq_limits, jobq_keys, jobq_key_claims, jobq_schedules, jobq_ticker, "
+     "jobq_sqs_queues IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     [PG_IMPORT_HELD] = {PG_IMPORT_HELD, "import_held",
      "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs LIMIT 1000) AS held",
@@ -522,10 +522,15 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "import: the tickers' liveness row (STORE_COPY_TICKER), marked as a clean stop at its "
      "last pass (the source's jobqd stopped before the copy; its mark is not copied): the "
      "ticks missed during the move are caught up as after a restart"},
+    [PG_IMPORT_SQS_QUEUES] = {PG_IMPORT_SQS_QUEUES, "import_sqs_queues",
+     "INSERT INTO jobq_sqs_queues (name, attributes, created_at, modified_at) "
+     "SELECT s.name, s.attributes::jsonb, s.created_at, s.modified_at FROM unnest($1::text[], "
+     "$2::text[], $3::bigint[], $4::bigint[]) AS s(name, attributes, created_at, modified_at)",
+     "import: one batch of SQS queues (STORE_COPY_SQS_QUEUES), every column as stored"},
     [PG_IMPORT_TABLE_COUNTS] = {PG_IMPORT_TABLE_COUNTS, "import_table_counts",
      "SELECT (SELECT count(*) FROM jobq_limits), (SELECT count(*) FROM jobq_keys), "
      "(SELECT count(*) FROM jobq_key_claims), (SELECT count(*) FROM jobq_schedules), "
-     "(SELECT count(*) FROM jobq_ticker)",
+     "(SELECT count(*) FROM jobq_ticker), (SELECT count(*) FROM jobq_sqs_queues)",
      "import: the rows of each table beside the jobs (enum store_copy_table's order), "
      "compared with the source's before commit"},
     [PG_IMPORT_KEY_PAUSES] = {PG_IMPORT_KEY_PAUSES, "import_key_pauses",

@@ -324,10 +324,14 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     [STMT_EXPORT_TICKER] = {STMT_EXPORT_TICKER, STMT_ON_EXPORT,
      EXPORT_TABLE("'', seen_at", "ticker", "''", "seen_at"),
      "export: the tickers' liveness row (STORE_COPY_TICKER)"},
+    [STMT_EXPORT_SQS_QUEUES] = {STMT_EXPORT_SQS_QUEUES, STMT_ON_EXPORT,
+     EXPORT_TABLE("name, attributes, created_at, modified_at", "sqs_queues", "name",
+                  "created_at"),
+     "export: the next SQS queues (STORE_COPY_SQS_QUEUES)"},
     [STMT_EXPORT_TABLE_COUNTS] = {STMT_EXPORT_TABLE_COUNTS, STMT_ON_EXPORT,
      "SELECT (SELECT count(*) FROM limits), (SELECT count(*) FROM keys), "
      "(SELECT count(*) FROM key_claims), (SELECT count(*) FROM schedules), "
-     "(SELECT count(*) FROM ticker)",
+     "(SELECT count(*) FROM ticker), (SELECT count(*) FROM sqs_queues)",
      "export: the rows of each table beside the jobs (enum store_copy_table's order), "
      "compared with the target's"},
     [STMT_COUNT_ADD] = {STMT_COUNT_ADD, STMT_ON_WRITER,
