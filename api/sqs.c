@@ -16,6 +16,7 @@
 #include "sqs_query.h"
 #include "sqs_queues.h"
 #include "sqs_receive.h"
+#include "sqs_redrive.h"
 #include "sqs_send.h"
 #include "sqs_wire.h"
 #include "store_sqs.h"
@@ -49,7 +50,7 @@ static const struct {
     {"DeleteMessageBatch", sqs_delete_message_batch, BY_URL},
     {"ChangeMessageVisibility", sqs_change_visibility, BY_URL},
     {"ChangeMessageVisibilityBatch", sqs_change_visibility_batch, BY_URL},
-    {"ListDeadLetterSourceQueues", NULL, NONE},
+    {"ListDeadLetterSourceQueues", sqs_list_dead_letter_sources, BY_URL},
     {"AddPermission", NULL, NONE},
     {"RemovePermission", NULL, NONE},
     {"TagQueue", NULL, NONE},

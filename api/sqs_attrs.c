@@ -7,12 +7,15 @@
 #include <string.h>
 
 #include "sqs_params.h"
+#include "sqs_redrive.h"
 
 enum attr_kind {
     A_COUNT,    /* an Approximate* count: the caller's */
     A_INT,      /* settable, an integer within [min, max] */
     A_BOOL,     /* settable, "true" or "false" */
     A_POLICY,   /* settable, any JSON text (kept, not acted on) */
+    A_REDRIVE,  /* settable, a RedrivePolicy (sqs_redrive_parse) or "" */
+    A_ALLOW,    /* settable, a RedriveAllowPolicy (sqs_redrive_allow_check) or "" */
     A_ARN,      /* read only: the queue's ARN */
     A_CREATED,  /* read only: created_at */
     A_MODIFIED, /* read only: modified_at */
@@ -35,6 +38,8 @@ static const struct {
     {"MaximumMessageSize", A_INT, "262144", 1024, 262144, 0},
     {"SqsManagedSseEnabled", A_BOOL, "false", 0, 0, 0},
     {"Policy", A_POLICY, NULL, 0, 0, 0},
+    {"RedrivePolicy", A_REDRIVE, NULL, 0, 0, 0},
+    {"RedriveAllowPolicy", A_ALLOW, NULL, 0, 0, 0},
     {"FifoQueue", A_BOOL, "false", 0, 0, 1},
     {"ContentBasedDeduplication", A_BOOL, "false", 0, 0, 1},
     {"QueueArn", A_ARN, NULL, 0, 0, 0},
@@ -61,6 +66,13 @@ int sqs_attr_find(const char *name)
     return -1;
 }
 
+/* 1 when attribute i is settable (CreateQueue, SetQueueAttributes). */
+static int settable(size_t i)
+{
+    return attrs[i].kind == A_INT || attrs[i].kind == A_BOOL || attrs[i].kind == A_POLICY ||
+           attrs[i].kind == A_REDRIVE || attrs[i].kind == A_ALLOW;
+}
+
 /* The integer text s, within [min, max], into *out. Returns 0, or -1. */
 static int int_in(const char *s, int64_t min, int64_t max, int64_t *out)
 {
@@ -85,14 +97,19 @@ int sqs_attrs_check(const cJSON *given, int *bad_name, char *err, size_t errlen)
     }
     for (const cJSON *a = given->child; a; a = a->next) {
         int i = sqs_attr_find(a->string);
-        int settable = i >= 0 && (attrs[i].kind == A_INT || attrs[i].kind == A_BOOL ||
-                                  attrs[i].kind == A_POLICY);
-        if (!settable) {
+        if (i < 0 || !settable((size_t)i)) {
             *bad_name = 1;
             snprintf(err, errlen, "Unknown Attribute %.64s.", a->string);
             return -1;
         }
         const char *v = cJSON_GetStringValue(a);
+        struct sqs_redrive redrive;
+        if (v && (attrs[i].kind == A_REDRIVE || attrs[i].kind == A_ALLOW)) {
+            if ((attrs[i].kind == A_REDRIVE ? sqs_redrive_parse(v, &redrive, err, errlen)
+                                            : sqs_redrive_allow_check(v, err, errlen)) != 0)
+                return -1;
+            continue;
+        }
         int64_t iv;
         int ok = v && (attrs[i].kind != A_INT || int_in(v, attrs[i].min, attrs[i].max, &iv) == 0) &&
                  (attrs[i].kind != A_BOOL || strcmp(v, "true") == 0 || strcmp(v, "false") == 0);
@@ -122,7 +139,7 @@ int sqs_attrs_match(const cJSON *given, const char *stored)
     cJSON *s = cJSON_Parse(stored);
     int same = 1;
     for (size_t i = 0; same && i < NATTRS; i++)
-        if (attrs[i].kind == A_INT || attrs[i].kind == A_BOOL || attrs[i].kind == A_POLICY)
+        if (settable(i))
             same = strcmp(value_in(given, i), value_in(s, i)) == 0;
     cJSON_Delete(s);
     return same;
@@ -168,7 +185,7 @@ int sqs_attr_value(const struct sqs_queue *q, size_t i, char *out, size_t len)
         cJSON *s = cJSON_Parse(q->stored ? q->stored : "{}");
         snprintf(out, len, "%s", value_in(s, i));
         cJSON_Delete(s);
-        return attrs[i].kind == A_POLICY && !out[0] ? -1 : 0;
+        return attrs[i].def == NULL && !out[0] ? -1 : 0;
     }
     }
 }

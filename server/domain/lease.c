@@ -29,6 +29,11 @@ int64_t job_requeue_at(int ordered, int64_t created_at, int64_t planned)
     return created_at;
 }
 
+int job_dead_letter(int retry, int64_t attempts, int64_t max_receive)
+{
+    return retry && max_receive > 0 && max_receive != JOB_NONE && attempts >= max_receive;
+}
+
 int64_t job_heartbeat_lease(int64_t lease_seconds)
 {
     return lease_seconds > 0 ? lease_seconds : 0;

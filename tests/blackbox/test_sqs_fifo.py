@@ -18,7 +18,9 @@ import test_sqs
 from test_sqs import DEBIAN_PYTHON, SCENARIO_TIMEOUT, SDK_DIR, SqsServerTest
 
 
-class SqsFifoTest(SqsServerTest):
+class SqsScenarioTest(SqsServerTest):
+    """Runs a client's scenario (COMMAND ENDPOINT QUEUE) in tests/sqs; it must exit 0."""
+
     def run_scenario(self, cmd):
         p = subprocess.run(cmd + ["http://127.0.0.1:%d" % self.sqs_port, self.sqs_queue()],
                            cwd=SDK_DIR, stdin=subprocess.DEVNULL, capture_output=True,
@@ -28,7 +30,7 @@ class SqsFifoTest(SqsServerTest):
                          % (" ".join(cmd), output, self.server.log_tail()))
 
 
-class SqsFifoJs(SqsFifoTest):
+class SqsFifoJs(SqsScenarioTest):
     def js(self, scenario):
         node = shutil.which("node")
         self.assertIsNotNone(node, "node is missing: run scripts/deps.sh")
@@ -58,7 +60,7 @@ class SqsFifoJs(SqsFifoTest):
         self.assertEqual(jobs[0]["dedup"]["seconds"], 300, jobs[0])
 
 
-class SqsFifoBoto(SqsFifoTest):
+class SqsFifoBoto(SqsScenarioTest):
     """Debian's boto3: the query protocol."""
 
     def boto(self, scenario):

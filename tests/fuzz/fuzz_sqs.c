@@ -5,10 +5,13 @@
  *     'm' + JSON message attributes -> sqs_msg_attrs_check(), sqs_msg_attrs_md5(), a payload
  *     'b' + a message body          -> sqs_body_ok(), a payload and back
  *     'a' + JSON queue attributes   -> sqs_attrs_check(), sqs_attrs_match(), sqs_queue_read()
+ *     'r' + a RedrivePolicy         -> sqs_redrive_parse(), sqs_redrive_allow_check(), and as
+ *                                      a target's RedriveAllowPolicy sqs_redrive_target_ok()
  *
  * Invariants (abort() names a broken one): a form reads into an object or is refused; a
  * message's payload reads back as the same body, with its attributes' digest unchanged; what a
- * queue's stored attributes give is within the bounds the check allows. Built with
+ * queue's stored attributes give is within the bounds the check allows; a RedrivePolicy read
+ * names a queue and a count within bounds, and the target it names reads back. Built with
  * -fsanitize=fuzzer for fuzzing, or with replay.c to run a corpus (ctest). */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "sqs_attrs.h"
 #include "sqs_msg.h"
 #include "sqs_query.h"
+#include "sqs_redrive.h"
 
 #define INVARIANT(cond)                                                                            \
     do {                                                                                           \
@@ -110,6 +114,31 @@ static void queue_attrs(const char *s)
     cJSON_Delete(given);
 }
 
+static void redrive(const char *s)
+{
+    char err[256], target[JOB_QUEUE_MAX + 1];
+    struct sqs_redrive r;
+    if (sqs_redrive_parse(s, &r, err, sizeof err) == 0 && r.target[0]) {
+        INVARIANT(r.max_receive >= 1 && r.max_receive <= SQS_MAX_RECEIVE_MAX);
+        cJSON *stored = cJSON_CreateObject();
+        INVARIANT(stored && cJSON_AddStringToObject(stored, "RedrivePolicy", s));
+        char *text = cJSON_PrintUnformatted(stored);
+        INVARIANT(text);
+        sqs_redrive_target_of(text, target);
+        INVARIANT(strcmp(target, r.target) == 0);
+        free(text);
+        cJSON_Delete(stored);
+    }
+    sqs_redrive_allow_check(s, err, sizeof err);
+    cJSON *allow = cJSON_CreateObject();
+    INVARIANT(allow && cJSON_AddStringToObject(allow, "RedriveAllowPolicy", s));
+    char *text = cJSON_PrintUnformatted(allow);
+    INVARIANT(text);
+    sqs_redrive_target_ok("source", 0, "target", text, err, sizeof err);
+    free(text);
+    cJSON_Delete(allow);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -131,6 +160,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 'a':
         queue_attrs(s);
+        break;
+    case 'r':
+        redrive(s);
         break;
     default:
         break;

@@ -9,6 +9,7 @@ import time
 import boto3
 import botocore
 
+import boto_dlq
 import boto_fifo
 
 scenario, endpoint, queue = sys.argv[1:4]
@@ -154,7 +155,8 @@ def errors():
         "InvalidAttributeName"
 
 
-globals().update(boto_fifo.fifo_scenarios(sqs, failure, queue))
+globals().update(boto_fifo.fifo_scenarios(sqs, failure, queue),
+                 **boto_dlq.dlq_scenarios(sqs, failure, receive_one, queue))
 
 try:
     globals()[scenario]()

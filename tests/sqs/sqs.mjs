@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import * as sqs from "@aws-sdk/client-sqs";
 import { Consumer } from "sqs-consumer";
+import { dlqScenarios } from "./dlq.mjs";
 import { fifoScenarios } from "./fifo.mjs";
 
 const [scenario, endpoint, queue] = process.argv.slice(2);
@@ -329,7 +330,8 @@ const scenarios = {
   },
 };
 
-Object.assign(scenarios, fifoScenarios({ client, send, failure, queue }));
+Object.assign(scenarios, fifoScenarios({ client, send, failure, queue }),
+              dlqScenarios({ client, send, failure, queue }));
 
 try {
   await scenarios[scenario]();

@@ -9,6 +9,7 @@
 #include "sqs_attrs.h"
 #include "sqs_msg.h"
 #include "sqs_query.h"
+#include "sqs_redrive.h"
 #include "sqs_sha256.h"
 #include "testlib.h"
 
@@ -239,7 +240,43 @@ TEST(fifo_queue_attributes)
     CHECK_INT(sqs_attr_value(&q, (size_t)sqs_attr_find("FifoQueue"), v, sizeof v), -1);
 }
 
-TEST_MAIN(TEST_ENTRY(md5_of_bodies), TEST_ENTRY(sha256_of_bodies),
+TEST(redrive_policies)
+{
+    char err[256];
+    struct sqs_redrive r;
+    CHECK_INT(sqs_redrive_parse("{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:d\","
+                                "\"maxReceiveCount\":\"5\"}",
+                                &r, err, sizeof err),
+              0);
+    CHECK_STR(r.target, "d");
+    CHECK_INT(r.max_receive, 5);
+    CHECK_INT(sqs_redrive_parse("", &r, err, sizeof err), 0); /* removes the policy */
+    CHECK_STR(r.target, "");
+    static const char *bad[] = {
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:d\",\"maxReceiveCount\":0}",
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:d\",\"maxReceiveCount\":"
+        "1001}",
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:eu-west-1:1:d\",\"maxReceiveCount\":1}",
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:b "
+        "d\",\"maxReceiveCount\":1}",
+        "{\"maxReceiveCount\":1}",
+        "[]",
+        "not json"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_INT(sqs_redrive_parse(bad[i], &r, err, sizeof err), -1);
+    CHECK_INT(sqs_redrive_allow_check("{\"redrivePermission\":\"denyAll\"}", err, sizeof err), 0);
+    CHECK_INT(sqs_redrive_allow_check("{\"redrivePermission\":\"byQueue\"}", err, sizeof err), -1);
+    /* A target takes a source of its own kind that its RedriveAllowPolicy allows. */
+    CHECK_INT(sqs_redrive_target_ok("s", 0, "t", "{}", err, sizeof err), 0);
+    CHECK_INT(sqs_redrive_target_ok("s.fifo", 1, "t", "{}", err, sizeof err), -1);
+    CHECK_INT(sqs_redrive_target_ok("s", 0, "t",
+                                    "{\"RedriveAllowPolicy\":\"{\\\"redrivePermission\\\":"
+                                    "\\\"denyAll\\\"}\"}",
+                                    err, sizeof err),
+              -1);
+}
+
+TEST_MAIN(TEST_ENTRY(md5_of_bodies), TEST_ENTRY(redrive_policies), TEST_ENTRY(sha256_of_bodies),
           TEST_ENTRY(fifo_group_keys_and_sequence_numbers), TEST_ENTRY(fifo_queue_attributes),
           TEST_ENTRY(md5_of_message_attributes), TEST_ENTRY(message_attributes_checked),
           TEST_ENTRY(body_characters), TEST_ENTRY(form_into_json_parameters),

@@ -107,10 +107,11 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "completes in a transaction of its own, which then settles them on a later snapshot)"},
     [PG_LEASE_LOCK] = {PG_LEASE_LOCK, "lease_lock",
      "SELECT j.attempts, j.max_attempts, j.concurrency_key IS NOT NULL, j.concurrency_key, "
-     "j.created_at FROM jobq_jobs j WHERE " LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
+     "j.created_at, " DEAD_LETTER_COLS " FROM jobq_jobs j WHERE "
+     LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE OF j",
      "fail and snooze: lock the row while its lease is live; the attempts decide requeue or "
      "failed (or what a snooze undoes), whether the job has a concurrency key, the key and "
-     "created_at (job_requeue_at)"},
+     "created_at (job_requeue_at), its queue's dead-letter policy (job_dead_letter)"},
     [PG_LEASE_END] = {PG_LEASE_END, "lease_end",
      "UPDATE jobq_jobs j SET status = $2::smallint, run_at = coalesce($3::bigint, j.run_at), "
      "finished_at = $4::bigint, error_code = $5::text, error_detail = $6::text, "
@@ -161,11 +162,11 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
     [PG_SWEEP_EXPIRED] = {PG_SWEEP_EXPIRED, "sweep_expired",
      "SELECT j.id, j.attempts, j.max_attempts, "
      "(j.deadline_at IS NOT NULL AND j.deadline_at <= $1::bigint), j.concurrency_key, "
-     "j.created_at FROM jobq_jobs j "
+     "j.created_at, " DEAD_LETTER_COLS " FROM jobq_jobs j "
      "WHERE j.status = " RUNNING " AND (j.lease_expires_at <= $1::bigint OR "
-     "j.deadline_at <= $1::bigint) ORDER BY j.id LIMIT $2::integer FOR UPDATE SKIP LOCKED",
+     "j.deadline_at <= $1::bigint) ORDER BY j.id LIMIT $2::integer FOR UPDATE OF j SKIP LOCKED",
      "sweep: lock running jobs whose lease expired or whose max runtime passed (the key and "
-     "created_at: job_requeue_at)"},
+     "created_at: job_requeue_at; the queue's dead-letter policy: job_dead_letter)"},
     [PG_SWEEP_END] = {PG_SWEEP_END, "sweep_end",
      "UPDATE jobq_jobs j SET status = u.status, run_at = coalesce(u.run_at, j.run_at), "
      "finished_at = u.finished_at, error_code = u.code, error_detail = NULL, "
