@@ -19,6 +19,7 @@
 #include "sqs_query.h"
 #include "sqs_queues.h"
 #include "sqs_receive.h"
+#include "sqs_redrive.h"
 #include "sqs_send.h"
 #include "sqs_wire.h"
 #include "store_sqs.h"
@@ -56,7 +57,7 @@ static const struct {
     {"DeleteMessageBatch", sqs_delete_message_batch, BY_URL, AUTH_ACCESS_WORK},
     {"ChangeMessageVisibility", sqs_change_visibility, BY_URL, AUTH_ACCESS_WORK},
     {"ChangeMessageVisibilityBatch", sqs_change_visibility_batch, BY_URL, AUTH_ACCESS_WORK},
-    {"ListDeadLetterSourceQueues", NULL, NONE, AUTH_ACCESS_READ},
+    {"ListDeadLetterSourceQueues", sqs_list_dead_letter_sources, BY_URL, AUTH_ACCESS_READ},
     {"AddPermission", NULL, NONE, AUTH_ACCESS_ADMIN},
     {"RemovePermission", NULL, NONE, AUTH_ACCESS_ADMIN},
     {"TagQueue", NULL, NONE, AUTH_ACCESS_ADMIN},

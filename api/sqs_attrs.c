@@ -7,12 +7,15 @@
 #include <string.h>
 
 #include "sqs_params.h"
+#include "sqs_redrive.h"
 
 enum attr_kind {
     A_COUNT,    /* an Approximate* count: the caller's */
     A_INT,      /* settable, an integer within [min, max] */
     A_BOOL,     /* settable, "true" or "false" */
     A_POLICY,   /* settable, any JSON text (kept, not acted on) */
+    A_REDRIVE,  /* settable, a RedrivePolicy (sqs_redrive_parse) or "" */
+    A_ALLOW,    /* settable, a RedriveAllowPolicy (sqs_redrive_allow_check) or "" */
     A_ARN,      /* read only: the queue's ARN */
     A_CREATED,  /* read only: created_at */
     A_MODIFIED, /* read only: modified_at */
@@ -23,20 +26,25 @@ static const struct {
     enum attr_kind kind;
     const char *def;
     int64_t min, max;
+    int fifo_only; /* shown and settable on FIFO queues only */
 } attrs[] = {
-    {"ApproximateNumberOfMessages", A_COUNT, NULL, 0, 0},
-    {"ApproximateNumberOfMessagesNotVisible", A_COUNT, NULL, 0, 0},
-    {"ApproximateNumberOfMessagesDelayed", A_COUNT, NULL, 0, 0},
-    {"VisibilityTimeout", A_INT, "30", 0, 43200},
-    {"DelaySeconds", A_INT, "0", 0, 900},
-    {"MessageRetentionPeriod", A_INT, "345600", 60, 1209600},
-    {"ReceiveMessageWaitTimeSeconds", A_INT, "0", 0, 20},
-    {"MaximumMessageSize", A_INT, "262144", 1024, 262144},
-    {"SqsManagedSseEnabled", A_BOOL, "false", 0, 0},
-    {"Policy", A_POLICY, NULL, 0, 0},
-    {"QueueArn", A_ARN, NULL, 0, 0},
-    {"CreatedTimestamp", A_CREATED, NULL, 0, 0},
-    {"LastModifiedTimestamp", A_MODIFIED, NULL, 0, 0},
+    {"ApproximateNumberOfMessages", A_COUNT, NULL, 0, 0, 0},
+    {"ApproximateNumberOfMessagesNotVisible", A_COUNT, NULL, 0, 0, 0},
+    {"ApproximateNumberOfMessagesDelayed", A_COUNT, NULL, 0, 0, 0},
+    {"VisibilityTimeout", A_INT, "30", 0, 43200, 0},
+    {"DelaySeconds", A_INT, "0", 0, 900, 0},
+    {"MessageRetentionPeriod", A_INT, "345600", 60, 1209600, 0},
+    {"ReceiveMessageWaitTimeSeconds", A_INT, "0", 0, 20, 0},
+    {"MaximumMessageSize", A_INT, "262144", 1024, 262144, 0},
+    {"SqsManagedSseEnabled", A_BOOL, "false", 0, 0, 0},
+    {"Policy", A_POLICY, NULL, 0, 0, 0},
+    {"RedrivePolicy", A_REDRIVE, NULL, 0, 0, 0},
+    {"RedriveAllowPolicy", A_ALLOW, NULL, 0, 0, 0},
+    {"FifoQueue", A_BOOL, "false", 0, 0, 1},
+    {"ContentBasedDeduplication", A_BOOL, "false", 0, 0, 1},
+    {"QueueArn", A_ARN, NULL, 0, 0, 0},
+    {"CreatedTimestamp", A_CREATED, NULL, 0, 0, 0},
+    {"LastModifiedTimestamp", A_MODIFIED, NULL, 0, 0, 0},
 };
 #define NATTRS (sizeof attrs / sizeof attrs[0])
 
@@ -56,6 +64,13 @@ int sqs_attr_find(const char *name)
         if (strcmp(attrs[i].name, name) == 0)
             return (int)i;
     return -1;
+}
+
+/* 1 when attribute i is settable (CreateQueue, SetQueueAttributes). */
+static int settable(size_t i)
+{
+    return attrs[i].kind == A_INT || attrs[i].kind == A_BOOL || attrs[i].kind == A_POLICY ||
+           attrs[i].kind == A_REDRIVE || attrs[i].kind == A_ALLOW;
 }
 
 /* The integer text s, within [min, max], into *out. Returns 0, or -1. */
@@ -82,14 +97,19 @@ int sqs_attrs_check(const cJSON *given, int *bad_name, char *err, size_t errlen)
     }
     for (const cJSON *a = given->child; a; a = a->next) {
         int i = sqs_attr_find(a->string);
-        int settable = i >= 0 && (attrs[i].kind == A_INT || attrs[i].kind == A_BOOL ||
-                                  attrs[i].kind == A_POLICY);
-        if (!settable) {
+        if (i < 0 || !settable((size_t)i)) {
             *bad_name = 1;
             snprintf(err, errlen, "Unknown Attribute %.64s.", a->string);
             return -1;
         }
         const char *v = cJSON_GetStringValue(a);
+        struct sqs_redrive redrive;
+        if (v && (attrs[i].kind == A_REDRIVE || attrs[i].kind == A_ALLOW)) {
+            if ((attrs[i].kind == A_REDRIVE ? sqs_redrive_parse(v, &redrive, err, errlen)
+                                            : sqs_redrive_allow_check(v, err, errlen)) != 0)
+                return -1;
+            continue;
+        }
         int64_t iv;
         int ok = v && (attrs[i].kind != A_INT || int_in(v, attrs[i].min, attrs[i].max, &iv) == 0) &&
                  (attrs[i].kind != A_BOOL || strcmp(v, "true") == 0 || strcmp(v, "false") == 0);
@@ -119,7 +139,7 @@ int sqs_attrs_match(const cJSON *given, const char *stored)
     cJSON *s = cJSON_Parse(stored);
     int same = 1;
     for (size_t i = 0; same && i < NATTRS; i++)
-        if (attrs[i].kind == A_INT || attrs[i].kind == A_BOOL || attrs[i].kind == A_POLICY)
+        if (settable(i))
             same = strcmp(value_in(given, i), value_in(s, i)) == 0;
     cJSON_Delete(s);
     return same;
@@ -133,6 +153,9 @@ void sqs_queue_read(struct sqs_queue *q, const char *name, const char *stored, i
     for (size_t i = 0; i < NATTRS; i++)
         if (attrs[i].kind == A_INT && int_in(value_in(s, i), 0, INT64_MAX / 2, &v[i]) != 0)
             int_in(attrs[i].def, 0, INT64_MAX / 2, &v[i]);
+    q->fifo = strcmp(value_in(s, (size_t)sqs_attr_find("FifoQueue")), "true") == 0;
+    q->dedup_by_content =
+        strcmp(value_in(s, (size_t)sqs_attr_find("ContentBasedDeduplication")), "true") == 0;
     cJSON_Delete(s);
     snprintf(q->name, sizeof q->name, "%s", name);
     q->visibility = v[sqs_attr_find("VisibilityTimeout")];
@@ -146,7 +169,7 @@ void sqs_queue_read(struct sqs_queue *q, const char *name, const char *stored, i
 
 int sqs_attr_value(const struct sqs_queue *q, size_t i, char *out, size_t len)
 {
-    if (i >= NATTRS || attrs[i].kind == A_COUNT)
+    if (i >= NATTRS || attrs[i].kind == A_COUNT || (attrs[i].fifo_only && !q->fifo))
         return -1;
     switch (attrs[i].kind) {
     case A_ARN:
@@ -162,7 +185,42 @@ int sqs_attr_value(const struct sqs_queue *q, size_t i, char *out, size_t len)
         cJSON *s = cJSON_Parse(q->stored ? q->stored : "{}");
         snprintf(out, len, "%s", value_in(s, i));
         cJSON_Delete(s);
-        return attrs[i].kind == A_POLICY && !out[0] ? -1 : 0;
+        return attrs[i].def == NULL && !out[0] ? -1 : 0;
     }
     }
+}
+
+/* 1 when name ends in ".fifo". */
+static int fifo_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 5 && strcmp(name + n - 5, ".fifo") == 0;
+}
+
+enum sqs_fifo_check sqs_attrs_check_fifo(const cJSON *given, const char *name, int create, int fifo,
+                                         char *err, size_t errlen)
+{
+    const char *f = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(given, "FifoQueue"));
+    if (!create && f) {
+        snprintf(err, errlen, "Unknown Attribute FifoQueue.");
+        return SQS_FIFO_BAD_NAME;
+    }
+    if (create)
+        fifo = f && strcmp(f, "true") == 0;
+    if (create && fifo != fifo_name(name)) {
+        snprintf(err, errlen,
+                 fifo ? "The name of a FIFO queue can only include alphanumeric characters, "
+                        "hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in "
+                        "length."
+                      : "Can only include alphanumeric characters, hyphens, or underscores. 1 "
+                        "to 80 in length. A queue named .fifo must be created with FifoQueue "
+                        "true.");
+        return SQS_FIFO_BAD_VALUE;
+    }
+    for (size_t i = 0; !fifo && i < NATTRS; i++)
+        if (attrs[i].fifo_only && cJSON_GetObjectItemCaseSensitive(given, attrs[i].name)) {
+            snprintf(err, errlen, "Unknown Attribute %s.", attrs[i].name);
+            return SQS_FIFO_BAD_NAME;
+        }
+    return SQS_FIFO_OK;
 }

@@ -13,13 +13,15 @@
 /* What the actions read of a queue's attributes (the defaults where none is stored). */
 struct sqs_queue {
     char name[JOB_QUEUE_MAX + 1];
-    int64_t visibility;  /* VisibilityTimeout: a receive's default */
-    int64_t delay;       /* DelaySeconds: a send's default */
-    int64_t wait;        /* ReceiveMessageWaitTimeSeconds: a receive's default */
-    int64_t max_size;    /* MaximumMessageSize: a message's bytes at most */
-    int64_t created_at;  /* seconds */
-    int64_t modified_at; /* seconds */
-    const char *stored;  /* the stored attributes (borrowed) */
+    int64_t visibility;   /* VisibilityTimeout: a receive's default */
+    int64_t delay;        /* DelaySeconds: a send's default */
+    int64_t wait;         /* ReceiveMessageWaitTimeSeconds: a receive's default */
+    int64_t max_size;     /* MaximumMessageSize: a message's bytes at most */
+    int64_t created_at;   /* seconds */
+    int64_t modified_at;  /* seconds */
+    int fifo;             /* FifoQueue: 1 for a FIFO queue */
+    int dedup_by_content; /* ContentBasedDeduplication */
+    const char *stored;   /* the stored attributes (borrowed) */
 };
 
 /* The number of attributes GetQueueAttributes knows. */
@@ -36,6 +38,22 @@ int sqs_attr_find(const char *name);
  * err and *bad_name set to 1 when a name is unknown (InvalidAttributeName) rather than a
  * value out of bounds (InvalidAttributeValue). */
 int sqs_attrs_check(const cJSON *given, int *bad_name, char *err, size_t errlen);
+
+/* What sqs_attrs_check_fifo finds. */
+enum sqs_fifo_check {
+    SQS_FIFO_OK,
+    SQS_FIFO_BAD_NAME, /* an attribute a queue of this kind cannot be given: InvalidAttributeName */
+    SQS_FIFO_BAD_VALUE /* the name and FifoQueue disagree: InvalidParameterValue */
+};
+
+/* Check the FIFO rules of attributes given (checked by sqs_attrs_check; NULL: none) for the
+ * queue `name`: create 1 for a CreateQueue (the queue is FIFO when FifoQueue is "true", and
+ * then only then its name must end in ".fifo"); create 0 for a SetQueueAttributes of a
+ * queue that is FIFO or not (fifo), which cannot change FifoQueue. The attributes of FIFO
+ * queues only (FifoQueue, ContentBasedDeduplication) are refused for a standard queue. Returns
+ * SQS_FIFO_OK, or another value with why in err. This function can't fail. */
+enum sqs_fifo_check sqs_attrs_check_fifo(const cJSON *given, const char *name, int create, int fifo,
+                                         char *err, size_t errlen);
 
 /* 1 when the attributes given to a CreateQueue match those stored (each attribute's value,
  * the default standing for one absent, is the same on both sides), else 0. */

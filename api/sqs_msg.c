@@ -1,11 +1,15 @@
 /* SQS messages as jobs, and their digests (see sqs_msg.h). */
 #include "sqs_msg.h"
+#include "sha256.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "limit.h"
 
 /* MD5 (RFC 1321). */
 struct md5 {
@@ -316,12 +320,14 @@ int sqs_msg_attrs_md5(const cJSON *attrs, char out[33])
     return 0;
 }
 
-char *sqs_payload_new(const char *body, const cJSON *attrs)
+char *sqs_payload_new(const char *body, const cJSON *attrs, const char *group, const char *dedup)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *sqs = cJSON_AddObjectToObject(root, "sqs");
     char *text = NULL;
-    if (sqs && cJSON_AddStringToObject(sqs, "body", body)) {
+    if (sqs && cJSON_AddStringToObject(sqs, "body", body) &&
+        (!group || cJSON_AddStringToObject(sqs, "group", group)) &&
+        (!dedup || cJSON_AddStringToObject(sqs, "dedup", dedup))) {
         cJSON *copy = attrs && attrs->child ? cJSON_Duplicate(attrs, 1) : NULL;
         if (!attrs || !attrs->child || (copy && cJSON_AddItemToObject(sqs, "attributes", copy)))
             text = cJSON_PrintUnformatted(root);
@@ -356,4 +362,31 @@ int sqs_payload_read(const char *payload, char **body, cJSON **attrs)
         return -1;
     }
     return 0;
+}
+
+int sqs_payload_fifo(const char *payload, char *group, size_t glen, char *dedup, size_t dlen)
+{
+    cJSON *root = cJSON_Parse(payload);
+    const cJSON *sqs = cJSON_GetObjectItemCaseSensitive(root, "sqs");
+    const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sqs, "group"));
+    const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sqs, "dedup"));
+    snprintf(group, glen, "%s", g ? g : "");
+    snprintf(dedup, dlen, "%s", d ? d : "");
+    cJSON_Delete(root);
+    return g ? 0 : -1;
+}
+
+void sqs_fifo_key(const char *queue, const char *group, char out[JOB_IDENT_MAX + 1])
+{
+    int n = snprintf(out, JOB_IDENT_MAX + 1, "%s%s/%s", LIMIT_ORDERED_PREFIX, queue, group);
+    if (n > LIMIT_KEY_MAX) {
+        char hex[65];
+        sha256_hex_of(group, strlen(group), hex);
+        snprintf(out, JOB_IDENT_MAX + 1, "%s%s/#%s", LIMIT_ORDERED_PREFIX, queue, hex);
+    }
+}
+
+void sqs_sequence_number(int64_t id, char out[SQS_SEQUENCE_LEN + 1])
+{
+    snprintf(out, SQS_SEQUENCE_LEN + 1, "%020" PRId64, id);
 }

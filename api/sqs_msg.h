@@ -8,6 +8,9 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
 
 /* SQS's limits. */
 #define SQS_BODY_MAX 262144 /* bytes of a message (and of a batch's messages together) */
@@ -15,6 +18,8 @@
 #define SQS_ATTR_NAME_MAX 256
 #define SQS_BATCH_MAX 10         /* entries of a batch; messages of a receive */
 #define SQS_VISIBILITY_MAX 43200 /* seconds of a visibility timeout */
+#define SQS_FIFO_ID_MAX 128      /* bytes of a MessageGroupId or MessageDeduplicationId */
+#define SQS_DEDUP_SECONDS 300    /* a FIFO queue's deduplication interval */
 
 /* The lowercase hex MD5 of data[0..n) into out (33 bytes). This function can't fail. */
 void sqs_md5_hex(const void *data, size_t n, char out[33]);
@@ -32,9 +37,26 @@ int sqs_msg_attrs_check(const cJSON *attrs, size_t *bytes, char *err, size_t err
  * -1 when attrs is NULL or empty (the digest is then omitted). */
 int sqs_msg_attrs_md5(const cJSON *attrs, char out[33]);
 
+/* The concurrency key of a FIFO queue's message group into out: an ordered key
+ * (LIMIT_ORDERED_PREFIX, limit.h) of the queue and the group, "fifo:QUEUE/GROUP", or, when
+ * that is longer than a key may be, "fifo:QUEUE/#" and the group's SHA-256. Borrows queue
+ * (a valid SQS queue name) and group (1..SQS_FIFO_ID_MAX bytes). This function can't fail. */
+void sqs_fifo_key(const char *queue, const char *group, char out[JOB_IDENT_MAX + 1]);
+
+/* A FIFO message's SequenceNumber: its job id as SQS_SEQUENCE_LEN decimal digits (zeros in
+ * front), so that numbers compare as strings do. This function can't fail. */
+#define SQS_SEQUENCE_LEN 20
+void sqs_sequence_number(int64_t id, char out[SQS_SEQUENCE_LEN + 1]);
+
 /* The payload of a message: compact JSON text, malloc'd (NULL when out of memory). Borrows
- * body and attrs (NULL: none). */
-char *sqs_payload_new(const char *body, const cJSON *attrs);
+ * body, attrs, and a FIFO message's MessageGroupId and MessageDeduplicationId (kept as
+ * "group" and "dedup" beside "body"; NULL: none). */
+char *sqs_payload_new(const char *body, const cJSON *attrs, const char *group, const char *dedup);
+
+/* The MessageGroupId and MessageDeduplicationId a FIFO message's payload keeps, into group
+ * (glen bytes) and dedup (dlen bytes; "" when none). Returns 0, or -1 when the payload has
+ * no group (not sent to a FIFO queue; both then ""). */
+int sqs_payload_fifo(const char *payload, char *group, size_t glen, char *dedup, size_t dlen);
 
 /* What a job's payload (compact JSON text) is received as: *body (malloc'd) and *attrs (a
  * new object the caller deletes, NULL when the message has none). Returns 0, or -1 when out

@@ -248,7 +248,7 @@ static void value(struct jtext *x, const char *action, const cJSON *v);
  * is no list. */
 static const char *member_of(const char *action, const char *name)
 {
-    if (strcmp(name, "QueueUrls") == 0)
+    if (strcmp(name, "QueueUrls") == 0 || strcmp(name, "queueUrls") == 0)
         return "QueueUrl";
     if (strcmp(name, "Messages") == 0)
         return "Message";

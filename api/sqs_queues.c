@@ -12,6 +12,7 @@
 #include "reply.h"
 #include "sqs_cache.h"
 #include "sqs_msg.h"
+#include "sqs_redrive.h"
 #include "sqs_wire.h"
 #include "store_sqs.h"
 
@@ -43,13 +44,33 @@ static int attributes_or_reply(struct request *rq, const cJSON *params, const cJ
     return -1;
 }
 
-/* CreateQueue and SetQueueAttributes: one put of the queue's row. */
+/* The FIFO rules of the attributes given (sqs_attrs_check_fifo). Returns 0, or -1 after
+ * answering. */
+static int fifo_or_reply(struct request *rq, const cJSON *attrs, const char *queue, int create,
+                         int fifo)
+{
+    char err[256];
+    enum sqs_fifo_check c = sqs_attrs_check_fifo(attrs, queue, create, fifo, err, sizeof err);
+    if (c == SQS_FIFO_OK)
+        return 0;
+    sqs_reply_error(rq, c == SQS_FIFO_BAD_NAME ? SQS_INVALID_ATTR_NAME : SQS_INVALID_PARAMETER,
+                    "%s", err);
+    return -1;
+}
+
+/* CreateQueue and SetQueueAttributes: one put of the queue's row, after a read of the
+ * RedrivePolicy's target when one is given (it must exist and take this queue). */
 struct put_state {
     struct sqs_state head;
     struct pending p;
     char queue[JOB_QUEUE_MAX + 1];
     char *attributes; /* the attributes given, compact JSON text; owned */
     struct store_sqs_queue row;
+    int create, fifo;      /* the put's kind; the queue is FIFO */
+    struct pending_read r; /* the read of the target */
+    char target[JOB_QUEUE_MAX + 1];
+    struct store_sqs_queue *rows; /* the target's row, when it exists */
+    size_t n;
 };
 
 static void put_state_free(void *arg)
@@ -59,6 +80,7 @@ static void put_state_free(void *arg)
         return;
     free(st->attributes);
     store_sqs_queue_clear(&st->row);
+    store_sqs_queues_free(st->rows, st->n);
     free(st);
 }
 
@@ -83,22 +105,59 @@ static enum MHD_Result put_answer(struct request *rq)
     return create ? reply_url(rq, st->queue) : sqs_reply(rq, cJSON_CreateObject());
 }
 
+static enum MHD_Result put_submit(struct request *rq, struct put_state *st)
+{
+    st->head.resume = put_answer;
+    st->p.call = (struct store_call){.kind = STORE_CALL_SQS_QUEUE_PUT,
+                                     .now = clock_now(),
+                                     .sqs_queue_put = {.name = st->queue,
+                                                       .attributes = st->attributes,
+                                                       .create = st->create,
+                                                       .out = &st->row}};
+    return pending_submit(rq, &st->p);
+}
+
+static enum store_result target_read(struct pending_read *r, struct store *s)
+{
+    struct put_state *st = (struct put_state *)((char *)r - offsetof(struct put_state, r));
+    return store_sqs_queues(s, st->target, 1, "", 1, &st->rows, &st->n);
+}
+
+/* The target was read: it must exist and take this queue (sqs_redrive_target_ok). */
+static enum MHD_Result target_checked(struct request *rq)
+{
+    struct put_state *st = rq->state;
+    char err[256];
+    if (st->r.result != STORE_OK)
+        return sqs_reply_store(rq, st->r.result);
+    if (st->n == 0)
+        return sqs_reply_error(rq, SQS_INVALID_PARAMETER,
+                               "Value for parameter RedrivePolicy is invalid. Reason: Dead letter "
+                               "target does not exist.");
+    if (sqs_redrive_target_ok(st->queue, st->fifo, st->target, st->rows[0].attributes, err,
+                              sizeof err) != 0)
+        return sqs_reply_error(rq, SQS_INVALID_PARAMETER, "%s", err);
+    return put_submit(rq, st);
+}
+
 static enum MHD_Result put_start(struct request *rq, const char *queue, const cJSON *attrs,
-                                 int create)
+                                 int create, int fifo)
 {
     struct put_state *st = sqs_state_new(rq, sizeof *st, put_answer, put_state_free);
     if (!st)
         return reply_result(rq);
     snprintf(st->queue, sizeof st->queue, "%s", queue);
+    st->create = create;
+    st->fifo = fifo;
     st->attributes = attrs ? cJSON_PrintUnformatted(attrs) : strdup("{}");
     if (!st->attributes)
         return sqs_reply_error(rq, SQS_INTERNAL, "out of memory");
-    st->p.call = (struct store_call){
-        .kind = STORE_CALL_SQS_QUEUE_PUT,
-        .now = clock_now(),
-        .sqs_queue_put = {
-            .name = st->queue, .attributes = st->attributes, .create = create, .out = &st->row}};
-    return pending_submit(rq, &st->p);
+    sqs_redrive_target_of(st->attributes, st->target);
+    if (!st->target[0])
+        return put_submit(rq, st);
+    st->head.resume = target_checked;
+    st->r.read = target_read;
+    return pending_read_submit(rq, &st->r);
 }
 
 enum MHD_Result sqs_create_queue(struct request *rq, const cJSON *params, const struct sqs_queue *q)
@@ -109,10 +168,10 @@ enum MHD_Result sqs_create_queue(struct request *rq, const cJSON *params, const 
     if (sqs_queue_name_or_reply(rq, params, queue) != 0 ||
         attributes_or_reply(rq, params, &attrs) != 0)
         return reply_result(rq);
-    size_t n = strlen(queue);
-    if (n > 5 && strcmp(queue + n - 5, ".fifo") == 0)
-        return sqs_reply_error(rq, SQS_UNSUPPORTED, "jobq does not serve FIFO queues yet");
-    return put_start(rq, queue, attrs, 1);
+    if (fifo_or_reply(rq, attrs, queue, 1, 0) != 0)
+        return reply_result(rq);
+    const char *fifo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(attrs, "FifoQueue"));
+    return put_start(rq, queue, attrs, 1, fifo && strcmp(fifo, "true") == 0);
 }
 
 enum MHD_Result sqs_set_queue_attributes(struct request *rq, const cJSON *params,
@@ -124,7 +183,9 @@ enum MHD_Result sqs_set_queue_attributes(struct request *rq, const cJSON *params
     if (!attrs)
         return sqs_reply_error(rq, SQS_MISSING_PARAMETER,
                                "The request must contain the parameter Attributes.");
-    return put_start(rq, q->name, attrs, 0);
+    if (fifo_or_reply(rq, attrs, q->name, 0, q->fifo) != 0)
+        return reply_result(rq);
+    return put_start(rq, q->name, attrs, 0, q->fifo);
 }
 
 enum MHD_Result sqs_get_queue_url(struct request *rq, const cJSON *params,

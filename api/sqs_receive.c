@@ -25,7 +25,10 @@ enum sys_attr {
     SYS_SENT = 1 << 1,
     SYS_RECEIVE_COUNT = 1 << 2,
     SYS_FIRST_RECEIVE = 1 << 3,
-    SYS_ALL = (1 << 4) - 1
+    SYS_GROUP = 1 << 4,    /* MessageGroupId (FIFO) */
+    SYS_DEDUP = 1 << 5,    /* MessageDeduplicationId (FIFO) */
+    SYS_SEQUENCE = 1 << 6, /* SequenceNumber (FIFO) */
+    SYS_ALL = (1 << 7) - 1
 };
 
 struct receive_state {
@@ -60,7 +63,10 @@ static int read_sys(struct request *rq, const cJSON *params, const char *name, u
                  {"SenderId", SYS_SENDER_ID},
                  {"SentTimestamp", SYS_SENT},
                  {"ApproximateReceiveCount", SYS_RECEIVE_COUNT},
-                 {"ApproximateFirstReceiveTimestamp", SYS_FIRST_RECEIVE}};
+                 {"ApproximateFirstReceiveTimestamp", SYS_FIRST_RECEIVE},
+                 {"MessageGroupId", SYS_GROUP},
+                 {"MessageDeduplicationId", SYS_DEDUP},
+                 {"SequenceNumber", SYS_SEQUENCE}};
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(params, name);
     if (list && !cJSON_IsArray(list)) {
         sqs_reply_error(rq, SQS_INVALID_PARAMETER, "%s must be a list", name);
@@ -74,7 +80,7 @@ static int read_sys(struct request *rq, const cJSON *params, const char *name, u
         for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
             if (strcmp(a->valuestring, known[i].name) == 0)
                 *bits |= known[i].bit;
-        /* Others (SequenceNumber, AWSTraceHeader, ...) have nothing to show: left out. */
+        /* Others (AWSTraceHeader, ...) have nothing to show: left out. */
     }
     return 0;
 }
@@ -139,6 +145,15 @@ static int add_sys(const struct receive_state *st, cJSON *msg, const struct job 
     snprintf(v, sizeof v, "%" PRId64, j->claimed_at * 1000);
     if (st->sys & SYS_FIRST_RECEIVE &&
         !cJSON_AddStringToObject(attrs, "ApproximateFirstReceiveTimestamp", v))
+        return -1;
+    char group[SQS_FIFO_ID_MAX + 1], dedup[SQS_FIFO_ID_MAX + 1], seq[SQS_SEQUENCE_LEN + 1];
+    if (!(st->sys & (SYS_GROUP | SYS_DEDUP | SYS_SEQUENCE)) ||
+        sqs_payload_fifo(j->payload, group, sizeof group, dedup, sizeof dedup) != 0)
+        return 0; /* not a FIFO queue's message: nothing to show */
+    sqs_sequence_number(j->id, seq);
+    if ((st->sys & SYS_GROUP && !cJSON_AddStringToObject(attrs, "MessageGroupId", group)) ||
+        (st->sys & SYS_DEDUP && !cJSON_AddStringToObject(attrs, "MessageDeduplicationId", dedup)) ||
+        (st->sys & SYS_SEQUENCE && !cJSON_AddStringToObject(attrs, "SequenceNumber", seq)))
         return -1;
     return 0;
 }

@@ -1,5 +1,6 @@
 /* SendMessage and SendMessageBatch (see sqs_send.h). */
 #include "sqs_send.h"
+#include "sha256.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "limit.h"
 #include "pending.h"
 #include "reply.h"
 #include "sqs_msg.h"
@@ -23,6 +25,11 @@ struct send_entry {
     char md5_attrs[33]; /* "" when it has no attributes */
     char *payload;      /* owned */
     size_t spec;        /* its spec, when not refused */
+    /* A FIFO queue's message: its MessageGroupId, MessageDeduplicationId (given, or the
+     * body's SHA-256) and the group's concurrency key (sqs_fifo_key); "" otherwise. */
+    char group[SQS_FIFO_ID_MAX + 1];
+    char dedup[SQS_FIFO_ID_MAX + 1];
+    char ckey[LIMIT_KEY_MAX + 1];
 };
 
 struct send_state {
@@ -50,6 +57,80 @@ static void send_state_free(void *arg)
     free(st);
 }
 
+/* 1 when id (NULL: absent) is a valid MessageGroupId or MessageDeduplicationId: 1-128 of
+ * A-Z a-z 0-9 and ASCII punctuation. */
+static int fifo_id_ok(const char *id)
+{
+    size_t n = strlen(id);
+    for (size_t i = 0; i < n; i++)
+        if (id[i] <= ' ' || id[i] > '~')
+            return 0;
+    return n >= 1 && n <= SQS_FIFO_ID_MAX;
+}
+
+/* The string parameter `name` of message m (NULL when absent) into *out. Returns 0, or -1
+ * with e->err and e->msg set when present but not a valid FIFO id. */
+static int fifo_id(struct send_entry *e, const cJSON *m, const char *name, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, name);
+    *out = cJSON_GetStringValue(v);
+    if (!v || cJSON_IsNull(v) || (*out && fifo_id_ok(*out)))
+        return 0;
+    e->err = SQS_INVALID_PARAMETER;
+    snprintf(e->msg, sizeof e->msg,
+             "Value for parameter %s is invalid. Reason: it must be 1 to %d characters of "
+             "alphanumerics and punctuation.",
+             name, SQS_FIFO_ID_MAX);
+    return -1;
+}
+
+/* The FIFO parameters of message m with body (blen bytes) into e: on a FIFO queue a
+ * MessageGroupId is required, a MessageDeduplicationId too unless the queue deduplicates by
+ * content (the body's SHA-256), and a DelaySeconds is refused; on a standard queue neither id
+ * may be given. Returns 0, or -1 with e->err and e->msg set. */
+static int read_fifo(const struct sqs_queue *q, struct send_entry *e, const cJSON *m,
+                     const char *body, size_t blen)
+{
+    const char *group, *dedup;
+    if (fifo_id(e, m, "MessageGroupId", &group) != 0 ||
+        fifo_id(e, m, "MessageDeduplicationId", &dedup) != 0)
+        return -1;
+    e->err = SQS_INVALID_PARAMETER;
+    const cJSON *delay = cJSON_GetObjectItemCaseSensitive(m, "DelaySeconds");
+    if (!q->fifo && (group || dedup)) {
+        snprintf(e->msg, sizeof e->msg,
+                 "The request include parameter %s that is not valid for this queue type.",
+                 group ? "MessageGroupId" : "MessageDeduplicationId");
+        return -1;
+    }
+    if (!q->fifo)
+        return 0;
+    if (delay && !cJSON_IsNull(delay)) {
+        snprintf(e->msg, sizeof e->msg,
+                 "Value for parameter DelaySeconds is invalid. Reason: The request include "
+                 "parameter that is not valid for this queue type.");
+        return -1;
+    }
+    if (!group) {
+        e->err = SQS_MISSING_PARAMETER;
+        snprintf(e->msg, sizeof e->msg, "The request must contain the parameter MessageGroupId.");
+        return -1;
+    }
+    if (!dedup && !q->dedup_by_content) {
+        snprintf(e->msg, sizeof e->msg,
+                 "The queue should either have ContentBasedDeduplication enabled or "
+                 "MessageDeduplicationId provided explicitly");
+        return -1;
+    }
+    snprintf(e->group, sizeof e->group, "%s", group);
+    if (dedup)
+        snprintf(e->dedup, sizeof e->dedup, "%s", dedup);
+    else
+        sha256_hex_of(body, blen, e->dedup);
+    sqs_fifo_key(q->name, group, e->ckey);
+    return 0;
+}
+
 /* Read one message (a SendMessage's parameters or a batch entry) into e and, when it is
  * valid, a spec. *bytes adds its size. Returns 0, or -1 with e->err and e->msg set. */
 static int read_entry(struct send_state *st, const struct sqs_queue *q, struct send_entry *e,
@@ -75,6 +156,9 @@ static int read_entry(struct send_state *st, const struct sqs_queue *q, struct s
         snprintf(e->msg, sizeof e->msg, "Invalid characters found.");
         return -1;
     }
+    if (read_fifo(q, e, m, body->valuestring, blen) != 0)
+        return -1;
+    e->err = SQS_INVALID_PARAMETER;
     int64_t d = q->delay;
     if (delay && !cJSON_IsNull(delay)) {
         double v = cJSON_IsNumber(delay) ? delay->valuedouble : -1;
@@ -103,7 +187,8 @@ static int read_entry(struct send_state *st, const struct sqs_queue *q, struct s
     sqs_md5_hex(body->valuestring, blen, e->md5_body);
     if (sqs_msg_attrs_md5(attrs, e->md5_attrs) != 0)
         e->md5_attrs[0] = '\0';
-    e->payload = sqs_payload_new(body->valuestring, attrs);
+    e->payload = sqs_payload_new(body->valuestring, attrs, q->fifo ? e->group : NULL,
+                                 q->fifo ? e->dedup : NULL);
     if (!e->payload) {
         e->err = SQS_INTERNAL;
         snprintf(e->msg, sizeof e->msg, "out of memory");
@@ -119,6 +204,13 @@ static int read_entry(struct send_state *st, const struct sqs_queue *q, struct s
         .max_attempts = JOB_ATTEMPTS_MAX,
         .max_runtime_seconds = JOB_NONE,
     };
+    if (q->fifo) {
+        struct job_spec *sp = &st->specs[e->spec];
+        sp->concurrency_key = e->ckey;
+        sp->dedup_key = e->dedup;
+        sp->dedup_mode = DEDUP_WINDOW;
+        sp->dedup_seconds = SQS_DEDUP_SECONDS;
+    }
     return 0;
 }
 
@@ -131,6 +223,10 @@ static int add_sent(cJSON *obj, const struct send_entry *e, const struct job *j)
         !cJSON_AddStringToObject(obj, "MessageId", id))
         return -1;
     if (e->md5_attrs[0] && !cJSON_AddStringToObject(obj, "MD5OfMessageAttributes", e->md5_attrs))
+        return -1;
+    char seq[SQS_SEQUENCE_LEN + 1];
+    sqs_sequence_number(j->id, seq);
+    if (e->group[0] && !cJSON_AddStringToObject(obj, "SequenceNumber", seq))
         return -1;
     return 0;
 }

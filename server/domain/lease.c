@@ -22,6 +22,18 @@ int64_t backoff_delay(int64_t base, int64_t max, int64_t attempts, double jitter
     return d + (int64_t)((double)d * 0.1 * jitter);
 }
 
+int64_t job_requeue_at(int ordered, int64_t created_at, int64_t planned)
+{
+    if (!ordered || created_at == JOB_NONE || created_at > planned)
+        return planned;
+    return created_at;
+}
+
+int job_dead_letter(int retry, int64_t attempts, int64_t max_receive)
+{
+    return retry && max_receive > 0 && max_receive != JOB_NONE && attempts >= max_receive;
+}
+
 int64_t job_heartbeat_lease(int64_t lease_seconds)
 {
     return lease_seconds > 0 ? lease_seconds : 0;

@@ -29,6 +29,22 @@ struct job_lease_end job_lease_end_plan(int retry, int64_t attempts, int64_t max
                                         int64_t retry_in, int64_t now, int64_t backoff_base,
                                         int64_t backoff_max, double jitter);
 
+/* When a job that a lease's end requeues (job_lease_end_plan: due at `planned`) is due: at
+ * planned, except a job of an ordered key (ordered: 1 when limit_key_ordered() holds for its
+ * concurrency_key), which is due at once and keeps its place in its key: at its created_at,
+ * no later than the run_at of any job of the key enqueued after it, so the claim order
+ * (priority, run_at, id) takes it first again. This function can't fail. */
+int64_t job_requeue_at(int ordered, int64_t created_at, int64_t planned);
+
+/* Whether a lease's end (with retry: an expiry, a timeout, a fail with retry) moves its job to
+ * its queue's dead-letter queue: when the queue has one, with max_receive its
+ * maxReceiveCount (> 0; 0 or JOB_NONE: none), and the job was claimed max_receive times or
+ * more (attempts). The store then ends the job failed (error_code JOB_DEAD_LETTER_CODE, its
+ * attempt history ending) and enqueues a copy in the target queue in the same transaction.
+ * This function can't fail. */
+#define JOB_DEAD_LETTER_CODE "dead_lettered"
+int job_dead_letter(int retry, int64_t attempts, int64_t max_receive);
+
 /* The lease a heartbeat asks for: lease_seconds when it is positive, else 0, which keeps the
  * lease's own length (the store extends by the job's lease_seconds). This function can't
  * fail. */

@@ -1,5 +1,6 @@
 #include "limit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* 1..LIMIT_KEY_MAX bytes and no NUL: the rule every key shares. */
@@ -204,4 +205,23 @@ int64_t limit_open_at(const struct limit *l, const struct limit_usage *u, int64_
 int64_t limit_pause_merge(int64_t held, int64_t asked)
 {
     return held > asked ? held : asked; /* JOB_NONE is INT64_MIN: before any time */
+}
+
+int limit_key_ordered(const char *key)
+{
+    return key && strncmp(key, LIMIT_ORDERED_PREFIX, sizeof LIMIT_ORDERED_PREFIX - 1) == 0;
+}
+
+void limit_apply_ordered(const char *key, int *has_limit, struct limit *l)
+{
+    if (!limit_key_ordered(key))
+        return;
+    if (!*has_limit) {
+        memset(l, 0, sizeof *l);
+        snprintf(l->key, sizeof l->key, "%s", key);
+        l->paused_until = JOB_NONE;
+        l->window_used = JOB_NONE;
+        *has_limit = 1;
+    }
+    l->max_running = 1;
 }

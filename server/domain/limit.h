@@ -168,4 +168,20 @@ int64_t limit_open_at(const struct limit *l, const struct limit_usage *u, int64_
  * shortens a pause. This function can't fail. */
 int64_t limit_pause_merge(int64_t held, int64_t asked);
 
+/* An ordered key (an SQS FIFO queue's message group, docs/sqs.md): a concurrency key that
+ * starts with this prefix holds at most one running job whatever limit applies, and a job of
+ * it that goes back to queued keeps its place in the key (job_requeue_at, lease.h), so its
+ * jobs run one at a time in claim order. */
+#define LIMIT_ORDERED_PREFIX "fifo:"
+
+/* 1 when key (NUL-terminated; NULL: none) is an ordered key, else 0. This function can't
+ * fail. */
+int limit_key_ordered(const char *key);
+
+/* The limit that holds the job key `key` given the one that applies (*has_limit, *l, as
+ * limit_resolve chose): unchanged, except for an ordered key, whose max_running becomes 1
+ * (its rate, when one applies, is kept; with no limit, one of max_running 1 alone, keyed
+ * `key`). This function can't fail. */
+void limit_apply_ordered(const char *key, int *has_limit, struct limit *l);
+
 #endif

@@ -136,3 +136,10 @@ void sha256_hex(const unsigned char d[SHA256_LEN], char out[SHA256_HEX_LEN + 1])
     }
     out[SHA256_HEX_LEN] = '\0';
 }
+
+void sha256_hex_of(const void *data, size_t n, char out[SHA256_HEX_LEN + 1])
+{
+    unsigned char d[SHA256_LEN];
+    sha256(data, n, d);
+    sha256_hex(d, out);
+}

@@ -36,4 +36,8 @@ void sha256_hmac(const void *key, size_t klen, const void *msg, size_t n,
 /* d as 64 lowercase hex digits and a NUL. */
 void sha256_hex(const unsigned char d[SHA256_LEN], char out[SHA256_HEX_LEN + 1]);
 
+/* The digest of data[0..n) as 64 lowercase hex digits and a NUL (a FIFO queue's
+ * content-based deduplication id, a long group's name). */
+void sha256_hex_of(const void *data, size_t n, char out[SHA256_HEX_LEN + 1]);
+
 #endif

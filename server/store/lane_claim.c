@@ -54,6 +54,7 @@ static enum store_result key_of(const struct lane_claim_ops *ops, void *be, cons
     }
     if (r != STORE_OK)
         return r;
+    limit_apply_ordered(k->key, &k->has_limit, &k->limit);
     k->room = lane_key_room(k);
     *out = k;
     return STORE_OK;

@@ -28,7 +28,7 @@ void store_rows_clear(struct store_row *rows, size_t n)
 const struct store_copy_shape store_copy_shapes[STORE_COPY_TABLES] = {
     [STORE_COPY_LIMITS] = {1, 4, "limits"},         [STORE_COPY_KEYS] = {1, 1, "key states"},
     [STORE_COPY_KEY_CLAIMS] = {1, 2, "key claims"}, [STORE_COPY_SCHEDULES] = {4, 10, "schedules"},
-    [STORE_COPY_TICKER] = {1, 1, "ticker rows"},
+    [STORE_COPY_TICKER] = {1, 1, "ticker rows"},    [STORE_COPY_SQS_QUEUES] = {2, 2, "SQS queues"},
 };
 
 size_t store_table_row_bytes(const struct store_table_row *r)

@@ -39,6 +39,8 @@ enum store_copy_table {
                               overlap, paused, next_run_at, last_run_at, last_job_id,
                               updated_at, rev (struct store_schedule) */
     STORE_COPY_TICKER,     /* the tickers' liveness row: ""; seen_at */
+    STORE_COPY_SQS_QUEUES, /* the SQS front end's queues (store_sqs.h): name, attributes;
+                              created_at, modified_at */
     STORE_COPY_TABLES
 };
 

@@ -15,6 +15,23 @@ struct store_sqs_queue {
     int64_t modified_at;
 };
 
+/* Dead-letter queues. A queue whose stored attributes hold a RedrivePolicy (the text of a JSON
+ * object {"deadLetterTargetArn": "arn:...:TARGET", "maxReceiveCount": N}, as the front end
+ * checked it) has a dead-letter queue: the lease's end that job_dead_letter() (lease.h) picks
+ * ends the job failed and enqueues a copy (store_dead_letter_spec) in TARGET, in the
+ * transaction that ends the lease (the sweep's, or a fail's). Both backends read the policy in
+ * the statement that finds the lease's end. */
+
+/* The queue an SQS queue ARN names (what follows its last ':') into out. Returns 0, or -1
+ * when arn (NULL: none) names no valid queue. This function can't fail. */
+int store_sqs_arn_queue(const char *arn, char out[JOB_QUEUE_MAX + 1]);
+
+/* The spec of the copy of ended job j that a dead-letter move enqueues in queue target: its
+ * payload, priority, max_attempts, max_runtime_seconds, requires and concurrency_key, due
+ * now, without its idempotency or dedup key. Borrows j and target. This function can't
+ * fail. */
+void store_dead_letter_spec(const struct job *j, const char *target, struct job_spec *out);
+
 /* Release what q owns and zero it. Accepts NULL. */
 void store_sqs_queue_clear(struct store_sqs_queue *q);
 

@@ -10,6 +10,7 @@ tests are skipped). The bad-input tests that need no server run everywhere."""
 
 import hashlib
 import itertools
+import json
 import os
 import re
 import shutil
@@ -19,8 +20,8 @@ import tempfile
 import time
 import unittest
 
-from harness import (START_TIMEOUT, WRAPPER, Client, Server, TestDatabase, jobqd_path,
-                     pg_missing, pg_url, psql, wait_until)
+from harness import (START_TIMEOUT, WRAPPER, Client, Server, TestDatabase, free_port,
+                     jobqd_path, pg_missing, pg_url, psql, wait_until)
 
 SECRET = "s3cretpw"
 UNREACHABLE = "postgresql://jobq:%s@127.0.0.1:1/jobq" % SECRET
@@ -34,6 +35,28 @@ def migrate(*args, timeout=START_TIMEOUT * 3):
                        stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=timeout)
     return (p.returncode, p.stdout.decode("utf-8", "replace"),
             p.stderr.decode("utf-8", "replace"))
+
+
+def sqs_queue_attributes(port, create=False):
+    """The attributes of the SQS FIFO queue mig-sqs.fifo as the SQS listener on port answers
+    them (created first when `create`)."""
+    c = Client(port)
+    try:
+        def call(action, body):
+            r = c.request("POST", "/", raw=json.dumps(body).encode(), headers={
+                "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": "AmazonSQS." + action})
+            if r.status != 200:
+                raise AssertionError("%s -> %r" % (action, r))
+            return r.json
+        if create:
+            call("CreateQueue", {"QueueName": "mig-sqs.fifo", "Attributes": {
+                "FifoQueue": "true", "ContentBasedDeduplication": "true",
+                "VisibilityTimeout": "7"}})
+        url = call("GetQueueUrl", {"QueueName": "mig-sqs.fifo"})["QueueUrl"]
+        return call("GetQueueAttributes", {"QueueUrl": url, "AttributeNames": ["All"]})
+    finally:
+        c.close()
 
 
 class PgDatabase(TestDatabase):
@@ -135,7 +158,8 @@ class Source:
         self.dir = tempfile.mkdtemp(prefix="jobq-migrate-")
         add_cleanup(shutil.rmtree, self.dir, True)
         self.path = os.path.join(self.dir, "jobq.db")
-        self.srv = Server(db=self.path)
+        self.sqs_port = free_port()
+        self.srv = Server(["--sqs-listen", "127.0.0.1:%d" % self.sqs_port], db=self.path)
         add_cleanup(self.srv.cleanup)
         self.srv.start()
         self.c = self.srv.client()
@@ -211,6 +235,7 @@ class Source:
         self.post("/queues/mig-resumed/pause")
         self.post("/queues/mig-resumed/resume")
         self.fill_limits_and_schedules()
+        self.before_sqs = sqs_queue_attributes(self.sqs_port, create=True)
         # The highest id, deleted below as retention would: its id must never come back.
         self.last = self.enqueue("deleted")
 
@@ -444,9 +469,11 @@ class MigrateEverything(unittest.TestCase):
         if cls.code != 0:
             raise AssertionError("migrate failed (%d): %s%s" % (cls.code, cls.out, cls.err))
         cls.pg_hidden = hidden_columns_pg(cls.target)
-        cls.srv = Server(db=cls.target.url)
+        cls.sqs_port = free_port()
+        cls.srv = Server(["--sqs-listen", "127.0.0.1:%d" % cls.sqs_port], db=cls.target.url)
         cls.addClassCleanup(cls.srv.cleanup)
         cls.srv.start()
+        cls.after_sqs = sqs_queue_attributes(cls.sqs_port)
         c = cls.srv.client()
         cls.after = {label: c.get("/jobs/%d" % i).json for label, i in src.jobs.items()}
         cls.after_list = list_every_job(c)
@@ -496,6 +523,11 @@ class MigrateEverything(unittest.TestCase):
         self.assertNotIn("mig-resumed", self.after_queues)
         self.assertIn("with %d attempt history entries" % sum(
             len(v) for v in self.src.before_attempts.values()), self.out)
+
+    def test_sqs_queues_are_copied(self):
+        self.assertEqual(self.after_sqs, self.src.before_sqs)
+        self.assertEqual(self.after_sqs["Attributes"]["FifoQueue"], "true")
+        self.assertEqual(self.after_sqs["Attributes"]["VisibilityTimeout"], "7")
 
     def test_limits_key_pauses_and_schedules_are_copied(self):
         self.assertEqual(self.after_limits, self.src.before_limits)

@@ -8,12 +8,15 @@
  *     's' + an Authorization header, a newline, then header lines "name:value" (the same
  *           bytes serve as query parameters) -> sigv4_parse_auth(), sigv4_parse_date(),
  *           sigv4_canonical(), sigv4_signature() (server/domain/sigv4.h)
+ *     'r' + a RedrivePolicy         -> sqs_redrive_parse(), sqs_redrive_allow_check(), and as
+ *                                      a target's RedriveAllowPolicy sqs_redrive_target_ok()
  *
  * Invariants (abort() names a broken one): a form reads into an object or is refused; a
  * message's payload reads back as the same body, with its attributes' digest unchanged; what a
  * queue's stored attributes give is within the bounds the check allows; a parsed
  * Authorization header's parts lie inside it, and its canonical request is bounded and signs
- * to 64 hex digits. Built with
+ * to 64 hex digits; a RedrivePolicy read names a queue and a count within bounds, and the
+ * target it names reads back. Built with
  * -fsanitize=fuzzer for fuzzing, or with replay.c to run a corpus (ctest). */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "sqs_attrs.h"
 #include "sqs_msg.h"
 #include "sqs_query.h"
+#include "sqs_redrive.h"
 
 #define INVARIANT(cond)                                                                            \
     do {                                                                                           \
@@ -49,8 +53,22 @@ static void form(const char *s, size_t n)
 /* A body and attributes as a payload, read back. */
 static void round_trip(const char *body, const cJSON *attrs)
 {
-    char *payload = sqs_payload_new(body, attrs);
+    char *payload = sqs_payload_new(body, attrs, NULL, NULL);
     INVARIANT(payload);
+    char group[SQS_FIFO_ID_MAX + 1], dedup[SQS_FIFO_ID_MAX + 1];
+    INVARIANT(sqs_payload_fifo(payload, group, sizeof group, dedup, sizeof dedup) == -1);
+    /* A FIFO message's payload keeps its group and dedup id beside the body. */
+    char *fifo = sqs_payload_new(body, attrs, "g", "d");
+    INVARIANT(fifo);
+    INVARIANT(sqs_payload_fifo(fifo, group, sizeof group, dedup, sizeof dedup) == 0);
+    INVARIANT(strcmp(group, "g") == 0 && strcmp(dedup, "d") == 0);
+    char *fifo_body = NULL;
+    cJSON *fifo_attrs = NULL;
+    INVARIANT(sqs_payload_read(fifo, &fifo_body, &fifo_attrs) == 0);
+    INVARIANT(strcmp(fifo_body, body) == 0);
+    free(fifo_body);
+    cJSON_Delete(fifo_attrs);
+    free(fifo);
     char *back = NULL;
     cJSON *back_attrs = NULL;
     INVARIANT(sqs_payload_read(payload, &back, &back_attrs) == 0);
@@ -171,6 +189,31 @@ static void signature(const char *s, size_t n)
     free(canon);
 }
 
+static void redrive(const char *s)
+{
+    char err[256], target[JOB_QUEUE_MAX + 1];
+    struct sqs_redrive r;
+    if (sqs_redrive_parse(s, &r, err, sizeof err) == 0 && r.target[0]) {
+        INVARIANT(r.max_receive >= 1 && r.max_receive <= SQS_MAX_RECEIVE_MAX);
+        cJSON *stored = cJSON_CreateObject();
+        INVARIANT(stored && cJSON_AddStringToObject(stored, "RedrivePolicy", s));
+        char *text = cJSON_PrintUnformatted(stored);
+        INVARIANT(text);
+        sqs_redrive_target_of(text, target);
+        INVARIANT(strcmp(target, r.target) == 0);
+        free(text);
+        cJSON_Delete(stored);
+    }
+    sqs_redrive_allow_check(s, err, sizeof err);
+    cJSON *allow = cJSON_CreateObject();
+    INVARIANT(allow && cJSON_AddStringToObject(allow, "RedriveAllowPolicy", s));
+    char *text = cJSON_PrintUnformatted(allow);
+    INVARIANT(text);
+    sqs_redrive_target_ok("source", 0, "target", text, err, sizeof err);
+    free(text);
+    cJSON_Delete(allow);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -195,6 +238,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 's':
         signature(s, strlen(s));
+        break;
+    case 'r':
+        redrive(s);
         break;
     default:
         break;

@@ -9,6 +9,9 @@ import time
 import boto3
 import botocore
 
+import boto_dlq
+import boto_fifo
+
 scenario, endpoint, queue = sys.argv[1:4]
 sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1",
                    aws_access_key_id="jobq", aws_secret_access_key="jobq",
@@ -151,6 +154,9 @@ def errors():
     assert failure(sqs.get_queue_attributes, QueueUrl=url, AttributeNames=["Nope"]) == \
         "InvalidAttributeName"
 
+
+globals().update(boto_fifo.fifo_scenarios(sqs, failure, queue),
+                 **boto_dlq.dlq_scenarios(sqs, failure, receive_one, queue))
 
 try:
     globals()[scenario]()

@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import * as sqs from "@aws-sdk/client-sqs";
 import { Consumer } from "sqs-consumer";
+import { dlqScenarios } from "./dlq.mjs";
+import { fifoScenarios } from "./fifo.mjs";
 
 const [scenario, endpoint, queue] = process.argv.slice(2);
 const client = new sqs.SQSClient({
@@ -328,6 +330,9 @@ const scenarios = {
     await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "from sqs" });
   },
 };
+
+Object.assign(scenarios, fifoScenarios({ client, send, failure, queue }),
+              dlqScenarios({ client, send, failure, queue }));
 
 try {
   await scenarios[scenario]();

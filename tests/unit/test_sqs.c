@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit.h"
+#include "sha256.h"
 #include "sqs_attrs.h"
 #include "sqs_cache.h"
 #include "sqs_msg.h"
 #include "sqs_query.h"
+#include "sqs_redrive.h"
 #include "testlib.h"
 
 TEST(md5_of_bodies)
@@ -203,7 +206,114 @@ TEST(queue_row_cache)
     CHECK_INT(sqs_cache_get(NULL, "orders", 1, &got, stored), 0);
 }
 
-TEST_MAIN(TEST_ENTRY(md5_of_bodies), TEST_ENTRY(md5_of_message_attributes),
-          TEST_ENTRY(message_attributes_checked), TEST_ENTRY(body_characters),
-          TEST_ENTRY(form_into_json_parameters), TEST_ENTRY(json_answer_as_xml),
-          TEST_ENTRY(queue_attributes), TEST_ENTRY(queue_row_cache))
+TEST(sha256_of_bodies)
+{
+    /* Empty, short, at the padding's edges (55 and 56 bytes) and past one 64-byte block. */
+    static const struct {
+        size_t n;
+        const char *hex;
+    } cases[] = {
+        {0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"},
+        {56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"},
+        {1000, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"},
+    };
+    char a[1000], out[65];
+    memset(a, 'a', sizeof a);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sha256_hex_of(a, cases[i].n, out);
+        CHECK_STR(out, cases[i].hex);
+    }
+    sha256_hex_of("abc", 3, out);
+    CHECK_STR(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(fifo_group_keys_and_sequence_numbers)
+{
+    char key[JOB_IDENT_MAX + 1];
+    sqs_fifo_key("orders.fifo", "g1", key);
+    CHECK_STR(key, "fifo:orders.fifo/g1");
+    CHECK(limit_key_ordered(key));
+    /* A group that would make the key too long is named by its SHA-256. */
+    char q[81], g[129];
+    memset(q, 'q', 75);
+    strcpy(q + 75, ".fifo");
+    memset(g, 'g', 128);
+    g[128] = '\0';
+    sqs_fifo_key(q, g, key);
+    CHECK_INT((long)strlen(key), 5 + 80 + 2 + 64);
+    CHECK(strstr(key, "/#5bf1fee04a85c12d427a8ae8515261e447a953140ea3e8c9fe7f1fd5d745e415"));
+    char seq[SQS_SEQUENCE_LEN + 1];
+    sqs_sequence_number(42, seq);
+    CHECK_STR(seq, "00000000000000000042");
+}
+
+TEST(fifo_queue_attributes)
+{
+    char err[256];
+    cJSON *fifo = cJSON_Parse("{\"FifoQueue\":\"true\"}");
+    cJSON *cbd = cJSON_Parse("{\"ContentBasedDeduplication\":\"true\"}");
+    CHECK_INT(sqs_attrs_check_fifo(fifo, "a.fifo", 1, 0, err, sizeof err), SQS_FIFO_OK);
+    CHECK_INT(sqs_attrs_check_fifo(fifo, "a", 1, 0, err, sizeof err), SQS_FIFO_BAD_VALUE);
+    CHECK_INT(sqs_attrs_check_fifo(NULL, "a.fifo", 1, 0, err, sizeof err), SQS_FIFO_BAD_VALUE);
+    CHECK_INT(sqs_attrs_check_fifo(cbd, "a", 1, 0, err, sizeof err), SQS_FIFO_BAD_NAME);
+    CHECK_INT(sqs_attrs_check_fifo(cbd, "a.fifo", 0, 1, err, sizeof err), SQS_FIFO_OK);
+    CHECK_INT(sqs_attrs_check_fifo(cbd, "a", 0, 0, err, sizeof err), SQS_FIFO_BAD_NAME);
+    CHECK_INT(sqs_attrs_check_fifo(fifo, "a.fifo", 0, 1, err, sizeof err), SQS_FIFO_BAD_NAME);
+    cJSON_Delete(fifo);
+    cJSON_Delete(cbd);
+    struct sqs_queue q;
+    char v[64];
+    sqs_queue_read(&q, "a.fifo", "{\"FifoQueue\":\"true\"}", 1, 2);
+    CHECK_INT(q.fifo, 1);
+    CHECK_INT(q.dedup_by_content, 0);
+    CHECK_INT(sqs_attr_value(&q, (size_t)sqs_attr_find("ContentBasedDeduplication"), v, sizeof v),
+              0);
+    CHECK_STR(v, "false");
+    sqs_queue_read(&q, "a", "{}", 1, 2);
+    CHECK_INT(q.fifo, 0);
+    /* A standard queue shows no FIFO attribute. */
+    CHECK_INT(sqs_attr_value(&q, (size_t)sqs_attr_find("FifoQueue"), v, sizeof v), -1);
+}
+
+TEST(redrive_policies)
+{
+    char err[256];
+    struct sqs_redrive r;
+    CHECK_INT(sqs_redrive_parse("{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:d\","
+                                "\"maxReceiveCount\":\"5\"}",
+                                &r, err, sizeof err),
+              0);
+    CHECK_STR(r.target, "d");
+    CHECK_INT(r.max_receive, 5);
+    CHECK_INT(sqs_redrive_parse("", &r, err, sizeof err), 0); /* removes the policy */
+    CHECK_STR(r.target, "");
+    static const char *bad[] = {
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:d\",\"maxReceiveCount\":0}",
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:d\",\"maxReceiveCount\":"
+        "1001}",
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:eu-west-1:1:d\",\"maxReceiveCount\":1}",
+        "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:b "
+        "d\",\"maxReceiveCount\":1}",
+        "{\"maxReceiveCount\":1}",
+        "[]",
+        "not json"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_INT(sqs_redrive_parse(bad[i], &r, err, sizeof err), -1);
+    CHECK_INT(sqs_redrive_allow_check("{\"redrivePermission\":\"denyAll\"}", err, sizeof err), 0);
+    CHECK_INT(sqs_redrive_allow_check("{\"redrivePermission\":\"byQueue\"}", err, sizeof err), -1);
+    /* A target takes a source of its own kind that its RedriveAllowPolicy allows. */
+    CHECK_INT(sqs_redrive_target_ok("s", 0, "t", "{}", err, sizeof err), 0);
+    CHECK_INT(sqs_redrive_target_ok("s.fifo", 1, "t", "{}", err, sizeof err), -1);
+    CHECK_INT(sqs_redrive_target_ok("s", 0, "t",
+                                    "{\"RedriveAllowPolicy\":\"{\\\"redrivePermission\\\":"
+                                    "\\\"denyAll\\\"}\"}",
+                                    err, sizeof err),
+              -1);
+}
+
+TEST_MAIN(TEST_ENTRY(md5_of_bodies), TEST_ENTRY(redrive_policies), TEST_ENTRY(sha256_of_bodies),
+          TEST_ENTRY(fifo_group_keys_and_sequence_numbers), TEST_ENTRY(fifo_queue_attributes),
+          TEST_ENTRY(md5_of_message_attributes), TEST_ENTRY(message_attributes_checked),
+          TEST_ENTRY(body_characters), TEST_ENTRY(form_into_json_parameters),
+          TEST_ENTRY(json_answer_as_xml), TEST_ENTRY(queue_attributes), TEST_ENTRY(queue_row_cache))

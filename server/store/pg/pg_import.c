@@ -172,7 +172,7 @@ static enum store_result import_write_attempts(struct store_import *t,
 static const enum pg_stmt_id table_stmts[STORE_COPY_TABLES] = {
     [STORE_COPY_LIMITS] = PG_IMPORT_LIMITS,         [STORE_COPY_KEYS] = PG_IMPORT_KEYS,
     [STORE_COPY_KEY_CLAIMS] = PG_IMPORT_KEY_CLAIMS, [STORE_COPY_SCHEDULES] = PG_IMPORT_SCHEDULES,
-    [STORE_COPY_TICKER] = PG_IMPORT_TICKER,
+    [STORE_COPY_TICKER] = PG_IMPORT_TICKER,         [STORE_COPY_SQS_QUEUES] = PG_IMPORT_SQS_QUEUES,
 };
 
 static enum store_result import_write_table(struct store_import *t, enum store_copy_table table,

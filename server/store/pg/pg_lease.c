@@ -10,6 +10,7 @@
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
+#include "store_sqs.h"
 
 /* heartbeat and complete: one guarded UPDATE over arrays (one element per call) returning
  * the jobs, each with the ordinal of its element. */
@@ -187,17 +188,25 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
         return pg_miss(c, fail->id, STORE_LEASE_LOST);
     }
     int64_t attempts = pg_row_int(res, 0, 0), max_attempts = pg_row_int(res, 0, 1);
+    int ordered = limit_key_ordered(PQgetvalue(res, 0, 3));
+    int64_t created_at = pg_row_int(res, 0, 4);
+    char target[JOB_QUEUE_MAX + 1];
+    int dead = store_sqs_arn_queue(PQgetvalue(res, 0, 6), target) == 0 &&
+               job_dead_letter(fail->req->retry, attempts, pg_row_int(res, 0, 5));
     PQclear(res);
     const struct fail_req *f = fail->req;
     struct job_lease_end e =
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->st->backoff_base, a->st->backoff_max, rand_unit());
+    if (e.requeue)
+        e.run_at = job_requeue_at(ordered, created_at, e.run_at);
+    e.requeue = e.requeue && !dead;
     char status[8], run_at[24], finished[24];
     const char *params[8] = {id,
                              pg_int_param(status, e.requeue ? JOB_QUEUED : JOB_FAILED),
                              pg_int_param(run_at, e.run_at),
                              pg_int_param(finished, e.requeue ? JOB_NONE : a->now),
-                             f->error_code,
+                             dead ? JOB_DEAD_LETTER_CODE : f->error_code,
                              f->error_detail,
                              fail->token,
                              now};
@@ -211,6 +220,20 @@ static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *
     if (r == STORE_OK && !e.requeue) /* failed for good: its dependents learn it */
         r = pg_deps_moved(c, fail->out->id, fail->out->queue, fail->out->has_dependents, a->now,
                           notes);
+    if (r == STORE_OK && dead)
+        r = pg_dead_letter(c, fail->out, target, a->now, notes);
+    return r;
+}
+
+enum store_result pg_dead_letter(struct pg_conn *c, const struct job *j, const char *target,
+                                 int64_t now, struct store_news *notes)
+{
+    struct job_spec sp;
+    store_dead_letter_spec(j, target, &sp);
+    struct job copy = {0};
+    int created = 0;
+    enum store_result r = pg_enqueue_one(c, &sp, now, &copy, &created, notes);
+    job_clear(&copy);
     return r;
 }
 

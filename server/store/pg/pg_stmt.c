@@ -108,10 +108,12 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "complete of a job some job depends on (PG_COMPLETE passes it by: a job with dependents "
      "completes in a transaction of its own, which then settles them on a later snapshot)"},
     [PG_LEASE_LOCK] = {PG_LEASE_LOCK, "lease_lock",
-     "SELECT j.attempts, j.max_attempts, j.concurrency_key IS NOT NULL FROM jobq_jobs j WHERE "
-     LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE",
+     "SELECT j.attempts, j.max_attempts, j.concurrency_key IS NOT NULL, j.concurrency_key, "
+     "j.created_at, " DEAD_LETTER_COLS " FROM jobq_jobs j WHERE "
+     LIVE_LEASE("$1::bigint", "$2::text") " FOR UPDATE OF j",
      "fail and snooze: lock the row while its lease is live; the attempts decide requeue or "
-     "failed (or what a snooze undoes), and whether the job has a concurrency key"},
+     "failed (or what a snooze undoes), whether the job has a concurrency key, the key and "
+     "created_at (job_requeue_at), its queue's dead-letter policy (job_dead_letter)"},
     [PG_LEASE_END] = {PG_LEASE_END, "lease_end",
      "UPDATE jobq_jobs j SET status = $2::smallint, run_at = coalesce($3::bigint, j.run_at), "
      "finished_at = $4::bigint, error_code = $5::text, error_detail = $6::text, "
@@ -161,10 +163,12 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sweeps"},
     [PG_SWEEP_EXPIRED] = {PG_SWEEP_EXPIRED, "sweep_expired",
      "SELECT j.id, j.attempts, j.max_attempts, "
-     "(j.deadline_at IS NOT NULL AND j.deadline_at <= $1::bigint) FROM jobq_jobs j "
+     "(j.deadline_at IS NOT NULL AND j.deadline_at <= $1::bigint), j.concurrency_key, "
+     "j.created_at, " DEAD_LETTER_COLS " FROM jobq_jobs j "
      "WHERE j.status = " RUNNING " AND (j.lease_expires_at <= $1::bigint OR "
-     "j.deadline_at <= $1::bigint) ORDER BY j.id LIMIT $2::integer FOR UPDATE SKIP LOCKED",
-     "sweep: lock running jobs whose lease expired or whose max runtime passed"},
+     "j.deadline_at <= $1::bigint) ORDER BY j.id LIMIT $2::integer FOR UPDATE OF j SKIP LOCKED",
+     "sweep: lock running jobs whose lease expired or whose max runtime passed (the key and "
+     "created_at: job_requeue_at; the queue's dead-letter policy: job_dead_letter)"},
     [PG_SWEEP_END] = {PG_SWEEP_END, "sweep_end",
      "UPDATE jobq_jobs j SET status = u.status, run_at = coalesce(u.run_at, j.run_at), "
      "finished_at = u.finished_at, error_code = u.code, error_detail = NULL, "
@@ -411,8 +415,8 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "whose lock it gets (a claim that holds one prunes them itself; one that comes later "
      "passes the key by until the sweep commits: neither waits)"},
     [PG_IMPORT_LOCK] = {PG_IMPORT_LOCK,
-     "import_lock", "LOCK TABLE jobq_jobs, jobq_limits, jobq_keys, jobq_key_claims, jobq_schedules, jobq_ticker "
-     "IN EXCLUSIVE MODE",
+     "import_lock", "LOCK TABLE jobq_jobs, jobq_limits, jobq_keys, jobq_key_claims, jobq_schedules, jobq_ticker, "
+     "jobq_sqs_queues IN EXCLUSIVE MODE",
      "import (jobqd migrate): no other writer until the copy commits (reads go on)"},
     [PG_IMPORT_HELD] = {PG_IMPORT_HELD, "import_held",
      "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs LIMIT 1000) AS held",
@@ -522,10 +526,15 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "import: the tickers' liveness row (STORE_COPY_TICKER), marked as a clean stop at its "
      "last pass (the source's jobqd stopped before the copy; its mark is not copied): the "
      "ticks missed during the move are caught up as after a restart"},
+    [PG_IMPORT_SQS_QUEUES] = {PG_IMPORT_SQS_QUEUES, "import_sqs_queues",
+     "INSERT INTO jobq_sqs_queues (name, attributes, created_at, modified_at) "
+     "SELECT s.name, s.attributes::jsonb, s.created_at, s.modified_at FROM unnest($1::text[], "
+     "$2::text[], $3::bigint[], $4::bigint[]) AS s(name, attributes, created_at, modified_at)",
+     "import: one batch of SQS queues (STORE_COPY_SQS_QUEUES), every column as stored"},
     [PG_IMPORT_TABLE_COUNTS] = {PG_IMPORT_TABLE_COUNTS, "import_table_counts",
      "SELECT (SELECT count(*) FROM jobq_limits), (SELECT count(*) FROM jobq_keys), "
      "(SELECT count(*) FROM jobq_key_claims), (SELECT count(*) FROM jobq_schedules), "
-     "(SELECT count(*) FROM jobq_ticker)",
+     "(SELECT count(*) FROM jobq_ticker), (SELECT count(*) FROM jobq_sqs_queues)",
      "import: the rows of each table beside the jobs (enum store_copy_table's order), "
      "compared with the source's before commit"},
     [PG_IMPORT_KEY_PAUSES] = {PG_IMPORT_KEY_PAUSES, "import_key_pauses",

@@ -44,6 +44,15 @@ _Static_assert(ATTEMPT_EXPIRED == 4 && ATTEMPT_TIMEOUT == 5 && ATTEMPT_CANCELLED
  * since the last vacuum; "status + 0" is not their predicate): a plan chose them over the
  * primary key, and every heartbeat and complete then scanned one whole (45 ms each after
  * 60,000 claims). */
+/* The maxReceiveCount and deadLetterTargetArn of the RedrivePolicy of the SQS queue of job j
+ * (NULLs: none; store_sqs.h). */
+#define DEAD_LETTER_POLICY(field)                                                                  \
+    "(SELECT CASE WHEN q.attributes->>'RedrivePolicy' LIKE '{%' THEN "                             \
+    "(q.attributes->>'RedrivePolicy')::jsonb->>'" field "' END FROM jobq_sqs_queues q "            \
+    "WHERE q.name = j.queue)"
+#define DEAD_LETTER_COLS                                                                           \
+    DEAD_LETTER_POLICY("maxReceiveCount") ", " DEAD_LETTER_POLICY("deadLetterTargetArn")
+
 #define LIVE_LEASE(id, token)                                                                      \
     "j.id = " id " AND j.lease_token = " token " AND j.status + 0 = " RUNNING                      \
     " AND j.lease_expires_at + 0 > $3::bigint AND (j.deadline_at IS NULL OR j.deadline_at > "      \

@@ -424,6 +424,12 @@ int pg_sqs_queue_delete_prepare(struct pg_call *pc);
 enum store_result pg_enqueue_one(struct pg_conn *c, const struct job_spec *sp, int64_t now,
                                  struct job *out, int *created, struct store_news *notes);
 
+/* Enqueue the copy of job j, whose lease just ended failed for a dead-letter move
+ * (job_dead_letter), in queue target (store_dead_letter_spec) inside the caller's
+ * transaction. Returns STORE_OK or the failure. Used by fail (pg_lease.c) and the sweep. */
+enum store_result pg_dead_letter(struct pg_conn *c, const struct job *j, const char *target,
+                                 int64_t now, struct store_news *notes);
+
 /* For tests: on (1), the enqueue reads the rows of its insert from the last to the first, as
  * a server may send them (RETURNING promises no order); 0: in the order they came. */
 void pg_enqueue_reverse_rows(int on);

@@ -16,6 +16,7 @@
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
+#include "store_sqs.h"
 
 #define SWEEP_BATCH_MAX 10000
 
@@ -61,16 +62,38 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
     }
     /* Five parallel arrays: id, status, run_at, finished_at, error_code. */
     struct pg_arr arr[5] = {{0}};
+    /* The jobs moved to a dead-letter queue and their targets (job_dead_letter). */
+    struct dead {
+        int64_t id;
+        char target[JOB_QUEUE_MAX + 1];
+    } *dead = calloc((size_t)n, sizeof *dead);
+    int ndead = 0;
+    if (!dead) {
+        PQclear(res);
+        log_error("out of memory sweeping %d expired leases", n);
+        return STORE_ERROR;
+    }
     for (int i = 0; i < n; i++) {
         int timed_out = strcmp(PQgetvalue(res, i, 3), "t") == 0;
         struct job_lease_end e =
             job_lease_end_plan(1, pg_row_int(res, i, 1), pg_row_int(res, i, 2), -1, a->now,
                                a->st->backoff_base, a->st->backoff_max, rand_unit());
+        if (e.requeue)
+            e.run_at = job_requeue_at(limit_key_ordered(PQgetvalue(res, i, 4)),
+                                      pg_row_int(res, i, 5), e.run_at);
+        if (store_sqs_arn_queue(PQgetvalue(res, i, 7), dead[ndead].target) == 0 &&
+            job_dead_letter(1, pg_row_int(res, i, 1), pg_row_int(res, i, 6))) {
+            dead[ndead++].id = pg_row_int(res, i, 0);
+            e.requeue = 0;
+        }
         pg_arr_int(&arr[0], pg_row_int(res, i, 0));
         pg_arr_int(&arr[1], e.requeue ? JOB_QUEUED : JOB_FAILED);
         pg_arr_int(&arr[2], e.run_at);
         pg_arr_int(&arr[3], e.requeue ? JOB_NONE : a->now);
-        pg_arr_text(&arr[4], timed_out ? "timeout" : "lease_expired");
+        pg_arr_text(&arr[4], ndead > 0 && dead[ndead - 1].id == pg_row_int(res, i, 0)
+                                 ? JOB_DEAD_LETTER_CODE
+                             : timed_out ? "timeout"
+                                         : "lease_expired");
     }
     PQclear(res);
     char *lit[5];
@@ -105,6 +128,15 @@ static enum store_result expire_tx(struct pg_conn *c, void *p, struct store_news
     }
     for (int k = 0; k < 5; k++)
         free(lit[k]);
+    for (int i = 0; r == STORE_OK && i < ndead; i++) {
+        struct job j;
+        r = pg_get_on(c, dead[i].id, 0, &j);
+        if (r == STORE_OK)
+            r = pg_dead_letter(c, &j, dead[i].target, a->now, notes);
+        if (r == STORE_OK)
+            job_clear(&j);
+    }
+    free(dead);
     return r;
 }
 

@@ -85,6 +85,7 @@ static const enum stmt_id table_stmts[STORE_COPY_TABLES] = {
     [STORE_COPY_KEY_CLAIMS] = STMT_EXPORT_KEY_CLAIMS,
     [STORE_COPY_SCHEDULES] = STMT_EXPORT_SCHEDULES,
     [STORE_COPY_TICKER] = STMT_EXPORT_TICKER,
+    [STORE_COPY_SQS_QUEUES] = STMT_EXPORT_SQS_QUEUES,
 };
 
 /* The current row of st into *row, as the shape of its table says. Returns 0, or -1 when

@@ -12,6 +12,7 @@
 #include "sqlite_lanes.h"
 #include "sqlite_row.h"
 #include "sqlite_store.h"
+#include "store_sqs.h"
 
 struct lease_arg {
     int64_t id;
@@ -156,7 +157,11 @@ static int complete_tx(struct sqlite_conn *c, void *p)
 /* What the live lease of a fail or snooze finds on its job. */
 struct lease_found {
     int64_t attempts, max_attempts;
-    int has_key; /* 1: the job has a concurrency_key */
+    int has_key;         /* 1: the job has a concurrency_key */
+    int ordered;         /* 1: an ordered one (limit_key_ordered) */
+    int64_t created_at;  /* for job_requeue_at */
+    int64_t max_receive; /* its queue's dead-letter policy (0: none; job_dead_letter) */
+    char dead_letter[JOB_QUEUE_MAX + 1]; /* and the queue it names */
 };
 
 /* Start a fail or snooze (its answer empty): read what it decides on while the lease is
@@ -174,6 +179,11 @@ static enum store_result lease_check(struct sqlite_conn *c, const struct lease_a
         found->attempts = sqlite3_column_int64(st, 0);
         found->max_attempts = sqlite3_column_int64(st, 1);
         found->has_key = sqlite3_column_int(st, 2) != 0;
+        found->ordered = limit_key_ordered((const char *)sqlite3_column_text(st, 3));
+        found->created_at = sqlite3_column_int64(st, 4);
+        found->max_receive = sqlite3_column_int64(st, 5);
+        if (store_sqs_arn_queue((const char *)sqlite3_column_text(st, 6), found->dead_letter) != 0)
+            found->max_receive = 0;
     } else if (rc != SQLITE_DONE) {
         return bind_fail(c, st, rc, "lease check");
     }
@@ -193,8 +203,27 @@ static int fail_tx(struct sqlite_conn *c, void *p)
     struct job_lease_end e =
         job_lease_end_plan(f->retry, attempts, max_attempts, f->retry_in_seconds, a->now,
                            a->backoff_base, a->backoff_max, rand_unit());
-    return sqlite_lease_end(c, a->id, e.requeue, e.run_at, a->now, f->error_code, f->error_detail,
-                            ATTEMPT_RETRIED, a->notes, a->out);
+    if (e.requeue)
+        e.run_at = job_requeue_at(found.ordered, found.created_at, e.run_at);
+    int dead = job_dead_letter(f->retry, attempts, found.max_receive);
+    r = sqlite_lease_end(c, a->id, e.requeue && !dead, e.run_at, a->now,
+                         dead ? JOB_DEAD_LETTER_CODE : f->error_code, f->error_detail,
+                         ATTEMPT_RETRIED, a->notes, a->out);
+    if (r == STORE_OK && dead)
+        r = sqlite_dead_letter(c, a->out, found.dead_letter, a->now, a->notes);
+    return r;
+}
+
+enum store_result sqlite_dead_letter(struct sqlite_conn *c, const struct job *j, const char *target,
+                                     int64_t now, struct sqlite_notes *notes)
+{
+    struct job_spec sp;
+    store_dead_letter_spec(j, target, &sp);
+    struct job copy = {0};
+    int created = 0;
+    enum store_result r = sqlite_enqueue_one(c, &sp, now, &copy, &created, notes);
+    job_clear(&copy);
+    return r;
 }
 
 /* With pause_key: the job's key waits until `until` at least (limit_pause_merge), and so do

@@ -45,6 +45,15 @@ _Static_assert(LIMIT_NEVER == 9223372036854775807LL, "lane never literal");
 #define DEDUP_LIVE "status NOT IN (" SUCCEEDED ", " FAILED ", " CANCELLED ")"
 
 /* The lease that ?2 holds on job ?1 is live at time ?3. */
+/* The maxReceiveCount and deadLetterTargetArn of the RedrivePolicy of the SQS queue of the
+ * job `jobs` (NULLs: none; store_sqs.h). */
+#define DEAD_LETTER_POLICY(field)                                                                  \
+    "(SELECT CASE WHEN json_valid(p) THEN json_extract(p, '$." field "') END FROM "                \
+    "(SELECT json_extract(attributes, '$.RedrivePolicy') AS p FROM sqs_queues "                    \
+    "WHERE name = jobs.queue))"
+#define DEAD_LETTER_COLS                                                                           \
+    DEAD_LETTER_POLICY("maxReceiveCount") ", " DEAD_LETTER_POLICY("deadLetterTargetArn")
+
 #define LIVE_LEASE                                                                                 \
     "id = ?1 AND lease_token = ?2 AND status = " RUNNING " AND lease_expires_at > ?3 AND "         \
     "(deadline_at IS NULL OR deadline_at > ?3)"
@@ -121,9 +130,11 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "attempt_outcome = " OUTCOME_SUCCEEDED " WHERE " LIVE_LEASE,
      "complete: a live lease ends in success (lease_token is kept for idempotent repeats)"},
     [STMT_LEASE_CHECK] = {STMT_LEASE_CHECK, STMT_ON_WRITER,
-     "SELECT attempts, max_attempts, concurrency_key IS NOT NULL FROM jobs WHERE " LIVE_LEASE,
+     "SELECT attempts, max_attempts, concurrency_key IS NOT NULL, concurrency_key, created_at, "
+     DEAD_LETTER_COLS " FROM jobs WHERE " LIVE_LEASE,
      "fail and snooze: the lease is live, the attempts that decide requeue or failed (or that "
-     "a snooze undoes) and whether the job has a concurrency key"},
+     "a snooze undoes), whether the job has a concurrency key, the key and created_at "
+     "(job_requeue_at), its queue's dead-letter policy (job_dead_letter)"},
     [STMT_LEASE_END] = {STMT_LEASE_END, STMT_ON_WRITER,
      "UPDATE jobs SET status = ?2, run_at = coalesce(?3, run_at), finished_at = ?4, "
      "error_code = ?5, error_detail = ?6, lease_token = NULL, lease_expires_at = NULL, "
@@ -163,11 +174,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "retry: a failed or cancelled job goes back to queued (its latest attempt was moved to "
      "the attempts table first: STMT_ATTEMPT_ARCHIVE)"},
     [STMT_SWEEP_EXPIRED] = {STMT_SWEEP_EXPIRED, STMT_ON_WRITER,
-     "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0) FROM jobs "
-     "WHERE status = " RUNNING " AND lease_expires_at <= ?1 UNION "
-     "SELECT id, attempts, max_attempts, 1 FROM jobs "
-     "WHERE status = " RUNNING " AND deadline_at <= ?1 LIMIT ?2",
-     "sweep: running jobs whose lease expired or whose max runtime passed"},
+     "SELECT id, attempts, max_attempts, coalesce(deadline_at <= ?1, 0), concurrency_key, "
+     "created_at, " DEAD_LETTER_COLS " FROM jobs WHERE status = " RUNNING
+     " AND lease_expires_at <= ?1 UNION "
+     "SELECT id, attempts, max_attempts, 1, concurrency_key, created_at, " DEAD_LETTER_COLS
+     " FROM jobs WHERE status = " RUNNING " AND deadline_at <= ?1 LIMIT ?2",
+     "sweep: running jobs whose lease expired or whose max runtime passed (the key and "
+     "created_at: job_requeue_at; the queue's dead-letter policy: job_dead_letter)"},
     [STMT_SWEEP_DELETE] = {STMT_SWEEP_DELETE, STMT_ON_WRITER,
      "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN (" SUCCEEDED ", " CANCELLED
      ") AND finished_at < ?1 LIMIT ?2) RETURNING id, status, has_dependents, deps_todo",
@@ -321,10 +334,14 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     [STMT_EXPORT_TICKER] = {STMT_EXPORT_TICKER, STMT_ON_EXPORT,
      EXPORT_TABLE("'', seen_at", "ticker", "''", "seen_at"),
      "export: the tickers' liveness row (STORE_COPY_TICKER)"},
+    [STMT_EXPORT_SQS_QUEUES] = {STMT_EXPORT_SQS_QUEUES, STMT_ON_EXPORT,
+     EXPORT_TABLE("name, attributes, created_at, modified_at", "sqs_queues", "name",
+                  "created_at"),
+     "export: the next SQS queues (STORE_COPY_SQS_QUEUES)"},
     [STMT_EXPORT_TABLE_COUNTS] = {STMT_EXPORT_TABLE_COUNTS, STMT_ON_EXPORT,
      "SELECT (SELECT count(*) FROM limits), (SELECT count(*) FROM keys), "
      "(SELECT count(*) FROM key_claims), (SELECT count(*) FROM schedules), "
-     "(SELECT count(*) FROM ticker)",
+     "(SELECT count(*) FROM ticker), (SELECT count(*) FROM sqs_queues)",
      "export: the rows of each table beside the jobs (enum store_copy_table's order), "
      "compared with the target's"},
     [STMT_COUNT_ADD] = {STMT_COUNT_ADD, STMT_ON_WRITER,

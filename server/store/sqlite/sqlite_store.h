@@ -122,6 +122,12 @@ enum store_result sqlite_lease_end(struct sqlite_conn *c, int64_t id, int requeu
                                    enum attempt_outcome how, struct sqlite_notes *notes,
                                    struct job *out);
 
+/* Inside the caller's transaction: enqueue the copy of job j, whose lease just ended failed
+ * for a dead-letter move (job_dead_letter), in queue target (store_dead_letter_spec). Returns
+ * STORE_OK or an error result (logged). Used by fail and sweep. */
+enum store_result sqlite_dead_letter(struct sqlite_conn *c, const struct job *j, const char *target,
+                                     int64_t now, struct sqlite_notes *notes);
+
 /* Inside the caller's transaction: write the attempt of job j (read after the write that
  * ended its lease and sent it back to queued: its fencing_token, attempts, worker_id and
  * claimed_at are the attempt's) that ended at now as how, with error_code and error_detail

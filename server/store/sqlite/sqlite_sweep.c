@@ -12,6 +12,7 @@
 #include "sqlite_events.h"
 #include "sqlite_lanes.h"
 #include "sqlite_store.h"
+#include "store_sqs.h"
 
 #define SWEEP_BATCH_MAX 10000
 #define PROMOTE_LANES 64 /* lanes of promoted jobs told one by one */
@@ -35,6 +36,10 @@ struct expired {
     int64_t attempts;
     int64_t max_attempts;
     int timed_out;
+    int ordered;         /* its concurrency key is ordered (limit_key_ordered) */
+    int64_t created_at;  /* for job_requeue_at */
+    int64_t max_receive; /* its queue's dead-letter policy (0: none; job_dead_letter) */
+    char dead_letter[JOB_QUEUE_MAX + 1]; /* and the queue it names */
 };
 
 /* Add lane to lanes[0..*n) unless it is there. Returns 1 when there was no room. */
@@ -151,6 +156,11 @@ static enum store_result find_expired(struct sqlite_conn *c, const struct sweep_
         rows[*n].attempts = sqlite3_column_int64(st, 1);
         rows[*n].max_attempts = sqlite3_column_int64(st, 2);
         rows[*n].timed_out = sqlite3_column_int(st, 3) != 0;
+        rows[*n].ordered = limit_key_ordered((const char *)sqlite3_column_text(st, 4));
+        rows[*n].created_at = sqlite3_column_int64(st, 5);
+        rows[*n].max_receive = sqlite3_column_int64(st, 6);
+        if (store_sqs_arn_queue((const char *)sqlite3_column_text(st, 7), rows[*n].dead_letter))
+            rows[*n].max_receive = 0;
         (*n)++;
     }
     enum store_result r = STORE_OK;
@@ -176,10 +186,21 @@ static int expire_tx(struct sqlite_conn *c, void *p)
         struct job_lease_end e =
             job_lease_end_plan(1, rows[i].attempts, rows[i].max_attempts, -1, a->now,
                                a->backoff_base, a->backoff_max, rand_unit());
-        const char *code = rows[i].timed_out ? "timeout" : "lease_expired";
+        if (e.requeue)
+            e.run_at = job_requeue_at(rows[i].ordered, rows[i].created_at, e.run_at);
+        int dead = job_dead_letter(1, rows[i].attempts, rows[i].max_receive);
+        e.requeue = e.requeue && !dead;
+        const char *code = dead                ? JOB_DEAD_LETTER_CODE
+                           : rows[i].timed_out ? "timeout"
+                                               : "lease_expired";
         struct job j;
         r = sqlite_lease_end(c, rows[i].id, e.requeue, e.run_at, a->now, code, NULL,
                              rows[i].timed_out ? ATTEMPT_TIMEOUT : ATTEMPT_EXPIRED, a->notes, &j);
+        if (r == STORE_OK && dead) {
+            r = sqlite_dead_letter(c, &j, rows[i].dead_letter, a->now, a->notes);
+            if (r != STORE_OK)
+                job_clear(&j);
+        }
         if (r == STORE_OK) {
             (*(e.requeue ? &a->res->requeued : &a->res->failed))++;
             if (sweep_result_note(a->res, a->batch, j.queue, rows[i].timed_out, e.requeue) != 0)

@@ -129,8 +129,30 @@ TEST(heartbeat_keeps_the_lease_length_unless_asked)
     CHECK_INT(job_heartbeat_lease(-5), 0);
 }
 
-TEST_MAIN(TEST_ENTRY(heartbeat_keeps_the_lease_length_unless_asked), TEST_ENTRY(doubles_from_base),
-          TEST_ENTRY(saturates_at_max), TEST_ENTRY(huge_attempts_do_not_overflow),
-          TEST_ENTRY(jitter_within_ten_percent), TEST_ENTRY(plan_requeues_while_attempts_remain),
-          TEST_ENTRY(plan_without_retry_fails_now), TEST_ENTRY(plan_takes_the_workers_delay),
-          TEST_ENTRY(snooze_undoes_the_claim), TEST_ENTRY(snooze_pauses_only_a_key_it_was_asked_to))
+TEST(ordered_requeue_keeps_its_place)
+{
+    /* A job of an ordered key is due at once, at its created_at, so it stays ahead of the
+     * jobs of its key enqueued after it; any other keeps the planned run_at. */
+    CHECK_INT(job_requeue_at(1, 900, 1004), 900);
+    CHECK_INT(job_requeue_at(0, 900, 1004), 1004);
+    CHECK_INT(job_requeue_at(1, JOB_NONE, 1004), 1004);
+    CHECK_INT(job_requeue_at(1, 1010, 1004), 1004); /* never later than planned */
+}
+
+TEST(dead_letter_after_max_receives)
+{
+    CHECK(!job_dead_letter(1, 2, 3));
+    CHECK(job_dead_letter(1, 3, 3));
+    CHECK(job_dead_letter(1, 4, 3));
+    CHECK(!job_dead_letter(0, 4, 3)); /* a fail without retry just fails */
+    CHECK(!job_dead_letter(1, 4, 0)); /* no dead-letter queue */
+    CHECK(!job_dead_letter(1, 4, JOB_NONE));
+}
+
+TEST_MAIN(TEST_ENTRY(heartbeat_keeps_the_lease_length_unless_asked),
+          TEST_ENTRY(dead_letter_after_max_receives), TEST_ENTRY(ordered_requeue_keeps_its_place),
+          TEST_ENTRY(doubles_from_base), TEST_ENTRY(saturates_at_max),
+          TEST_ENTRY(huge_attempts_do_not_overflow), TEST_ENTRY(jitter_within_ten_percent),
+          TEST_ENTRY(plan_requeues_while_attempts_remain), TEST_ENTRY(plan_without_retry_fails_now),
+          TEST_ENTRY(plan_takes_the_workers_delay), TEST_ENTRY(snooze_undoes_the_claim),
+          TEST_ENTRY(snooze_pauses_only_a_key_it_was_asked_to))

@@ -496,11 +496,43 @@ TEST(full_demand_gets_the_whole_rate)
     CHECK_INT(total, 4 * 600 / 6);
 }
 
-TEST_MAIN(TEST_ENTRY(limit_keys), TEST_ENTRY(job_keys_are_literal), TEST_ENTRY(limit_bodies),
-          TEST_ENTRY(pattern_prefix), TEST_ENTRY(exact_wins_then_longest_prefix),
-          TEST_ENTRY(resolution_property), TEST_ENTRY(window_is_per_seconds_whole_seconds),
-          TEST_ENTRY(concurrency_room_and_open), TEST_ENTRY(rate_room_and_open),
-          TEST_ENTRY(late_claims_count_in_the_newest_second),
+TEST(ordered_keys_hold_one_running_job)
+{
+    CHECK(limit_key_ordered("fifo:q.fifo/g"));
+    CHECK(!limit_key_ordered("fif"));
+    CHECK(!limit_key_ordered(NULL));
+    CHECK(!limit_key_ordered("tenant:fifo:x"));
+    /* Without a limit: max_running 1 alone. */
+    struct limit l;
+    int has = 0;
+    limit_apply_ordered("fifo:q/g", &has, &l);
+    CHECK_INT(has, 1);
+    CHECK_INT(l.max_running, 1);
+    CHECK_INT(l.rate_jobs, 0);
+    struct limit_usage u = {.running = 1, .paused_until = JOB_NONE};
+    CHECK_INT(limit_room(&l, &u, 100), 0);
+    u.running = 0;
+    CHECK_INT(limit_room(&l, &u, 100), 1);
+    /* A limit that applies keeps its rate; its max_running becomes 1. */
+    l = mk("fifo:*", 50, 10, 60);
+    has = 1;
+    limit_apply_ordered("fifo:q/g", &has, &l);
+    CHECK_INT(l.max_running, 1);
+    CHECK_INT(l.rate_jobs, 10);
+    /* Any other key is left alone. */
+    l = mk("k", 50, 0, 0);
+    limit_apply_ordered("k", &has, &l);
+    CHECK_INT(l.max_running, 50);
+    has = 0;
+    limit_apply_ordered("k", &has, &l);
+    CHECK_INT(has, 0);
+}
+
+TEST_MAIN(TEST_ENTRY(limit_keys), TEST_ENTRY(ordered_keys_hold_one_running_job),
+          TEST_ENTRY(job_keys_are_literal), TEST_ENTRY(limit_bodies), TEST_ENTRY(pattern_prefix),
+          TEST_ENTRY(exact_wins_then_longest_prefix), TEST_ENTRY(resolution_property),
+          TEST_ENTRY(window_is_per_seconds_whole_seconds), TEST_ENTRY(concurrency_room_and_open),
+          TEST_ENTRY(rate_room_and_open), TEST_ENTRY(late_claims_count_in_the_newest_second),
           TEST_ENTRY(pause_holds_with_or_without_a_limit),
           TEST_ENTRY(claims_never_overshoot_any_window),
           TEST_ENTRY(full_demand_gets_the_whole_rate), TEST_ENTRY(sorted_resolution_matches),

@@ -2,9 +2,14 @@
  * store_sqs_queues), on SQLite and on PostgreSQL (test_store_util.h): a create makes the row
  * once and answers the stored row (STORE_EXISTS) after; a merge replaces the keys it gives
  * and keeps the others; the read of a name, of a prefix (a '_' in it is no wildcard) after a
- * name, bounded; a delete removes the row and leaves the jobs. */
+ * name, bounded; a delete removes the row and leaves the jobs; a queue's RedrivePolicy moves a
+ * copy of a job received maxReceiveCount times to its dead-letter queue when the lease ends
+ * (fail with retry, or the sweep's expiry). */
 #include <cjson/cJSON.h>
 
+#include <stdio.h>
+
+#include "lease.h"
 #include "store_sqs.h"
 #include "test_store_util.h"
 
@@ -119,5 +124,71 @@ TEST(delete_leaves_the_jobs)
     store_close(s);
 }
 
+/* Claim job id of queue at now (it must be the one claimed); its lease token into token. */
+static void claim_it(struct store *s, const char *queue, int64_t id, int64_t now, char *token)
+{
+    struct job j;
+    CHECK_INT(claim_one(s, queue, now, &j), id);
+    snprintf(token, JOB_TOKEN_LEN + 1, "%s", j.lease_token);
+    job_clear(&j);
+}
+
+/* The source job src of a dead-letter move, and its copy (the next id: the move enqueued it),
+ * checked: src failed with error_code dead_lettered, the copy queued in dlq with its payload,
+ * its receive count starting again. */
+static void check_moved(struct store *s, int64_t src)
+{
+    struct job j, copy;
+    CHECK_INT(store_get(s, src, &j), STORE_OK);
+    CHECK_INT(j.status, JOB_FAILED);
+    CHECK_STR(j.error_code, JOB_DEAD_LETTER_CODE);
+    CHECK_INT(store_get(s, src + 1, &copy), STORE_OK);
+    CHECK_STR(copy.queue, "dlq");
+    CHECK_INT(copy.status, JOB_QUEUED);
+    CHECK_STR(copy.payload, j.payload);
+    CHECK_INT(copy.attempts, 0);
+    job_clear(&copy);
+    job_clear(&j);
+}
+
+TEST(dead_letter_moves_a_copy_at_the_lease_end)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    struct store_sqs_queue out = {0};
+    CHECK_INT(store_sqs_queue_put(s, "dlq", "{}", 1, T0, &out), STORE_OK);
+    store_sqs_queue_clear(&out);
+    CHECK_INT(
+        store_sqs_queue_put(s, "src",
+                            "{\"RedrivePolicy\":\"{\\\"deadLetterTargetArn\\\":\\\"arn:aws:"
+                            "sqs:us-east-1:000000000000:dlq\\\",\\\"maxReceiveCount\\\":2}\"}",
+                            1, T0, &out),
+        STORE_OK);
+    store_sqs_queue_clear(&out);
+    /* Released (a fail with retry) after each of its two receives: moved by the fail. */
+    int64_t a = enqueue(s, "src", 0, T0, T0);
+    struct fail_req retry = {.retry = 1, .retry_in_seconds = 0};
+    char token[JOB_TOKEN_LEN + 1];
+    struct job j;
+    for (int i = 0; i < 2; i++) {
+        claim_it(s, "src", a, T0 + i, token);
+        CHECK_INT(store_fail(s, a, token, &retry, T0 + i, &j), STORE_OK);
+        CHECK_INT(j.status, i == 0 ? JOB_QUEUED : JOB_FAILED);
+        job_clear(&j);
+    }
+    check_moved(s, a);
+    /* Expired after each: moved by the sweep. */
+    int64_t b = enqueue(s, "src", 0, T0, T0 + 3);
+    struct sweep_result r;
+    claim_it(s, "src", b, T0 + 10, token);
+    CHECK_INT(store_sweep(s, T0 + 100, 86400, 500, &r), STORE_OK);
+    CHECK_INT(status_of(s, b), JOB_QUEUED);
+    claim_it(s, "src", b, T0 + 10000, token);
+    CHECK_INT(store_sweep(s, T0 + 10100, 86400, 500, &r), STORE_OK);
+    check_moved(s, b);
+    store_close(s);
+}
+
 TEST_MAIN(TEST_ENTRY(create_once_then_exists), TEST_ENTRY(merge_replaces_given_keys),
-          TEST_ENTRY(read_by_name_and_prefix), TEST_ENTRY(delete_leaves_the_jobs))
+          TEST_ENTRY(read_by_name_and_prefix), TEST_ENTRY(delete_leaves_the_jobs),
+          TEST_ENTRY(dead_letter_moves_a_copy_at_the_lease_end))
