@@ -34,12 +34,6 @@ struct pg_group {
     int split; /* a call could not share the transaction */
 };
 
-static int shareable(enum store_result r)
-{
-    return r == STORE_OK || r == STORE_EXISTS || r == STORE_NOT_FOUND || r == STORE_LEASE_LOST ||
-           r == STORE_CONFLICT;
-}
-
 static enum store_result group_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     struct pg_group *g = p;
@@ -48,7 +42,7 @@ static enum store_result group_tx(struct pg_conn *c, void *p, struct store_news 
         if (pc->tx.begin)
             pc->tx.begin(pc); /* after the calls before it, which may have waited */
         enum store_result r = pc->tx.fn(c, pc, notes);
-        if (!shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
+        if (!pg_result_shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
             if (pc->tx.discard)
                 pc->tx.discard(pc);
             g->split = 1;

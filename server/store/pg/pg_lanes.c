@@ -1,6 +1,6 @@
 /* The claim by the lanes on PostgreSQL (pg_lanes.h, docs/flow-control.md): the candidates
  * (read without a transaction: a queue without open lanes costs this one statement), then in
- * one transaction lane_claim_run takes the jobs, each key tried-locked and read when the claim
+ * one transaction (the group's, when the claim runs inside one) lane_claim_run takes the jobs, each key tried-locked and read when the claim
  * first reaches one of its lanes, in claim order. Round trips are few: the BEGIN goes with the
  * first statements, a key's lock and the read of its state go together (pipelined: the read
  * still runs after the lock), and the take of a lane's head brings its next head. */
@@ -408,8 +408,10 @@ static enum store_result claim_tx(struct lanes_be *b, struct store_call *call,
     return r;
 }
 
-enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
+enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc, struct store_news *notes,
+                                 int *more)
 {
+    *more = 0;
     struct store_call *call = pc->call;
     const struct claim_req *req = call->claim.req;
     int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
@@ -438,8 +440,14 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
             r = pg_commit(c, pc->st->statement_ms, "claim (lanes)");
         else if (!outer && b.begun)
             pg_command(c, "ROLLBACK", "claim (lanes)");
-        if (r == STORE_OK && !outer)
+        if (r == STORE_OK && !outer) {
+            atomic_fetch_add(&pc->st->commits, b.begun ? 1 : 0);
             pg_news_publish(pc->st, &b.news);
+        } else if (r == STORE_OK) {
+            store_news_merge(notes, &b.news); /* committed with the caller's transaction */
+        }
+        for (size_t i = 0; i < n && !*more; i++)
+            *more = cands[i].lane > 0 && cands[i].id != 0;
     }
     if (r != STORE_OK) {
         for (size_t i = 0; i < call->claim.n; i++)

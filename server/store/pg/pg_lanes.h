@@ -16,10 +16,14 @@
 
 struct pg_call;
 struct pg_conn;
+struct store_news;
 
-/* The claim of pc by the lanes, in a transaction of its own on c (after the plain claim
- * statement took nothing): call->claim.out and .n as the claim's, news published after the
- * commit. Returns the claim's result. */
-enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc);
+/* The claim of pc by the lanes on c (after the plain claim statement took nothing): inside
+ * the transaction c is in, its news added to notes (committed with it); else in a
+ * transaction of its own, its news published after the commit. call->claim.out and .n as the
+ * claim's; *more is 1 when a lane it looked at still has a head (a next claim of the queues
+ * will likely come this way too). Returns the claim's result. */
+enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc, struct store_news *notes,
+                                 int *more);
 
 #endif
