@@ -127,12 +127,13 @@ static void run_taken(struct pg_store *st, struct pg_call_node **nodes, size_t n
     struct pg_call calls[PG_GROUP_MAX];
     struct pg_unit units[PG_GROUP_MAX];
     const struct pg_call *run[PG_GROUP_MAX] = {0};
-    struct store_call *taken[PG_GROUP_MAX];
-    size_t k = 0;
+    struct store_call *skipped[PG_GROUP_MAX];
+    size_t k = 0, ns = 0;
     for (size_t i = 0; i < n; i++) {
-        taken[i] = nodes[i]->pc.call;
         if (!nodes[i]->skip)
             run[k++] = &nodes[i]->pc;
+        else
+            skipped[ns++] = nodes[i]->pc.call;
     }
     size_t nu = 0;
     size_t ones = pg_pipe_arrange(run, k, calls, units, &nu);
@@ -140,8 +141,10 @@ static void run_taken(struct pg_store *st, struct pg_call_node **nodes, size_t n
         free(nodes[i]);
     if (k > 0)
         run_calls(st, calls, k, ones, units, nu);
-    for (size_t i = 0; i < n; i++)
-        taken[i]->done(taken[i]);
+    for (size_t i = 0; i < k; i++)
+        pg_call_answer(&calls[i]); /* those the pipeline did not answer at its commit */
+    for (size_t i = 0; i < ns; i++)
+        skipped[i]->done(skipped[i]);
 }
 
 /* Account for a change of st->inflight by delta at now_us (st->qmu held). */

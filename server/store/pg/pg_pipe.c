@@ -15,6 +15,14 @@ int64_t pg_calls_now(const struct pg_call *calls, size_t k)
     return now;
 }
 
+void pg_call_answer(struct pg_call *pc)
+{
+    if (pc->answered)
+        return;
+    pc->answered = 1;
+    pc->call->done(pc->call);
+}
+
 int pg_result_shareable(enum store_result r)
 {
     return r == STORE_OK || r == STORE_EXISTS || r == STORE_NOT_FOUND || r == STORE_LEASE_LOST ||
@@ -301,14 +309,22 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
     atomic_fetch_add(&st->ops, n);
     pg_news_publish(st, &notes);
     store_news_clear(&notes);
+    /* A call whose result is final is answered now, on nothing but the commit: not after the
+     * reads below, nor after the calls of its group that run in a transaction after. */
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].call->result != STORE_OK || !calls[i].follow)
+            pg_call_answer(&calls[i]);
+    }
     /* The reads that decide the calls whose statement found nothing (a follow-up may also be a
      * transaction of its own on c: its news go out after it). */
     for (size_t i = 0; i < n; i++) {
-        if (calls[i].call->result == STORE_OK && calls[i].follow)
+        if (!calls[i].answered)
             calls[i].call->result = calls[i].one->follow(c, &calls[i], &notes);
     }
     pg_news_publish(st, &notes);
     store_news_clear(&notes);
     pg_pool_give(st, c);
+    for (size_t i = 0; i < n; i++)
+        pg_call_answer(&calls[i]);
     return PG_PIPE_DONE;
 }

@@ -335,9 +335,15 @@ struct pg_call {
     struct pg_tx tx;          /* tx.arg == this struct */
     const struct pg_one *one; /* not NULL: a one-statement call (tx.fn is pg_one_tx) */
     int follow;               /* set by one->recv */
-    int in_tx;                /* its follow-up (one->follow_in_tx) is likely: its pipeline opens a
-                * transaction (BEGIN) and commits after the follow-ups (pg_pipe.c) */
+    /* Its follow-up (one->follow_in_tx) is likely: its pipeline opens a transaction (BEGIN)
+     * and commits after the follow-ups (pg_pipe.c). */
+    int in_tx;
+    int answered; /* call->done was called (pg_call_answer): call is not ours any more */
 };
+
+/* End pc's call: call->done, once (a second call does nothing). The caller must not touch
+ * pc->call after. This function can't fail. */
+void pg_call_answer(struct pg_call *pc);
 
 /* A call queued for the executor. */
 struct pg_call_node {
