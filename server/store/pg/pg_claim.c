@@ -175,12 +175,33 @@ static enum store_result claim_follow(struct pg_conn *c, struct pg_call *pc,
 
 static const struct pg_one claim_one = {claim_bind, claim_recv, claim_follow, claim_same, 1};
 
+/* A claim that expects the lanes sends their candidates' statement in its pipeline instead of
+ * the plain one (which would take nothing): the lanes' way then starts from them. */
+static int lanes_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
+{
+    (void)k; /* 1: no `same` */
+    return pg_lanes_bind(&calls[0], b);
+}
+
+static void lanes_recv(struct pg_call *calls, size_t k, const PGresult *res,
+                       struct store_news *notes)
+{
+    (void)k;
+    (void)notes;
+    calls[0].call->claim.n = 0;
+    calls[0].call->result = pg_lanes_keep(&calls[0], res);
+    calls[0].follow = calls[0].call->result == STORE_OK;
+}
+
+static const struct pg_one claim_lanes_one = {lanes_bind, lanes_recv, claim_follow, NULL, 1};
+
 static void claim_discard(void *p)
 {
     struct pg_call *a = p;
     for (size_t i = 0; i < a->call->claim.n; i++)
         job_clear(&a->call->claim.out[i]);
     a->call->claim.n = 0;
+    pg_lanes_drop(a);
 }
 
 int pg_claim_prepare(struct pg_call *pc)
@@ -194,7 +215,7 @@ int pg_claim_prepare(struct pg_call *pc)
     pc->max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
     pc->nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
     pc->tx = (struct pg_tx){.name = "claim", .fn = pg_one_tx, .discard = claim_discard};
-    pc->one = &claim_one;
     pc->in_tx = lanes_hinted(pc);
+    pc->one = pc->in_tx ? &claim_lanes_one : &claim_one;
     return 1;
 }

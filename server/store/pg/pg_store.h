@@ -339,6 +339,7 @@ struct pg_call {
      * and commits after the follow-ups (pg_pipe.c). */
     int in_tx;
     int answered; /* call->done was called (pg_call_answer): call is not ours any more */
+    void *lanes;  /* claim: its candidates, read in its pipeline (pg_lanes_keep; owned) */
 };
 
 /* End pc's call: call->done, once (a second call does nothing). The caller must not touch

@@ -49,14 +49,24 @@ static int claim(struct store *s, const char *queue, int64_t *id)
     return (int)n;
 }
 
-TEST(plain_calls_and_an_empty_claim_take_one_round_trip)
+/* A fresh database and a store with one writer on it (every call on the same connection):
+ * 1 with *s open, 0 when there is no cluster (skip), -1 on failure. */
+static int open_one_writer(struct store **s)
 {
     int made = fresh_db();
+    if (made <= 0)
+        return made;
+    *s = open_pg_pool(3);
+    return *s ? 1 : -1;
+}
+
+TEST(plain_calls_and_an_empty_claim_take_one_round_trip)
+{
+    struct store *s = NULL;
+    int made = open_one_writer(&s);
     CHECK(made >= 0);
-    if (made == 0)
+    if (made <= 0)
         return;
-    struct store *s = open_pg_pool(3); /* one writer: every call on the same connection */
-    CHECK(s != NULL);
     CHECK(enqueue(s, "warm", NULL) > 0); /* the connection made, its statements prepared */
     int64_t id = 0;
     CHECK_INT(claim(s, "plain", &id), 0);
@@ -78,12 +88,11 @@ TEST(plain_calls_and_an_empty_claim_take_one_round_trip)
  * and the lanes' way claims it. */
 TEST(a_claim_looks_through_the_lanes_only_when_one_may_hold_a_job)
 {
-    int made = fresh_db();
+    struct store *s = NULL;
+    int made = open_one_writer(&s);
     CHECK(made >= 0);
-    if (made == 0)
+    if (made <= 0)
         return;
-    struct store *s = open_pg_pool(3);
-    CHECK(s != NULL);
     int64_t keyed = enqueue(s, "keyed", "k1");
     CHECK(keyed > 0);
     int64_t id = 0;
@@ -96,5 +105,31 @@ TEST(a_claim_looks_through_the_lanes_only_when_one_may_hold_a_job)
     drop_db();
 }
 
+/* A claim of a queue whose last claim went through the lanes expects them: its candidates go
+ * in its group's pipeline (with BEGIN), then the key's lock and state, the take with the
+ * lane's next head, and one COMMIT for the group: four round trips, no statement that takes
+ * nothing and no query after the commit. */
+TEST(a_claim_that_expects_the_lanes_reads_them_in_its_pipeline)
+{
+    struct store *s = NULL;
+    int made = open_one_writer(&s);
+    CHECK(made >= 0);
+    if (made <= 0)
+        return;
+    CHECK(enqueue(s, "keyed", "k1") > 0);
+    int64_t second = enqueue(s, "keyed", "k2");
+    CHECK(second > 0);
+    int64_t id = 0;
+    CHECK_INT(claim(s, "keyed", &id), 1); /* the first: the plain statement, then the lanes */
+    uint64_t t = trips(s), commits = pg_store_of(s)->commits;
+    CHECK_INT(claim(s, "keyed", &id), 1);
+    CHECK_INT(id, second);
+    CHECK_INT(trips(s) - t, 4);
+    CHECK_INT(pg_store_of(s)->commits - commits, 1);
+    store_close(s);
+    drop_db();
+}
+
 TEST_MAIN(TEST_ENTRY(plain_calls_and_an_empty_claim_take_one_round_trip),
+          TEST_ENTRY(a_claim_that_expects_the_lanes_reads_them_in_its_pipeline),
           TEST_ENTRY(a_claim_looks_through_the_lanes_only_when_one_may_hold_a_job))
