@@ -1,9 +1,11 @@
 /* The claim by the lanes on PostgreSQL (pg_lanes.h, docs/flow-control.md): the candidates
- * (read without a transaction: a queue without open lanes costs this one statement), then in
- * one transaction (the group's, when the claim runs inside one) lane_claim_run takes the jobs, each key tried-locked and read when the claim
- * first reaches one of its lanes, in claim order. Round trips are few: the BEGIN goes with the
- * first statements, a key's lock and the read of its state go together (pipelined: the read
- * still runs after the lock), and the take of a lane's head brings its next head. */
+ * (read without a transaction: a queue without open lanes costs this one statement; or read
+ * ahead in the claim's group pipeline, pg_lanes_keep), then in one transaction (the group's,
+ * when the claim runs inside one) lane_claim_run takes the jobs, each key tried-locked and
+ * read when the claim first reaches one of its lanes, in claim order. Round trips are few: the
+ * BEGIN goes with the first statements, a key's lock and the read of its state go together
+ * (pipelined: the read still runs after the lock), and the take of a lane's head brings its
+ * next head. */
 #include "pg_lanes.h"
 
 #include <stdio.h>
