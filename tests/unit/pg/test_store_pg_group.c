@@ -540,24 +540,6 @@ TEST(claims_of_a_group_share_one_statement_in_claim_order)
     drop_db();
 }
 
-/* A due job of queue with concurrency key ckey (its lane). */
-static int64_t enqueue_keyed(struct store *s, const char *queue, const char *ckey)
-{
-    struct job_spec sp = {.queue = queue,
-                          .payload = "{}",
-                          .run_at = T0,
-                          .max_attempts = 5,
-                          .max_runtime_seconds = JOB_NONE,
-                          .concurrency_key = ckey};
-    struct job j;
-    int created = 0;
-    if (store_enqueue(s, &sp, 1, T0, &j, &created) != STORE_OK)
-        return -1;
-    int64_t id = j.id;
-    job_clear(&j);
-    return id;
-}
-
 static void queue_mixed_claims(struct store *s, struct pending *p, int n, void *arg)
 {
     (void)arg;
@@ -578,12 +560,12 @@ TEST(keyed_claims_commit_with_the_plain_ones_of_their_group)
         return;
     struct limit lim = {.key = "k1", .max_running = 1}, out;
     CHECK_INT(store_limit_put(s, &lim, T0, &out), STORE_OK);
-    CHECK(enqueue_keyed(s, "keyed", "k0") > 0);
-    CHECK(enqueue_keyed(s, "keyed", "k1") > 0);
-    CHECK(enqueue_keyed(s, "keyed", "k1") > 0);
-    CHECK(enqueue_keyed(s, "keyed", "k2") > 0);
+    CHECK(enqueue_due(s, "keyed", "k0") > 0);
+    CHECK(enqueue_due(s, "keyed", "k1") > 0);
+    CHECK(enqueue_due(s, "keyed", "k1") > 0);
+    CHECK(enqueue_due(s, "keyed", "k2") > 0);
     for (int i = 0; i < 3; i++)
-        CHECK(enqueue_keyed(s, "plain", NULL) > 0);
+        CHECK(enqueue_due(s, "plain", NULL) > 0);
     struct pending first;
     submit_claim(s, &first, "keyed", 1, "w", 30); /* k0's job, through the lanes */
     CHECK_INT(wait_all(&first, 1), 0);
