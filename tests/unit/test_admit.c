@@ -85,11 +85,32 @@ TEST(more_cores_hold_less)
     CHECK_INT(admit_wait(&s), 12000);
 }
 
-TEST(a_few_calls_wait_four_times_as_long)
+/* A few calls wait four times as long for a near database (a group of their own would cost
+ * a commit for little), no longer for a far one (they would wait a round trip more). */
+TEST(a_few_calls_wait_four_times_as_long_on_a_near_database)
 {
-    struct admit_state s = busy(1000, 0);
+    struct admit_state s = busy(0, 0);
     s.queued = ADMIT_FEW - 1;
-    CHECK_INT(admit_wait(&s), 2000);
+    CHECK_INT(admit_wait(&s), 24000);
+    s = busy(1000, 0);
+    s.queued = ADMIT_FEW - 1;
+    CHECK_INT(admit_wait(&s), 500); /* as many calls would: a quarter of the server's part */
+}
+
+/* Between the two the few calls' hold falls with the round trip's share too. */
+TEST(a_few_calls_hold_less_as_the_round_trip_grows)
+{
+    int64_t last = 1 << 30;
+    for (int64_t rtt = 0; rtt <= 3000; rtt += 50) {
+        struct admit_state s = busy(rtt, 0);
+        s.queued = 1;
+        int64_t h = admit_wait(&s);
+        CHECK(h <= last);
+        CHECK(h >= 0);
+        last = h;
+        s.queued = 8;
+        CHECK(admit_wait(&s) <= h); /* never more than a few calls' hold */
+    }
 }
 
 TEST(no_measured_time_starts_at_once)
@@ -105,5 +126,6 @@ TEST_MAIN(TEST_ENTRY(nothing_waiting_means_nothing_to_start),
           TEST_ENTRY(on_a_near_database_calls_wait_for_the_group_in_flight),
           TEST_ENTRY(on_a_far_database_groups_overlap),
           TEST_ENTRY(the_hold_falls_as_the_round_trip_grows), TEST_ENTRY(more_cores_hold_less),
-          TEST_ENTRY(a_few_calls_wait_four_times_as_long),
+          TEST_ENTRY(a_few_calls_wait_four_times_as_long_on_a_near_database),
+          TEST_ENTRY(a_few_calls_hold_less_as_the_round_trip_grows),
           TEST_ENTRY(no_measured_time_starts_at_once))

@@ -132,6 +132,25 @@ static inline struct store *open_pg_pool(int pool_size)
     return store_open(&o);
 }
 
+/* Enqueue one due job of queue at T0 on s, with concurrency key ckey (NULL: none). Returns
+ * its id, or -1. */
+static inline int64_t enqueue_due(struct store *s, const char *queue, const char *ckey)
+{
+    struct job_spec sp = {.queue = queue,
+                          .payload = "{}",
+                          .run_at = T0,
+                          .max_attempts = 5,
+                          .max_runtime_seconds = JOB_NONE,
+                          .concurrency_key = ckey};
+    struct job j;
+    int created = 0;
+    if (store_enqueue(s, &sp, 1, T0, &j, &created) != STORE_OK)
+        return -1;
+    int64_t id = j.id;
+    job_clear(&j);
+    return id;
+}
+
 static inline struct store *open_pg(void)
 {
     return open_pg_pool(4);

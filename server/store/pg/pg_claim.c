@@ -1,6 +1,10 @@
 /* store_claim for PostgreSQL: one statement picks the best due jobs of every requested queue
  * with FOR UPDATE SKIP LOCKED (claimers on any process never wait on each other's rows and
- * never take the same job) and takes them, each with a fresh random lease token. */
+ * never take the same job) and takes them, each with a fresh random lease token. When a lane
+ * of the queues may hold a job for the claimer the statement takes nothing and the lanes'
+ * way follows (pg_lanes.c): inside the group's transaction when the claim expected it (its
+ * queues' last claim here went that way: the lane hints), so that a keyed claim commits with
+ * the plain ones; else after their commit, in a transaction of its own. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +13,42 @@
 #include "pg_row.h"
 #include "pg_store.h"
 #include "rand.h"
+
+/* The hint slot of queue q and the value that says "lanes" there (never 0). */
+static size_t hint_of(const char *q, uint64_t *v)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)q; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    *v = h | 1;
+    return (size_t)(h >> 32) % PG_LANE_HINTS;
+}
+
+/* 1 when the last claim here of one of pc's queues found a lane that may hold a job. */
+static int lanes_hinted(const struct pg_call *pc)
+{
+    for (size_t i = 0; i < pc->nqueues; i++) {
+        uint64_t v;
+        size_t slot = hint_of(pc->call->claim.req->queues[i], &v);
+        if (atomic_load(&pc->st->lane_hints[slot]) == v)
+            return 1;
+    }
+    return 0;
+}
+
+/* Remember whether a claim of pc's queues may go through the lanes next time. */
+static void lanes_hint(const struct pg_call *pc, int lanes)
+{
+    for (size_t i = 0; i < pc->nqueues; i++) {
+        uint64_t v;
+        size_t slot = hint_of(pc->call->claim.req->queues[i], &v);
+        uint_fast64_t was = v;
+        if (lanes)
+            atomic_store(&pc->st->lane_hints[slot], v);
+        else
+            atomic_compare_exchange_strong(&pc->st->lane_hints[slot], &was, 0);
+    }
+}
 
 static int claim_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
 {
@@ -100,6 +140,7 @@ static void claim_recv(struct pg_call *calls, size_t k, const PGresult *res,
      * none, and no second statement is sent to find that out. */
     for (size_t c = 0; c < k; c++)
         calls[c].follow = lanes && calls[c].call->result == STORE_OK && calls[c].call->claim.n == 0;
+    lanes_hint(&calls[0], lanes); /* the calls of one statement claim the same queues */
 }
 
 static int same_text(const char *a, const char *b)
@@ -120,15 +161,39 @@ static int claim_same(const struct pg_call *a, const struct pg_call *b)
     return 1;
 }
 
-/* The plain statement took nothing: the lanes' way (it publishes its own news). */
+/* The plain statement took nothing: the lanes' way, in the transaction c is in (else in one
+ * of its own that publishes its news). */
 static enum store_result claim_follow(struct pg_conn *c, struct pg_call *pc,
                                       struct store_news *notes)
 {
-    (void)notes;
-    return pg_lanes_claim(c, pc);
+    int more = 0;
+    enum store_result r = pg_lanes_claim(c, pc, notes, &more);
+    if (r == STORE_OK)
+        lanes_hint(pc, more);
+    return r;
 }
 
-static const struct pg_one claim_one = {claim_bind, claim_recv, claim_follow, claim_same};
+static const struct pg_one claim_one = {claim_bind, claim_recv, claim_follow, claim_same, 1};
+
+/* A claim that expects the lanes sends their candidates' statement in its pipeline instead of
+ * the plain one (which would take nothing): the lanes' way then starts from them. */
+static int lanes_bind(struct pg_call *calls, size_t k, struct pg_bind *b)
+{
+    (void)k; /* 1: no `same` */
+    return pg_lanes_bind(&calls[0], b);
+}
+
+static void lanes_recv(struct pg_call *calls, size_t k, const PGresult *res,
+                       struct store_news *notes)
+{
+    (void)k;
+    (void)notes;
+    calls[0].call->claim.n = 0;
+    calls[0].call->result = pg_lanes_keep(&calls[0], res);
+    calls[0].follow = calls[0].call->result == STORE_OK;
+}
+
+static const struct pg_one claim_lanes_one = {lanes_bind, lanes_recv, claim_follow, NULL, 1};
 
 static void claim_discard(void *p)
 {
@@ -136,6 +201,7 @@ static void claim_discard(void *p)
     for (size_t i = 0; i < a->call->claim.n; i++)
         job_clear(&a->call->claim.out[i]);
     a->call->claim.n = 0;
+    pg_lanes_drop(a);
 }
 
 int pg_claim_prepare(struct pg_call *pc)
@@ -149,6 +215,7 @@ int pg_claim_prepare(struct pg_call *pc)
     pc->max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
     pc->nqueues = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
     pc->tx = (struct pg_tx){.name = "claim", .fn = pg_one_tx, .discard = claim_discard};
-    pc->one = &claim_one;
+    pc->in_tx = lanes_hinted(pc);
+    pc->one = pc->in_tx ? &claim_lanes_one : &claim_one;
     return 1;
 }

@@ -127,7 +127,7 @@ static int insert_same(const struct pg_call *a, const struct pg_call *b)
     return 1;
 }
 
-static const struct pg_one enqueue_one = {insert_bind, insert_recv, insert_follow, insert_same};
+static const struct pg_one enqueue_one = {insert_bind, insert_recv, insert_follow, insert_same, 0};
 
 static void enqueue_discard(void *p)
 {

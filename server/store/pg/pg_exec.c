@@ -34,12 +34,6 @@ struct pg_group {
     int split; /* a call could not share the transaction */
 };
 
-static int shareable(enum store_result r)
-{
-    return r == STORE_OK || r == STORE_EXISTS || r == STORE_NOT_FOUND || r == STORE_LEASE_LOST ||
-           r == STORE_CONFLICT;
-}
-
 static enum store_result group_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {
     struct pg_group *g = p;
@@ -48,7 +42,7 @@ static enum store_result group_tx(struct pg_conn *c, void *p, struct store_news 
         if (pc->tx.begin)
             pc->tx.begin(pc); /* after the calls before it, which may have waited */
         enum store_result r = pc->tx.fn(c, pc, notes);
-        if (!shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
+        if (!pg_result_shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS) {
             if (pc->tx.discard)
                 pc->tx.discard(pc);
             g->split = 1;
@@ -133,12 +127,13 @@ static void run_taken(struct pg_store *st, struct pg_call_node **nodes, size_t n
     struct pg_call calls[PG_GROUP_MAX];
     struct pg_unit units[PG_GROUP_MAX];
     const struct pg_call *run[PG_GROUP_MAX] = {0};
-    struct store_call *taken[PG_GROUP_MAX];
-    size_t k = 0;
+    struct store_call *skipped[PG_GROUP_MAX];
+    size_t k = 0, ns = 0;
     for (size_t i = 0; i < n; i++) {
-        taken[i] = nodes[i]->pc.call;
         if (!nodes[i]->skip)
             run[k++] = &nodes[i]->pc;
+        else
+            skipped[ns++] = nodes[i]->pc.call;
     }
     size_t nu = 0;
     size_t ones = pg_pipe_arrange(run, k, calls, units, &nu);
@@ -146,8 +141,10 @@ static void run_taken(struct pg_store *st, struct pg_call_node **nodes, size_t n
         free(nodes[i]);
     if (k > 0)
         run_calls(st, calls, k, ones, units, nu);
-    for (size_t i = 0; i < n; i++)
-        taken[i]->done(taken[i]);
+    for (size_t i = 0; i < k; i++)
+        pg_call_answer(&calls[i]); /* those the pipeline did not answer at its commit */
+    for (size_t i = 0; i < ns; i++)
+        skipped[i]->done(skipped[i]);
 }
 
 /* Account for a change of st->inflight by delta at now_us (st->qmu held). */

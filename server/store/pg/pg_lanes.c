@@ -1,9 +1,11 @@
 /* The claim by the lanes on PostgreSQL (pg_lanes.h, docs/flow-control.md): the candidates
- * (read without a transaction: a queue without open lanes costs this one statement), then in
- * one transaction lane_claim_run takes the jobs, each key tried-locked and read when the claim
- * first reaches one of its lanes, in claim order. Round trips are few: the BEGIN goes with the
- * first statements, a key's lock and the read of its state go together (pipelined: the read
- * still runs after the lock), and the take of a lane's head brings its next head. */
+ * (read without a transaction: a queue without open lanes costs this one statement; or read
+ * ahead in the claim's group pipeline, pg_lanes_keep), then in one transaction (the group's,
+ * when the claim runs inside one) lane_claim_run takes the jobs, each key tried-locked and
+ * read when the claim first reaches one of its lanes, in claim order. Round trips are few: the
+ * BEGIN goes with the first statements, a key's lock and the read of its state go together
+ * (pipelined: the read still runs after the lock), and the take of a lane's head brings its
+ * next head. */
 #include "pg_lanes.h"
 
 #include <stdio.h>
@@ -335,30 +337,14 @@ static enum store_result key_read(struct lanes_be *b, struct lane_key *k, PGresu
     return r;
 }
 
-/* The candidates of the claim into cands (room for max), *n of them; *refresh 1 when lanes
- * of the queues wait to be looked at. */
-static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands, size_t max,
+/* The rows of PG_LANES_CANDIDATES into cands (room for max), *n of them; *refresh 1 when
+ * lanes of the queues wait to be looked at. STORE_OK, or STORE_ERROR (out of memory). */
+static enum store_result cands_read(const PGresult *res, struct lane_cand *cands, size_t max,
                                     size_t *n, int *refresh)
 {
-    struct pg_arr queues = {0};
-    for (size_t i = 0; i < b->req->nqueues && i < JOB_QUEUES_MAX; i++)
-        pg_arr_text(&queues, b->req->queues[i]);
-    char *lit = pg_arr_take(&queues), now[24], lim[24];
-    if (!lit)
-        return STORE_ERROR;
-    int max_jobs = b->req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : b->req->max_jobs;
-    const char *params[4] = {lit, int_param(now, b->now), b->req->capabilities,
-                             int_param(lim, max_jobs)};
-    enum store_result r;
-    PGresult *res =
-        pg_conn_exec(b->c, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
     *n = 0;
     *refresh = 0;
-    if (!res) {
-        free(lit);
-        return r;
-    }
-    r = STORE_OK;
+    enum store_result r = STORE_OK;
     for (int i = 0; i < PQntuples(res) && *n < max; i++) {
         int64_t lane = pg_row_int(res, i, 0);
         if (lane < 0) {
@@ -375,15 +361,114 @@ static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands,
             break;
         }
     }
+    return r;
+}
+
+/* The parameters of PG_LANES_CANDIDATES for req at now: params[0] is an array literal the
+ * caller frees, the others point into ints or req. Returns 0, or -1 when memory ran out. */
+static int cands_params(const struct claim_req *req, int64_t now, const char *params[4],
+                        char ints[2][24])
+{
+    struct pg_arr queues = {0};
+    for (size_t i = 0; i < req->nqueues && i < JOB_QUEUES_MAX; i++)
+        pg_arr_text(&queues, req->queues[i]);
+    int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
+    params[0] = pg_arr_take(&queues);
+    params[1] = int_param(ints[0], now);
+    params[2] = req->capabilities;
+    params[3] = int_param(ints[1], max_jobs);
+    return params[0] ? 0 : -1;
+}
+
+/* The candidates of the claim into cands (room for max), *n of them; *refresh 1 when lanes
+ * of the queues wait to be looked at: then they are looked at (PG_LANES_REFRESH). */
+static enum store_result candidates(struct lanes_be *b, struct lane_cand *cands, size_t max,
+                                    size_t *n, int *refresh)
+{
+    const char *params[4];
+    char ints[2][24];
+    *n = 0;
+    *refresh = 0;
+    if (cands_params(b->req, b->now, params, ints) != 0)
+        return STORE_ERROR;
+    char *lit = (char *)params[0];
+    enum store_result r;
+    PGresult *res =
+        pg_conn_exec(b->c, PG_LANES_CANDIDATES, 4, params, "claim (lanes): candidates", &r);
+    if (!res) {
+        free(lit);
+        return r;
+    }
+    r = cands_read(res, cands, max, n, refresh);
     PQclear(res);
     if (r == STORE_OK && *refresh) {
-        const char *rp[2] = {lit, now};
+        const char *rp[2] = {lit, params[1]};
         res = pg_conn_exec(b->c, PG_LANES_REFRESH, 2, rp, "claim (lanes): refresh", &r);
         r = res ? STORE_OK : r;
         PQclear(res);
     }
     free(lit);
     return r;
+}
+
+/* Candidates read ahead, in the claim's group pipeline (pg_lanes_keep). */
+struct lanes_kept {
+    struct lane_cand *cands;
+    size_t n;
+    int refresh;
+};
+
+/* Room for the candidates of req. */
+static size_t cands_max(const struct claim_req *req)
+{
+    int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
+    size_t nq = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
+    return nq * (2 * (size_t)max_jobs + LANES_EXTRA) + 1;
+}
+
+int pg_lanes_bind(struct pg_call *pc, struct pg_bind *b)
+{
+    *b = (struct pg_bind){.id = PG_LANES_CANDIDATES, .what = "claim (lanes): candidates", .n = 4};
+    const char *params[4];
+    char ints[2][24];
+    if (cands_params(pc->call->claim.req, pc->now, params, ints) != 0) {
+        log_error("out of memory for a claim's queues");
+        return -1;
+    }
+    b->heap[0] = (char *)params[0];
+    b->params[0] = params[0];
+    b->params[1] = pg_int_param(b->ints[1], pc->now);
+    b->params[2] = params[2];
+    b->params[3] = strcpy(b->ints[3], params[3]);
+    return 0;
+}
+
+enum store_result pg_lanes_keep(struct pg_call *pc, const PGresult *res)
+{
+    pg_lanes_drop(pc);
+    struct lanes_kept *k = calloc(1, sizeof *k);
+    if (k)
+        k->cands = calloc(cands_max(pc->call->claim.req), sizeof *k->cands);
+    if (!k || !k->cands ||
+        cands_read(res, k->cands, cands_max(pc->call->claim.req), &k->n, &k->refresh) != STORE_OK) {
+        log_error("out of memory for a claim's lanes");
+        pc->lanes = k;
+        pg_lanes_drop(pc);
+        return STORE_ERROR;
+    }
+    pc->lanes = k;
+    return STORE_OK;
+}
+
+void pg_lanes_drop(struct pg_call *pc)
+{
+    struct lanes_kept *k = pc->lanes;
+    pc->lanes = NULL;
+    if (!k)
+        return;
+    lane_cands_clear(k->cands, k->n);
+    free(k->cands);
+    free(k);
 }
 
 static int cand_cmp(const void *pa, const void *pb)
@@ -408,14 +493,23 @@ static enum store_result claim_tx(struct lanes_be *b, struct store_call *call,
     return r;
 }
 
-enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
+enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc, struct store_news *notes,
+                                 int *more)
 {
+    *more = 0;
     struct store_call *call = pc->call;
     const struct claim_req *req = call->claim.req;
     int max_jobs = req->max_jobs > JOB_CLAIM_MAX ? JOB_CLAIM_MAX : req->max_jobs;
-    size_t nq = req->nqueues > JOB_QUEUES_MAX ? JOB_QUEUES_MAX : req->nqueues;
-    size_t max = nq * (2 * (size_t)max_jobs + LANES_EXTRA) + 1;
-    struct lane_cand *cands = calloc(max, sizeof *cands);
+    size_t max = cands_max(req), n = 0;
+    int refresh = 0;
+    struct lanes_kept *kept = pc->lanes; /* read in the group's pipeline: no look of its own */
+    pc->lanes = NULL;
+    struct lane_cand *cands = kept ? kept->cands : calloc(max, sizeof *cands);
+    if (kept) {
+        n = kept->n;
+        refresh = kept->refresh;
+        free(kept);
+    }
     pg_calls_clock(pc, 1); /* after the plain claim's statement and the follow-ups before it */
     struct lanes_be b = {.c = c, .now = pc->now, .req = req, .statement_ms = pc->st->statement_ms};
     call->claim.n = 0;
@@ -423,9 +517,11 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
         log_error("out of memory for a claim's lanes");
         return STORE_ERROR;
     }
-    size_t n = 0;
-    int refresh = 0;
-    enum store_result r = candidates(&b, cands, max, &n, &refresh);
+    enum store_result r = kept ? STORE_OK : candidates(&b, cands, max, &n, &refresh);
+    if (r == STORE_OK && kept && refresh) { /* candidates() looks at the lanes first */
+        lane_cands_clear(cands, n);
+        r = candidates(&b, cands, max, &n, &refresh);
+    }
     if (r == STORE_OK && refresh) {
         lane_cands_clear(cands, n);
         r = candidates(&b, cands, max, &n, &refresh);
@@ -438,8 +534,14 @@ enum store_result pg_lanes_claim(struct pg_conn *c, struct pg_call *pc)
             r = pg_commit(c, pc->st->statement_ms, "claim (lanes)");
         else if (!outer && b.begun)
             pg_command(c, "ROLLBACK", "claim (lanes)");
-        if (r == STORE_OK && !outer)
+        if (r == STORE_OK && !outer) {
+            atomic_fetch_add(&pc->st->commits, b.begun ? 1 : 0);
             pg_news_publish(pc->st, &b.news);
+        } else if (r == STORE_OK) {
+            store_news_merge(notes, &b.news); /* committed with the caller's transaction */
+        }
+        for (size_t i = 0; i < n && !*more; i++)
+            *more = cands[i].lane > 0 && cands[i].id != 0;
     }
     if (r != STORE_OK) {
         for (size_t i = 0; i < call->claim.n; i++)

@@ -170,8 +170,9 @@ static enum store_result complete_follow(struct pg_conn *c, struct pg_call *a,
 }
 
 static const struct pg_one heartbeat_one = {heartbeat_bind, lease_recv, heartbeat_follow,
-                                            lease_same};
-static const struct pg_one complete_one = {complete_bind, lease_recv, complete_follow, lease_same};
+                                            lease_same, 0};
+static const struct pg_one complete_one = {complete_bind, lease_recv, complete_follow, lease_same,
+                                           0};
 
 static enum store_result fail_tx(struct pg_conn *c, void *p, struct store_news *notes)
 {

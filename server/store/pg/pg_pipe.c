@@ -15,6 +15,20 @@ int64_t pg_calls_now(const struct pg_call *calls, size_t k)
     return now;
 }
 
+void pg_call_answer(struct pg_call *pc)
+{
+    if (pc->answered)
+        return;
+    pc->answered = 1;
+    pc->call->done(pc->call);
+}
+
+int pg_result_shareable(enum store_result r)
+{
+    return r == STORE_OK || r == STORE_EXISTS || r == STORE_NOT_FOUND || r == STORE_LEASE_LOST ||
+           r == STORE_CONFLICT;
+}
+
 enum store_result pg_one_tx(struct pg_conn *c, void *arg, struct store_news *notes)
 {
     struct pg_call *pc = arg;
@@ -60,20 +74,33 @@ static void pipe_discard(struct pg_call *calls, size_t n)
     }
 }
 
-/* The answers of the nu statements (one per unit) and of the Sync. Returns 0 when all
- * succeeded and the transaction committed, 1 when a statement failed (rolled back; c still
- * usable), -1 when the answer did not come (c marked bad, the outcome unknown), -2 when the
- * connection was lost after a statement failed or before any answer (c marked bad; nothing
- * committed). */
+/* The answers of the BEGIN (when begin), of the nu statements (one per unit) and of the
+ * Sync. Returns 0 when all succeeded and the transaction committed (begin: is open), 1 when
+ * a statement failed (rolled back, begin: aborted; c still usable), -1 when the answer did
+ * not come (c marked bad, the outcome unknown), -2 when the connection was lost after a
+ * statement failed or before any answer (c marked bad; nothing committed). */
 static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *calls,
-                     const struct pg_unit *units, size_t nu, struct store_news *notes)
+                     const struct pg_unit *units, size_t nu, int begin, struct store_news *notes)
 {
     int64_t deadline = clock_mono_ms() + st->statement_ms;
     int failed = 0, lost = 0, from_server = 0;
+    if (begin) {
+        PGresult *res = next_result(c, deadline, &lost);
+        if (!res) {
+            c->bad = 1; /* nothing ran */
+            return -2;
+        }
+        if (!pg_result_ok(res)) {
+            pg_fail(c, res, "pipeline: begin");
+            failed = from_server = 1;
+        }
+        PQclear(res);
+        PQclear(next_result(c, deadline, &lost));
+    }
     for (size_t u = 0; u < nu && !lost; u++) {
         struct pg_call *uc = &calls[units[u].first];
         PGresult *res = next_result(c, deadline, &lost);
-        if (!res && u == 0 && PQstatus(c->db) != CONNECTION_OK) {
+        if (!res && u == 0 && !begin && PQstatus(c->db) != CONNECTION_OK) {
             /* Closed before it answered anything: a backend ended while the connection was
              * idle (a restart, pg_terminate_backend) never read the pipeline. */
             c->bad = 1;
@@ -129,6 +156,29 @@ static int pipe_read(struct pg_store *st, struct pg_conn *c, struct pg_call *cal
     log_warn("postgresql: no answer to a pipeline of %zu statements within %lld ms (a synchronous "
              "standby that does not confirm, or the connection lost): answered as unavailable",
              nu, (long long)st->statement_ms);
+    c->bad = 1;
+    return -1;
+}
+
+/* The follow-ups that belong in the pipeline's transaction (begun with BEGIN, open on c),
+ * then its COMMIT. Returns 0 when it committed, 1 when a follow-up could not share the
+ * transaction (c still in it: rolled back by the caller; c marked bad when it failed), -1
+ * when the COMMIT failed (the outcome unknown: c marked bad). */
+static int follow_in_tx(struct pg_store *st, struct pg_conn *c, struct pg_call *calls, size_t n,
+                        struct store_news *notes)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct pg_call *pc = &calls[i];
+        if (pc->call->result != STORE_OK || !pc->follow || !pc->one->follow_in_tx)
+            continue;
+        pc->follow = 0;
+        enum store_result r = pc->one->follow(c, pc, notes);
+        pc->call->result = r;
+        if (!pg_result_shareable(r) || PQtransactionStatus(c->db) != PQTRANS_INTRANS)
+            return 1;
+    }
+    if (pg_commit(c, st->statement_ms, "pipeline: commit") == STORE_OK)
+        return 0;
     c->bad = 1;
     return -1;
 }
@@ -206,8 +256,13 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
      * binds is prepared, so none is ever sent unprepared. */
     for (size_t u = 0; u < nu && r == STORE_OK; u++)
         r = pg_prepare(c, binds[u].id, "prepare");
+    int begin = 0; /* a transaction of the pipeline's own, for follow-ups inside it */
+    for (size_t i = 0; i < n; i++)
+        begin |= calls[i].in_tx;
     size_t sent = 0;
     if (r == STORE_OK && PQenterPipelineMode(c->db)) {
+        if (begin && !PQsendQueryParams(c->db, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
+            sent = nu + 1; /* none sent: the connection failed */
         for (; sent < nu; sent++) {
             if (pg_send(c, binds[sent].id, binds[sent].n, binds[sent].params) != 0)
                 break;
@@ -221,7 +276,7 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
         pg_pool_give(st, c);
         return PG_PIPE_AGAIN;
     }
-    if (sent < nu || !PQpipelineSync(c->db)) {
+    if (sent != nu || !PQpipelineSync(c->db)) {
         /* Nothing was committed without a Sync: drop the connection, run them alone. */
         c->bad = 1;
         pg_pool_give(st, c);
@@ -229,13 +284,17 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
     }
     pg_conn_trip(c);
     struct store_news notes = {0};
-    int rc = pipe_read(st, c, calls, units, nu, &notes);
+    int rc = pipe_read(st, c, calls, units, nu, begin, &notes);
     if (rc == 0 && !PQexitPipelineMode(c->db))
         c->bad = 1; /* cannot happen: every result was read; the follow-ups then fail */
+    if (rc == 0 && begin)
+        rc = follow_in_tx(st, c, calls, n, &notes);
     if (rc != 0) {
         pipe_discard(calls, n);
         store_news_clear(&notes);
-        if ((rc > 0 && PQexitPipelineMode(c->db)) || rc == -2) {
+        if ((rc > 0 && (c->bad || PQexitPipelineMode(c->db))) || rc == -2) {
+            if (rc > 0 && begin && !c->bad)
+                pg_command(c, "ROLLBACK", "pipeline: rollback"); /* a failure marks c bad */
             pg_pool_give(st, c);
             return PG_PIPE_AGAIN;
         }
@@ -250,14 +309,22 @@ enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, siz
     atomic_fetch_add(&st->ops, n);
     pg_news_publish(st, &notes);
     store_news_clear(&notes);
+    /* A call whose result is final is answered now, on nothing but the commit: not after the
+     * reads below, nor after the calls of its group that run in a transaction after. */
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].call->result != STORE_OK || !calls[i].follow)
+            pg_call_answer(&calls[i]);
+    }
     /* The reads that decide the calls whose statement found nothing (a follow-up may also be a
      * transaction of its own on c: its news go out after it). */
     for (size_t i = 0; i < n; i++) {
-        if (calls[i].call->result == STORE_OK && calls[i].follow)
+        if (!calls[i].answered)
             calls[i].call->result = calls[i].one->follow(c, &calls[i], &notes);
     }
     pg_news_publish(st, &notes);
     store_news_clear(&notes);
     pg_pool_give(st, c);
+    for (size_t i = 0; i < n; i++)
+        pg_call_answer(&calls[i]);
     return PG_PIPE_DONE;
 }

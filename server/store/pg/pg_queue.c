@@ -46,7 +46,7 @@ static enum store_result purge_tx(struct pg_conn *c, void *arg, struct store_new
     return r;
 }
 
-static const struct pg_one pause_one = {pause_bind, pause_recv, NULL, NULL};
+static const struct pg_one pause_one = {pause_bind, pause_recv, NULL, NULL, 0};
 
 static void purge_discard(void *p)
 {

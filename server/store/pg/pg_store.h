@@ -69,7 +69,8 @@ struct pg_pool {
                             * takers wait for an open connection instead of opening one */
 };
 
-#define PG_DUE_MAX 1024 /* (queue, run_at) pairs in the due list (pg_due.c) */
+#define PG_DUE_MAX 1024   /* (queue, run_at) pairs in the due list (pg_due.c) */
+#define PG_LANE_HINTS 256 /* queues whose claims go through lanes, remembered (pg_claim.c) */
 struct pg_due;
 
 struct pg_store {
@@ -106,6 +107,9 @@ struct pg_store {
     atomic_int abandoned;     /* store_abandon(): calls end STORE_UNAVAILABLE */
     int64_t analyze_after_ms; /* the sweeper's thread only (pg_sweep.c) */
     int64_t lanes_swept;      /* the sweeper's thread only: the last lane it looked at */
+    /* The queues whose last claim here found a lane that may hold a job for it: a hash of
+     * the queue's name per slot (0: none; collisions only cost a guess). pg_claim.c. */
+    atomic_uint_fast64_t lane_hints[PG_LANE_HINTS];
     atomic_uint_fast64_t commits, retries, errors;
     atomic_uint_fast64_t ops;         /* calls committed (several per commit when grouped) */
     atomic_uint_fast64_t connects;    /* connections opened (pg_conn_open) */
@@ -311,6 +315,10 @@ struct pg_one {
     enum store_result (*follow)(struct pg_conn *c, struct pg_call *pc, struct store_news *notes);
     /* 1 when b may share a's statement; NULL: never. */
     int (*same)(const struct pg_call *a, const struct pg_call *b);
+    /* 1: the follow-up writes (a claim through the lanes) and runs inside the pipeline's
+     * transaction when the pipeline opened one (a call with in_tx is in it), so the call
+     * commits with the others; else after their commit, in a transaction of its own. */
+    int follow_in_tx;
 };
 
 /* One submitted write call on its way through the executor: the transaction that does it
@@ -327,7 +335,16 @@ struct pg_call {
     struct pg_tx tx;          /* tx.arg == this struct */
     const struct pg_one *one; /* not NULL: a one-statement call (tx.fn is pg_one_tx) */
     int follow;               /* set by one->recv */
+    /* Its follow-up (one->follow_in_tx) is likely: its pipeline opens a transaction (BEGIN)
+     * and commits after the follow-ups (pg_pipe.c). */
+    int in_tx;
+    int answered; /* call->done was called (pg_call_answer): call is not ours any more */
+    void *lanes;  /* claim: its candidates, read in its pipeline (pg_lanes_keep; owned) */
 };
+
+/* End pc's call: call->done, once (a second call does nothing). The caller must not touch
+ * pc->call after. This function can't fail. */
+void pg_call_answer(struct pg_call *pc);
 
 /* A call queued for the executor. */
 struct pg_call_node {
@@ -375,11 +392,18 @@ size_t pg_pipe_arrange(const struct pg_call *const *in, size_t n, struct pg_call
                        struct pg_unit *units, size_t *nu);
 
 /* Run calls[0..n) (one-statement calls laid out by pg_pipe_arrange in units[0..nu)) in one
- * pipeline. PG_PIPE_DONE: every call's result is set; PG_PIPE_AGAIN: nothing was committed
- * and each call must run alone. */
+ * pipeline: one round trip and one commit at its Sync when no call has in_tx; else BEGIN goes
+ * first, the follow-ups that ask for it (pg_one's follow_in_tx) run in the same transaction
+ * after the statements, and one COMMIT ends it. PG_PIPE_DONE: every call's result is set;
+ * PG_PIPE_AGAIN: nothing was committed and each call must run alone. */
 enum pg_pipe_outcome { PG_PIPE_DONE, PG_PIPE_AGAIN };
 enum pg_pipe_outcome pg_pipe_run(struct pg_store *st, struct pg_call *calls, size_t n,
                                  const struct pg_unit *units, size_t nu);
+
+/* 1 when a call that ended with r wrote nothing that must be undone, so that its
+ * transaction may go on with other calls and commit (see pg_claim_prepare and the others
+ * below). */
+int pg_result_shareable(enum store_result r);
 
 /* The now of calls[0..k) that share one statement: the latest of theirs. */
 int64_t pg_calls_now(const struct pg_call *calls, size_t k);

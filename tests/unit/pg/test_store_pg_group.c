@@ -287,23 +287,30 @@ TEST(a_call_that_fails_rolls_its_group_back_and_the_others_run_alone)
     drop_db();
 }
 
-/* Count the statements that insert or update jobs from here on (a statement trigger of the
- * test's own): calls that share a statement run it once. Returns 0 or -1. */
+/* Log the statements that insert or update jobs from here on, with their transaction (a
+ * statement trigger of the test's own): calls that share a statement run it once. Returns 0
+ * or -1. */
 static int log_statements(void)
 {
-    return pg_sql_on(db_url, "CREATE TABLE stmt_log (op text);"
+    return pg_sql_on(db_url, "CREATE TABLE stmt_log (op text, tx bigint DEFAULT txid_current());"
                              "CREATE FUNCTION stmt_log_add() RETURNS trigger LANGUAGE plpgsql AS"
                              " $$ BEGIN INSERT INTO stmt_log VALUES (TG_OP); RETURN NULL; END $$;"
                              "CREATE TRIGGER stmt_log_t AFTER INSERT OR UPDATE ON jobq_jobs"
                              " FOR EACH STATEMENT EXECUTE FUNCTION stmt_log_add()");
 }
 
-static int64_t statements(const char *op)
+/* The logged statements of op (what: "*"), or their transactions (what: "DISTINCT tx"). */
+static int64_t logged(const char *what, const char *op)
 {
     char sql[128];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM stmt_log WHERE op = '%s'", op);
+    snprintf(sql, sizeof sql, "SELECT count(%s) FROM stmt_log WHERE op = '%s'", what, op);
     int64_t n = -1;
     return pg_sql_value(db_url, sql, &n) == 0 ? n : -1;
+}
+
+static int64_t statements(const char *op)
+{
+    return logged("*", op);
 }
 
 static void enqueue_now(struct store *s, const char *queue, const char *payload, int priority,
@@ -533,6 +540,67 @@ TEST(claims_of_a_group_share_one_statement_in_claim_order)
     drop_db();
 }
 
+static void queue_mixed_claims(struct store *s, struct pending *p, int n, void *arg)
+{
+    (void)arg;
+    for (int i = 1; i < n; i++)
+        submit_claim(s, &p[i], i % 2 ? "plain" : "keyed", 1, i % 2 ? "a" : "b", 30);
+}
+
+/* Keyed claims (their queue has lanes: the plain statement takes nothing there) go through
+ * the lanes inside the group's transaction, beside the plain claims: the group commits once,
+ * and the key's max_running holds inside it. The queue's first claim went the lanes' way,
+ * so the next ones expect to. */
+TEST(keyed_claims_commit_with_the_plain_ones_of_their_group)
+{
+    struct store *s = NULL;
+    int made = open_case(&s);
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct limit lim = {.key = "k1", .max_running = 1}, out;
+    CHECK_INT(store_limit_put(s, &lim, T0, &out), STORE_OK);
+    CHECK(enqueue_due(s, "keyed", "k0") > 0);
+    CHECK(enqueue_due(s, "keyed", "k1") > 0);
+    CHECK(enqueue_due(s, "keyed", "k1") > 0);
+    CHECK(enqueue_due(s, "keyed", "k2") > 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(enqueue_due(s, "plain", NULL) > 0);
+    struct pending first;
+    submit_claim(s, &first, "keyed", 1, "w", 30); /* k0's job, through the lanes */
+    CHECK_INT(wait_all(&first, 1), 0);
+    CHECK_INT(first.call.claim.n, 1);
+    job_clear(&first.outs[0]);
+    CHECK_INT(log_statements(), 0);
+    struct store_stats before, after;
+    store_read_stats(s, &before);
+    struct pending p[7]; /* the held enqueue, then three plain and three keyed claims */
+    CHECK_INT(run_held_with(s, p, "0", 7, queue_mixed_claims, NULL), 0);
+    store_read_stats(s, &after);
+    /* The held enqueue alone, then one transaction for the six claims: every claim's update
+     * (the plain statement's, each take of a lane's head) in it. */
+    CHECK_INT(after.commits - before.commits, 2);
+    CHECK_INT(after.ops - before.ops, 7);
+    CHECK_INT(logged("DISTINCT tx", "UPDATE"), 1);
+    int64_t got[2] = {0, 0};
+    for (int i = 1; i < 7; i++) {
+        CHECK_INT(p[i].call.result, STORE_OK);
+        if (i % 2)
+            CHECK_INT(p[i].call.claim.n, 1);
+        for (size_t k = 0; k < p[i].call.claim.n; k++) {
+            const char *key = p[i].outs[k].concurrency_key;
+            got[0] += i % 2 == 0 && key && strcmp(key, "k1") == 0;
+            got[1] += i % 2 == 0 && key && strcmp(key, "k2") == 0;
+            job_clear(&p[i].outs[k]);
+        }
+    }
+    CHECK_INT(got[0], 1); /* k1 runs one at a time: its second job waits */
+    CHECK_INT(got[1], 1);
+    job_clear(&p[0].out);
+    store_close(s);
+    drop_db();
+}
+
 struct leases {
     struct job jobs[4];
 };
@@ -669,4 +737,5 @@ TEST_MAIN(TEST_ENTRY(calls_queued_together_share_one_commit),
           TEST_ENTRY(calls_that_share_an_insert_get_their_own_rows_in_any_row_order),
           TEST_ENTRY(claims_of_a_group_share_one_statement_in_claim_order),
           TEST_ENTRY(completes_and_heartbeats_of_a_group_share_statements),
+          TEST_ENTRY(keyed_claims_commit_with_the_plain_ones_of_their_group),
           TEST_ENTRY(counts_of_ended_connections_fold_into_one_row))

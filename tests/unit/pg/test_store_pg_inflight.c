@@ -27,6 +27,7 @@ struct pending {
     struct job out;
     int created;
     int finished;
+    struct limit limit, limit_out; /* limit puts */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -65,6 +66,20 @@ static void submit_heartbeat(struct store *s, struct pending *p, const struct jo
     p->call.now = T0;
     p->call.heartbeat = (struct store_heartbeat_call){
         .id = j->id, .token = j->lease_token, .lease_seconds = 60, .out = &p->out};
+    p->call.done = on_done;
+    p->call.ctx = p;
+    store_submit(s, &p->call);
+}
+
+/* A limit put of key k1 (a call that is not one statement: it runs in a transaction after
+ * its group's pipeline). */
+static void submit_limit_put(struct store *s, struct pending *p)
+{
+    memset(p, 0, sizeof *p);
+    p->limit = (struct limit){.key = "k1", .max_running = 2};
+    p->call.kind = STORE_CALL_LIMIT_PUT;
+    p->call.now = T0;
+    p->call.limit_put = (struct store_limit_put_call){.limit = &p->limit, .out = &p->limit_out};
     p->call.done = on_done;
     p->call.ctx = p;
     store_submit(s, &p->call);
@@ -206,6 +221,59 @@ TEST(a_write_held_on_a_row_lock_does_not_hold_up_the_others)
     CHECK_INT(inflight_becomes(s, 0), 0);
     for (int i = 0; i < JOBS; i++)
         job_clear(&jobs[i]);
+    store_close(s);
+    drop_db();
+}
+
+/* A lock held by another session: BEGIN; sql. NULL when it could not be taken. */
+static PGconn *hold_lock(const char *sql)
+{
+    PGconn *c = PQconnectdb(db_url);
+    PGresult *r = PQexec(c, "BEGIN");
+    PQclear(r);
+    r = PQexec(c, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        PQfinish(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* A group of one-statement calls and a call that is not (a limit put): the pipeline's calls
+ * are answered at its commit, not after the limit put's transaction, held here on a table
+ * lock. */
+TEST(a_call_is_answered_at_its_commit_not_after_the_rest_of_its_group)
+{
+    int made = fresh_db();
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct store *s = open_pg_pool(3); /* one writer: the group is deterministic */
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    PGconn *jobs = hold_lock("LOCK TABLE jobq_jobs IN SHARE ROW EXCLUSIVE MODE");
+    PGconn *limits = hold_lock("LOCK TABLE jobq_limits IN EXCLUSIVE MODE");
+    CHECK(jobs != NULL && limits != NULL);
+    struct pending first, group[2];
+    submit_enqueue(s, &first);
+    CHECK_INT(lock_waiters(1), 1); /* the writer, held: the group queues behind it */
+    submit_enqueue(s, &group[0]);
+    submit_limit_put(s, &group[1]);
+    release(jobs);
+    CHECK_INT(wait_finished(group, 1, 10000), 1); /* the enqueue, while the put is held */
+    CHECK_INT(lock_waiters(1), 1);
+    CHECK_INT(group[1].finished, 0);
+    CHECK_INT(group[0].call.result, STORE_OK);
+    CHECK_INT(group[0].created, 1);
+    release(limits);
+    CHECK_INT(wait_finished(&group[1], 1, 10000), 1);
+    CHECK_INT(group[1].call.result, STORE_OK);
+    CHECK_INT(first.call.result, STORE_OK);
+    job_clear(&first.out);
+    job_clear(&group[0].out);
     store_close(s);
     drop_db();
 }
@@ -361,5 +429,6 @@ TEST(calls_wait_for_an_open_connection_when_the_server_refuses_more)
 }
 
 TEST_MAIN(TEST_ENTRY(a_write_held_on_a_row_lock_does_not_hold_up_the_others),
+          TEST_ENTRY(a_call_is_answered_at_its_commit_not_after_the_rest_of_its_group),
           TEST_ENTRY(transactions_in_flight_follow_the_load_up_to_the_writers),
           TEST_ENTRY(calls_wait_for_an_open_connection_when_the_server_refuses_more))
