@@ -1,0 +1,336 @@
+"""Webhooks (API.md "Events, webhooks and trace context"; docs/events.md "Webhooks"): every
+delivery is verified by an independent implementation of Standard Webhooks (the npm
+standardwebhooks package, in tests/webhooks/receiver.mjs on 127.0.0.1): signatures valid, the
+same webhook-id on every retry, retries spaced by the backoff and by a Retry-After, 410
+disables, a job's events in order, an ordered subscription held behind a failing event, both
+secrets valid while rotating, private addresses refused at PUT and at delivery without
+--webhook-allow-private, the 400s; on PostgreSQL each event delivered once with three jobqd
+processes. --webhook-retry-base 1 keeps the retries to seconds; every wait is bounded."""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import unittest
+import urllib.request
+
+from harness import Server, ServerTest, backend, wait_until
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECEIVER_DIR = os.path.join(HERE, "..", "webhooks")
+SECRET_A = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+SECRET_B = "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY="
+DELIVERY_TIMEOUT = 30
+
+
+class Receiver:
+    """tests/webhooks/receiver.mjs: plan(path, ...) sets what a path answers and the secrets
+    its deliveries are verified with; log(path) is what it received."""
+
+    def __init__(self):
+        node = shutil.which("node")
+        assert node, "node is missing: run scripts/deps.sh"
+        assert os.path.isfile(os.path.join(RECEIVER_DIR, "node_modules", "standardwebhooks",
+                                           "package.json")), \
+            "standardwebhooks is missing: run scripts/deps.sh"
+        self.proc = subprocess.Popen([node, os.path.join(RECEIVER_DIR, "receiver.mjs")],
+                                     stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        line = self.proc.stdout.readline()
+        self.port = json.loads(line)["port"]
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def _call(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        rq = urllib.request.Request(self.url(path), data=data, method=method,
+                                    headers={"content-type": "application/json"})
+        with urllib.request.urlopen(rq, timeout=10) as r:
+            return r.read()
+
+    def plan(self, path, secrets=(), answers=()):
+        self._call("POST", "/_plan", {"path": path, "secrets": list(secrets),
+                                      "answers": list(answers)})
+
+    def log(self, path):
+        return [d for d in json.loads(self._call("GET", "/_log")) if d["path"] == path]
+
+    def wait(self, path, n, what=None):
+        return wait_until(lambda: len(self.log(path)) >= n and self.log(path), DELIVERY_TIMEOUT,
+                          interval=0.1, what=what or "%d deliveries to %s" % (n, path))
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+
+
+class HookTest(ServerTest):
+    """One receiver per class; each test its own path, subscription and queue."""
+
+    server_args = ["--webhook-allow-private", "--webhook-retry-base", "1"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.receiver = Receiver()
+        try:
+            super().setUpClass()
+        except Exception:
+            cls.receiver.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.receiver.stop()
+
+    def setUp(self):
+        super().setUp()
+        self.path = "/" + self.q
+        self.name = self.q.replace("-", "_")
+
+    def put_hook(self, status=(200, 201), name=None, **fields):
+        body = {"url": self.receiver.url(self.path), "queues": [self.q]}
+        body.update(fields)
+        r = self.req("PUT", "/webhooks/%s" % (name or self.name), body)
+        self.assertIn(r.status, status, r)
+        return r.json
+
+    def hook(self):
+        r = self.req("GET", "/webhooks/%s" % self.name)
+        self.assertEqual(r.status, 200, r)
+        return r.json
+
+    def body(self, d):
+        return json.loads(d["body"])
+
+
+class WebhooksTest(HookTest):
+    def test_signed_and_in_order_per_job(self):
+        w = self.put_hook()
+        self.assertIn("secret", w)  # generated and shown once
+        self.assertTrue(w["secret"].startswith("whsec_"), w)
+        self.receiver.plan(self.path, [w["secret"]])
+        ids = [self.enqueue()["id"] for _ in range(3)]
+        for _ in range(3):
+            for j in self.claim():
+                self.act(j["id"], "complete", {"lease_token": j["lease_token"]})
+        got = self.receiver.wait(self.path, 9)
+        self.assertEqual(len(got), 9, got)
+        for d in got:
+            self.assertEqual(d["verified"], [True], d)
+            self.assertEqual(d["content_type"], "application/json", d)
+        seqs = [self.body(d)["seq"] for d in got]
+        self.assertEqual(seqs, sorted(seqs))
+        self.assertEqual(len({d["id"] for d in got}), 9)
+        for d in got:
+            self.assertEqual(d["id"], "jobq_%s_%d" % (self.name, self.body(d)["seq"]))
+        for i in ids:
+            types = [self.body(d)["type"] for d in got if self.body(d)["job"]["id"] == i]
+            self.assertEqual(types, ["job.created", "job.claimed", "job.succeeded"])
+        # The body is the event as GET /events shows it.
+        r = self.req("GET", "/events?queue=%s&limit=100" % self.q,
+                     headers={"Accept": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["events"], [self.body(d) for d in got])
+        h = wait_until(lambda: self.hook()["deliveries"] == 9 and self.hook(), 10,
+                       what="the delivery state")
+        self.assertNotIn("secret", h)
+        self.assertEqual(h["delivered_seq"], seqs[-1])
+        self.assertIsNone(h["failing_since"])
+        self.assertEqual(h["last_status"], 200)
+        r = self.req("GET", "/webhooks")
+        self.assertEqual(r.status, 200, r)
+        names = [x["name"] for x in r.json["webhooks"]]
+        self.assertIn(self.name, names)
+        self.assertNotIn("secret", r.json["webhooks"][names.index(self.name)])
+
+    def test_retries_keep_the_id_and_back_off(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 500}, {"status": 500},
+                                                   {"status": 503, "retry_after": 6}])
+        self.enqueue()
+        got = self.receiver.wait(self.path, 4)
+        self.assertEqual([d["status"] for d in got], [500, 500, 503, 200])
+        self.assertEqual(len({d["id"] for d in got}), 1, got)  # the same id on every retry
+        self.assertEqual(len({d["body"] for d in got}), 1, got)
+        for d in got:
+            self.assertEqual(d["verified"], [True], d)
+        # The waits are 1 s, 2 s (doubled), then the Retry-After's 6 s, longer than the 4 s
+        # of the backoff; the store's clock counts whole seconds, so a wait of w seconds
+        # lasts more than w - 1.
+        gaps = [(b["at_ms"] - a["at_ms"]) / 1000.0 for a, b in zip(got, got[1:])]
+        self.assertGreaterEqual(gaps[1], 1.0, gaps)
+        self.assertGreaterEqual(gaps[2], 5.0, gaps)
+        h = wait_until(lambda: self.hook()["deliveries"] == 1 and self.hook(), 10,
+                       what="the delivery state")
+        self.assertEqual(h["failures"], 3)
+        self.assertEqual(h["last_error"], "HTTP 503")
+        self.assertIsNone(h["failing_since"])
+        self.assertIsNone(h["next_attempt_at"])
+
+    def test_gone_disables_until_enabled_again(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 410}])
+        self.enqueue()
+        first = self.receiver.wait(self.path, 1)[0]
+        h = wait_until(lambda: not self.hook()["enabled"] and self.hook(), 10,
+                       what="the subscription disabled")
+        self.assertIn("410", h["disabled_reason"])
+        self.assertIsNotNone(h["failing_since"])
+        self.enqueue()
+        # Disabled: nothing more is sent (three delivery passes).
+        time.sleep(1.5)
+        self.assertEqual(len(self.receiver.log(self.path)), 1)
+        # Enabled again: the event it held is sent again, with its id, then the next.
+        h = self.put_hook(secret=SECRET_A, types=["job.created"], enabled=True)
+        self.assertIsNone(h["disabled_reason"])
+        got = self.receiver.wait(self.path, 3)
+        self.assertEqual(got[1]["id"], first["id"])
+        self.assertNotEqual(got[2]["id"], first["id"])
+        self.assertEqual([d["status"] for d in got], [410, 200, 200])
+
+    def test_ordered_subscription_holds_behind_a_failure(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"], ordered=True)
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 500}, {"status": 500}])
+        a = self.enqueue()["id"]
+        b = self.enqueue()["id"]
+        got = self.receiver.wait(self.path, 4)
+        self.assertEqual([(self.body(d)["job"]["id"], d["status"]) for d in got],
+                         [(a, 500), (a, 500), (a, 200), (b, 200)])
+        self.assertTrue(self.hook()["ordered"])
+
+    def test_rotation_signs_with_both_secrets(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.receiver.plan(self.path, [SECRET_A, SECRET_B])
+        self.enqueue()
+        got = self.receiver.wait(self.path, 1)
+        self.assertEqual(got[0]["verified"], [True, False])
+        w = self.put_hook(secret=SECRET_B, types=["job.created"])
+        self.assertNotIn("secret", w)  # a secret given is never shown back
+        self.assertGreater(w["previous_secret_until"], time.time() + 86000)
+        self.enqueue()
+        got = self.receiver.wait(self.path, 2)
+        self.assertEqual(got[1]["verified"], [True, True])
+        self.assertEqual(len(got[1]["signature"].split(" ")), 2, got[1])
+        # Replaced without a secret: the secret stays, and so does the rotation.
+        w = self.put_hook(types=["job.created"])
+        self.assertNotIn("secret", w)
+        self.enqueue()
+        got = self.receiver.wait(self.path, 3)
+        self.assertEqual(got[2]["verified"], [True, True])
+
+    def test_delete(self):
+        self.put_hook(secret=SECRET_A)
+        r = self.req("DELETE", "/webhooks/%s" % self.name)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.req("GET", "/webhooks/%s" % self.name).status, 404)
+        self.assertEqual(self.req("DELETE", "/webhooks/%s" % self.name).status, 404)
+
+    def test_bad_input_is_400(self):
+        url = self.receiver.url(self.path)
+        bad = [
+            {},
+            {"url": "ftp://example.com/"},
+            {"url": "example.com"},
+            {"url": "http://user@127.0.0.1/"},
+            {"url": "http://127.0.0.1:99999/"},
+            {"url": "http://h/" + "a" * 2100},
+            {"url": 5},
+            {"url": url, "secret": "nope"},
+            {"url": url, "secret": "whsec_c2hvcnQ="},
+            {"url": url, "secret": "whsec_" + "%%%%" * 8},
+            {"url": url, "types": ["job.nope"]},
+            {"url": url, "types": "job.created"},
+            {"url": url, "queues": ["bad name"]},
+            {"url": url, "enabled": "yes"},
+        ]
+        for body in bad:
+            r = self.req("PUT", "/webhooks/%s" % self.name, body)
+            self.assertEqual(r.status, 400, (body, r))
+            self.assertEqual(r.json["error"]["code"], "invalid_request", (body, r))
+        r = self.req("PUT", "/webhooks/" + "n" * 129, {"url": url})
+        self.assertEqual(r.status, 400, r)
+        r = self.req("PUT", "/webhooks/a%20b", {"url": url})
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(self.req("GET", "/webhooks/%s" % self.name).status, 404)
+
+
+class PrivateTest(HookTest):
+    """Without --webhook-allow-private."""
+
+    server_args = ["--webhook-retry-base", "1"]
+
+    def test_private_addresses_refused_at_put(self):
+        for url, what in [("http://127.0.0.1:9/x", "loopback"), ("http://[::1]/", "loopback"),
+                          ("http://localhost/", "loopback"), ("http://10.1.2.3/", "private"),
+                          ("http://192.168.0.1/", "private"),
+                          ("http://169.254.169.254/", "link-local"),
+                          ("http://0.0.0.0/", "unspecified")]:
+            r = self.req("PUT", "/webhooks/%s" % self.name, {"url": url})
+            self.assertEqual(r.status, 400, (url, r))
+            self.assertIn(what, r.json["error"]["message"], (url, r))
+            self.assertIn("--webhook-allow-private", r.json["error"]["message"])
+
+
+@unittest.skipUnless(backend() == "sqlite", "a restart of the same SQLite file")
+class RebindTest(HookTest):
+    """A subscription made while private addresses were allowed is refused at delivery once
+    they are not: the address is checked after resolving, at every attempt."""
+
+    server_per_test = True
+
+    def test_private_address_refused_at_delivery(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.server.terminate()
+        self.server.args = ["--webhook-retry-base", "1"]
+        self.server.start()
+        self.c = self.server.client()
+        self.addCleanup(self.c.close)
+        self.receiver.plan(self.path, [SECRET_A])
+        self.enqueue()
+        h = wait_until(lambda: self.hook()["failures"] >= 1 and self.hook(), DELIVERY_TIMEOUT,
+                       what="a refused attempt")
+        self.assertIn("loopback", h["last_error"])
+        self.assertEqual(h["last_status"], 0)
+        self.assertIsNotNone(h["failing_since"])
+        self.assertEqual(self.receiver.log(self.path), [])
+
+
+@unittest.skipUnless(backend() == "pg", "several processes share a database on PostgreSQL only")
+class ProcessesTest(HookTest):
+    def test_three_processes_deliver_each_event_once(self):
+        others = []
+        for _ in range(2):
+            srv = Server(self.server_args, db=self.server.db)
+            self.addCleanup(srv.cleanup)
+            srv.start()
+            self.addCleanup(srv.stop_checked, self)
+            others.append(srv)
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.receiver.plan(self.path, [SECRET_A])
+        clients = [self.c] + [srv.client() for srv in others]
+        for c in clients[1:]:
+            self.addCleanup(c.close)
+        n = 30
+        for i in range(n):
+            r = clients[i % 3].post("/jobs", {"queue": self.q, "payload": {"i": i}})
+            self.assertEqual(r.status, 201, r)
+        got = self.receiver.wait(self.path, n)
+        h = wait_until(lambda: self.hook()["deliveries"] >= n and self.hook(), DELIVERY_TIMEOUT,
+                       what="the delivery state")
+        got = self.receiver.log(self.path)
+        self.assertEqual(len(got), n, [d["id"] for d in got])
+        self.assertEqual(len({d["id"] for d in got}), n)
+        self.assertEqual(h["deliveries"], n)
+        for d in got:
+            self.assertEqual(d["verified"], [True], d)
+        seqs = [self.body(d)["seq"] for d in got]
+        self.assertEqual(seqs, sorted(seqs))
+
+
+if __name__ == "__main__":
+    unittest.main()
