@@ -161,7 +161,7 @@ static int read_types(struct fields *f, unsigned *bits)
     *bits = 0;
     if (!a || cJSON_IsNull(a))
         return 0;
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) > JOB_EVENT_TYPE_COUNT)
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) > JOB_EVENT_TYPE_COUNT - 1)
         return fields_fail(f, ERR_INVALID_REQUEST,
                            "types: an array of at most %d event types (job.created, ...)",
                            JOB_EVENT_TYPE_COUNT - 1);
