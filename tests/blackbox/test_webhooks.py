@@ -16,6 +16,7 @@ import unittest
 import urllib.request
 
 from harness import Server, ServerTest, backend, wait_until
+from test_metrics import promtool_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECEIVER_DIR = os.path.join(HERE, "..", "webhooks")
@@ -142,6 +143,15 @@ class WebhooksTest(HookTest):
         self.assertEqual(h["delivered_seq"], seqs[-1])
         self.assertIsNone(h["failing_since"])
         self.assertEqual(h["last_status"], 200)
+        # /metrics: the store's counts and the lag as the last delivery pass saw them.
+        def metrics():
+            text = self.req("GET", "/metrics").body.decode()
+            want = ['jobq_webhook_deliveries_total{webhook="%s"} 9' % self.name,
+                    'jobq_webhook_failures_total{webhook="%s"} 0' % self.name,
+                    'jobq_webhook_lag_events{webhook="%s"} 0' % self.name,
+                    'jobq_webhook_lag_seconds{webhook="%s"} 0' % self.name]
+            return all(w in text.splitlines() for w in want) and text
+        promtool_check(self, wait_until(metrics, 10, what="the webhook metrics"))
         r = self.req("GET", "/webhooks")
         self.assertEqual(r.status, 200, r)
         names = [x["name"] for x in r.json["webhooks"]]
