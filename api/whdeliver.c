@@ -1,11 +1,13 @@
 /* Webhook delivery (whdeliver.h). */
 #include "whdeliver.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "jobjson.h"
@@ -25,6 +27,7 @@ struct whdeliver {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop;
+    int wake[2]; /* a byte in wake[1] at the stop: an attempt in flight gives up */
     struct whdeliver_gauge gauges[STORE_WEBHOOKS_MAX]; /* under mu */
     size_t ngauges;
 };
@@ -97,7 +100,8 @@ static void attempt(struct whdeliver *d, const struct store_webhook *w, const st
                                 .headers = headers,
                                 .body = body.p,
                                 .body_len = body.len,
-                                .allow_private = d->allow_private};
+                                .allow_private = d->allow_private,
+                                .cancel_fd = d->wake[0]};
         whpost(&rq, &res);
     }
     free(body.p);
@@ -256,14 +260,20 @@ struct whdeliver *whdeliver_start(struct store *s, int64_t base, int allow_priva
     d->allow_private = allow_private;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
-    if (pthread_create(&d->thread, NULL, run, d) != 0) {
-        log_error("cannot start the webhook delivery thread");
-        pthread_cond_destroy(&d->cv);
-        pthread_mutex_destroy(&d->mu);
-        free(d);
-        return NULL;
+    if (pipe2(d->wake, O_CLOEXEC) != 0) {
+        d->wake[0] = d->wake[1] = -1;
+    } else if (pthread_create(&d->thread, NULL, run, d) == 0) {
+        return d;
     }
-    return d;
+    log_error("cannot start the webhook delivery thread");
+    if (d->wake[0] >= 0) {
+        close(d->wake[0]);
+        close(d->wake[1]);
+    }
+    pthread_cond_destroy(&d->cv);
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+    return NULL;
 }
 
 void whdeliver_stop(struct whdeliver *d)
@@ -274,7 +284,11 @@ void whdeliver_stop(struct whdeliver *d)
     d->stop = 1;
     pthread_cond_signal(&d->cv);
     pthread_mutex_unlock(&d->mu);
+    if (write(d->wake[1], "x", 1) != 1)
+        log_warn("webhook delivery: cannot interrupt the attempt in flight");
     pthread_join(d->thread, NULL);
+    close(d->wake[0]);
+    close(d->wake[1]);
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
     free(d);

@@ -78,21 +78,23 @@ static int left_ms(int64_t deadline)
     return l > 0 ? (int)l : 0;
 }
 
-/* Wait until fd is ready for `events` or deadline passes. Returns 1 when ready, 0 when not. */
-static int wait_fd(int fd, short events, int64_t deadline)
+/* Wait until fd is ready for `events`, or deadline passes, or cancel_fd (-1: none) is
+ * readable. Returns 1 when fd is ready, 0 when not. */
+static int wait_fd(int fd, short events, int64_t deadline, int cancel_fd)
 {
     for (;;) {
-        struct pollfd p = {.fd = fd, .events = events};
-        int rc = poll(&p, 1, left_ms(deadline));
+        struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = cancel_fd, .events = POLLIN}};
+        int rc = poll(p, cancel_fd >= 0 ? 2 : 1, left_ms(deadline));
         if (rc > 0)
-            return 1;
+            return cancel_fd < 0 || p[1].revents == 0;
         if (rc == 0 || errno != EINTR)
             return 0;
     }
 }
 
 /* A socket connected to one of list's addresses (non-blocking), or -1 with why set. */
-static int connect_any(struct addrinfo *list, int64_t deadline, char *why, size_t n)
+static int connect_any(struct addrinfo *list, int64_t deadline, int cancel_fd, char *why,
+                       size_t n)
 {
     int tried = 0;
     snprintf(why, n, "no address to connect to");
@@ -112,7 +114,7 @@ static int connect_any(struct addrinfo *list, int64_t deadline, char *why, size_
         int err = rc == 0 ? 0 : errno;
         if (err == EINPROGRESS) {
             socklen_t len = sizeof err;
-            err = wait_fd(fd, POLLOUT, until) ? 0 : ETIMEDOUT;
+            err = wait_fd(fd, POLLOUT, until, cancel_fd) ? 0 : ETIMEDOUT;
             if (err == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
                 err = errno;
         }
@@ -130,6 +132,7 @@ struct conn {
     SSL_CTX *ctx;
     SSL *ssl;
     int64_t deadline;
+    int cancel_fd;
 };
 
 static void conn_close(struct conn *c)
@@ -147,9 +150,9 @@ static int tls_wait(struct conn *c, int rc)
 {
     int e = SSL_get_error(c->ssl, rc);
     if (e == SSL_ERROR_WANT_READ)
-        return wait_fd(c->fd, POLLIN, c->deadline);
+        return wait_fd(c->fd, POLLIN, c->deadline, c->cancel_fd);
     if (e == SSL_ERROR_WANT_WRITE)
-        return wait_fd(c->fd, POLLOUT, c->deadline);
+        return wait_fd(c->fd, POLLOUT, c->deadline, c->cancel_fd);
     return 0;
 }
 
@@ -197,7 +200,7 @@ static int send_all(struct conn *c, const char *p, size_t n)
         } else {
             k = send(c->fd, p, n, MSG_NOSIGNAL);
             if (k < 0) {
-                if ((errno != EAGAIN && errno != EINTR) || !wait_fd(c->fd, POLLOUT, c->deadline))
+                if ((errno != EAGAIN && errno != EINTR) || !wait_fd(c->fd, POLLOUT, c->deadline, c->cancel_fd))
                     return -1;
                 continue;
             }
@@ -227,7 +230,7 @@ static ssize_t recv_some(struct conn *c, char *p, size_t n)
         ssize_t k = recv(c->fd, p, n, 0);
         if (k >= 0)
             return k;
-        if ((errno != EAGAIN && errno != EINTR) || !wait_fd(c->fd, POLLIN, c->deadline))
+        if ((errno != EAGAIN && errno != EINTR) || !wait_fd(c->fd, POLLIN, c->deadline, c->cancel_fd))
             return -1;
     }
 }
@@ -309,8 +312,9 @@ void whpost(const struct whpost_req *rq, struct whpost_res *res)
     struct addrinfo *list;
     if (resolve(rq->url, rq->allow_private, &list, res->error, sizeof res->error) != 1)
         return;
-    struct conn c = {.fd = -1, .deadline = clock_mono_ms() + WHPOST_TOTAL_MS};
-    c.fd = connect_any(list, c.deadline, res->error, sizeof res->error);
+    struct conn c = {
+        .fd = -1, .deadline = clock_mono_ms() + WHPOST_TOTAL_MS, .cancel_fd = rq->cancel_fd};
+    c.fd = connect_any(list, c.deadline, c.cancel_fd, res->error, sizeof res->error);
     freeaddrinfo(list);
     if (c.fd >= 0 &&
         (!rq->url->https || tls_start(&c, rq->url->host, res->error, sizeof res->error) == 0))

@@ -30,6 +30,7 @@ struct whpost_req {
     const char *body;
     size_t body_len;
     int allow_private;
+    int cancel_fd; /* readable: give up at once (a stopping server); -1: none */
 };
 
 struct whpost_res {
@@ -41,7 +42,7 @@ struct whpost_res {
 /* POST rq->body to rq->url with rq->headers, content-type application/json and a
  * connection: close, to the first address of the host that connects (each checked as
  * whpost_check does, after resolving), within WHPOST_CONNECT_MS per connect and
- * WHPOST_TOTAL_MS in all; read the status line and headers and at most
+ * WHPOST_TOTAL_MS in all (or until rq->cancel_fd is readable); read the status line and headers and at most
  * WHPOST_RESPONSE_MAX bytes of the answer, which are discarded. Fills *res (status 0 with
  * error set when no answer came). This function can't fail otherwise. */
 void whpost(const struct whpost_req *rq, struct whpost_res *res);

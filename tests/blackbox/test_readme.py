@@ -1,5 +1,5 @@
 """The README's recipes ("Flow control: recipes", "Schedules: recipes",
-"Workflows: recipes"), run as they stand:
+"Workflows: recipes", "Be told when a job ends"), run as they stand:
 each ```console block of those sections is one recipe, run on a fresh server and database. Every
 `$ ` line (with its `\\` continuation lines) is a shell command run in one bash session (so
 `TOKEN=$(...)` carries to the next command), with localhost:8080 turned into the test
@@ -23,7 +23,8 @@ from harness import HOST, ServerTest, free_port
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
-SECTIONS = ("## Flow control: recipes", "## Schedules: recipes", "## Workflows: recipes")
+SECTIONS = ("## Flow control: recipes", "## Schedules: recipes", "## Workflows: recipes",
+            "## Be told when a job ends")
 RUN_TIMEOUT = 60  # seconds for one recipe
 MARK = "@@recipe-step@@"
 
@@ -100,13 +101,17 @@ class ReadmeRecipes(ServerTest):
     def test_batch_with_a_completion_callback(self):
         self.run_recipe("A batch with a completion callback.")
 
+    def test_a_webhook_for_every_job_that_ends(self):
+        self.run_recipe("A webhook for every job that ends.")
+
     def test_every_recipe_is_run(self):
         self.assertEqual([t for t, _ in recipes()],
                          ["One customer at a time.", "At most N calls per second to an API.",
                           "Reacting to a 429.", "Unique while running.",
                           "A report every Monday at 9 in Berlin.",
                           "Every second, never two at once.",
-                          "A batch with a completion callback."])
+                          "A batch with a completion callback.",
+                          "A webhook for every job that ends."])
 
 
 SQS_SECTION = "## Use it from an SQS client"
