@@ -93,8 +93,7 @@ static int wait_fd(int fd, short events, int64_t deadline, int cancel_fd)
 }
 
 /* A socket connected to one of list's addresses (non-blocking), or -1 with why set. */
-static int connect_any(struct addrinfo *list, int64_t deadline, int cancel_fd, char *why,
-                       size_t n)
+static int connect_any(struct addrinfo *list, int64_t deadline, int cancel_fd, char *why, size_t n)
 {
     int tried = 0;
     snprintf(why, n, "no address to connect to");
@@ -200,7 +199,8 @@ static int send_all(struct conn *c, const char *p, size_t n)
         } else {
             k = send(c->fd, p, n, MSG_NOSIGNAL);
             if (k < 0) {
-                if ((errno != EAGAIN && errno != EINTR) || !wait_fd(c->fd, POLLOUT, c->deadline, c->cancel_fd))
+                if ((errno != EAGAIN && errno != EINTR) ||
+                    !wait_fd(c->fd, POLLOUT, c->deadline, c->cancel_fd))
                     return -1;
                 continue;
             }
@@ -230,7 +230,8 @@ static ssize_t recv_some(struct conn *c, char *p, size_t n)
         ssize_t k = recv(c->fd, p, n, 0);
         if (k >= 0)
             return k;
-        if ((errno != EAGAIN && errno != EINTR) || !wait_fd(c->fd, POLLIN, c->deadline, c->cancel_fd))
+        if ((errno != EAGAIN && errno != EINTR) ||
+            !wait_fd(c->fd, POLLIN, c->deadline, c->cancel_fd))
             return -1;
     }
 }

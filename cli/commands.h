@@ -21,6 +21,7 @@ extern const struct command cmd_stats, cmd_pause, cmd_resume, cmd_purge; /* cmd_
 extern const struct command cmd_work;                                    /* work.c */
 extern const struct command cmd_limits;                                  /* cmd_limits.c */
 extern const struct command cmd_schedules;                               /* cmd_schedules.c */
+extern const struct command cmd_webhooks;                                /* cmd_webhooks.c */
 
 /* The positional argument a->pos[0] as a job id: returns it, or 0 after printing a usage
  * error (it is missing, extra arguments follow, or it is not a positive whole number). */
