@@ -57,6 +57,7 @@ const struct route router_table[] = {
     {"GET", "/ui/jobs.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/ui/limits.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/ui/schedules.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/webhooks.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},
 };
 

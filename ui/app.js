@@ -9,6 +9,7 @@ import { $, badge, el, fillTable, fmtAge, fmtTime } from './dom.js';
 import { makeJobs } from './jobs.js';
 import { makeLimits } from './limits.js';
 import { makeSchedules } from './schedules.js';
+import { makeWebhooks } from './webhooks.js';
 
 const REFRESH_MS = 3000;
 const LIMITS = [25, 50, 100, 500];
@@ -206,6 +207,7 @@ onUnauthorized(askToken);
 const jobs = makeJobs(view, { act, report, clear, saveView });
 const limits = makeLimits({ act, report, clear });
 const schedules = makeSchedules({ act, report, clear });
+const webhooks = makeWebhooks({ report, clear });
 let running = null; // the refresh under way
 let again = null; // the one that starts after it (asked for while it ran)
 
@@ -215,8 +217,8 @@ function refresh() {
     return again;
   }
   again = null;
-  const parts = [loadQueues(), limits.refresh(), schedules.refresh(), loadChart(),
-    jobs.refresh()];
+  const parts = [loadQueues(), limits.refresh(), schedules.refresh(), webhooks.refresh(),
+    loadChart(), jobs.refresh()];
   running = Promise.all(parts).finally(() => {
     running = null;
     $('status').textContent = `Updated ${fmtTime(Date.now() / 1000)}` +

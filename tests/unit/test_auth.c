@@ -298,6 +298,7 @@ TEST(role_matrix)
         {"GET", "/ui/jobs.js", OPEN},
         {"GET", "/ui/limits.js", OPEN},
         {"GET", "/ui/schedules.js", OPEN},
+        {"GET", "/ui/webhooks.js", OPEN},
     };
     static const enum auth_role roles[] = {AUTH_ROLE_NONE, AUTH_ROLE_PRODUCER, AUTH_ROLE_WORKER,
                                            AUTH_ROLE_ADMIN};

@@ -66,6 +66,7 @@ TEST(every_route_present)
         {"GET", "/ui/jobs.js", handle_ui_asset, 0},
         {"GET", "/ui/limits.js", handle_ui_asset, 0},
         {"GET", "/ui/schedules.js", handle_ui_asset, 0},
+        {"GET", "/ui/webhooks.js", handle_ui_asset, 0},
     };
     CHECK_INT(router_table_len, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
