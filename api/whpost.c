@@ -165,8 +165,15 @@ static int tls_start(struct conn *c, const char *host, char *why, size_t n)
     }
     SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
     SSL_set_verify(c->ssl, SSL_VERIFY_PEER, NULL);
-    SSL_set_tlsext_host_name(c->ssl, host);
-    SSL_set1_host(c->ssl, host);
+    unsigned char ip[16];
+    int literal = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
+    /* An address is checked against the certificate's IP names, and sent no SNI; a name
+     * against its DNS names. */
+    if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host) != 1
+                : SSL_set_tlsext_host_name(c->ssl, host) != 1 || SSL_set1_host(c->ssl, host) != 1) {
+        snprintf(why, n, "tls: cannot set the name to verify");
+        return -1;
+    }
     SSL_set_fd(c->ssl, c->fd);
     for (;;) {
         ERR_clear_error();

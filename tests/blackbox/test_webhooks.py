@@ -10,13 +10,16 @@ processes. --webhook-retry-base 1 keeps the retries to seconds; every wait is bo
 import json
 import os
 import shutil
+import ssl
 import subprocess
+import tempfile
 import time
 import unittest
 import urllib.request
 
 from harness import Server, ServerTest, backend, wait_until
 from test_metrics import promtool_check
+from test_tls import make_pki
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECEIVER_DIR = os.path.join(HERE, "..", "webhooks")
@@ -29,25 +32,28 @@ class Receiver:
     """tests/webhooks/receiver.mjs: plan(path, ...) sets what a path answers and the secrets
     its deliveries are verified with; log(path) is what it received."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
         node = shutil.which("node")
         assert node, "node is missing: run scripts/deps.sh"
         assert os.path.isfile(os.path.join(RECEIVER_DIR, "node_modules", "standardwebhooks",
                                            "package.json")), \
             "standardwebhooks is missing: run scripts/deps.sh"
-        self.proc = subprocess.Popen([node, os.path.join(RECEIVER_DIR, "receiver.mjs")],
+        self.tls = tls  # (cert, key, ca) files: https
+        self.proc = subprocess.Popen([node, os.path.join(RECEIVER_DIR, "receiver.mjs"), "0"]
+                                     + (list(tls[:2]) if tls else []),
                                      stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
         line = self.proc.stdout.readline()
         self.port = json.loads(line)["port"]
 
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+    def url(self, path, host="127.0.0.1"):
+        return "%s://%s:%d%s" % ("https" if self.tls else "http", host, self.port, path)
 
     def _call(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
         rq = urllib.request.Request(self.url(path), data=data, method=method,
                                     headers={"content-type": "application/json"})
-        with urllib.request.urlopen(rq, timeout=10) as r:
+        ctx = ssl.create_default_context(cafile=self.tls[2]) if self.tls else None
+        with urllib.request.urlopen(rq, timeout=10, context=ctx) as r:
             return r.read()
 
     def plan(self, path, secrets=(), answers=()):
@@ -72,9 +78,11 @@ class HookTest(ServerTest):
 
     server_args = ["--webhook-allow-private", "--webhook-retry-base", "1"]
 
+    receiver_tls = None
+
     @classmethod
     def setUpClass(cls):
-        cls.receiver = Receiver()
+        cls.receiver = Receiver(cls.receiver_tls)
         try:
             super().setUpClass()
         except Exception:
@@ -284,6 +292,44 @@ class PrivateTest(HookTest):
             self.assertEqual(r.status, 400, (url, r))
             self.assertIn(what, r.json["error"]["message"], (url, r))
             self.assertIn("--webhook-allow-private", r.json["error"]["message"])
+
+
+@unittest.skipUnless(backend() == "sqlite", "the TLS client is the same on both backends")
+class HttpsTest(HookTest):
+    """An https receiver with a certificate for IP 127.0.0.1 from a CA that jobqd trusts
+    (SSL_CERT_FILE: OpenSSL's default verify paths): delivered and verified; the same
+    receiver named localhost (not in its certificate) fails the handshake."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = tempfile.mkdtemp(prefix="jobq-wh-tls-")
+        cls.addClassCleanup(shutil.rmtree, d, ignore_errors=True)
+        make_pki(d)
+        cls.receiver_tls = tuple(os.path.join(d, f) for f in ("server.pem", "server.key",
+                                                               "ca.pem"))
+        before = os.environ.get("SSL_CERT_FILE")
+        os.environ["SSL_CERT_FILE"] = cls.receiver_tls[2]  # jobqd inherits it
+        try:
+            super().setUpClass()
+        finally:
+            if before is None:
+                del os.environ["SSL_CERT_FILE"]
+            else:
+                os.environ["SSL_CERT_FILE"] = before
+
+    def test_delivered_over_verified_tls(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.put_hook(name=self.name + "_byname", secret=SECRET_A, types=["job.created"],
+                      url=self.receiver.url(self.path + "/byname", host="localhost"))
+        self.receiver.plan(self.path, [SECRET_A])
+        self.enqueue()
+        got = self.receiver.wait(self.path, 1)
+        self.assertEqual(got[0]["verified"], [True])
+        r = wait_until(lambda: self.req("GET", "/webhooks/%s_byname" % self.name).json
+                       ["failures"] >= 1 and self.req("GET", "/webhooks/%s_byname" % self.name),
+                       DELIVERY_TIMEOUT, what="the handshake refused")
+        self.assertIn("tls handshake failed", r.json["last_error"], r.json)
+        self.assertEqual(self.receiver.log(self.path + "/byname"), [])
 
 
 @unittest.skipUnless(backend() == "sqlite", "a restart of the same SQLite file")

@@ -1,6 +1,7 @@
 // A webhook receiver for tests/blackbox/test_webhooks.py: every delivery is verified with the
 // Standard Webhooks reference verifier (the npm standardwebhooks package), an implementation
-// independent of jobq's. It listens on 127.0.0.1 (port 0: any) and prints {"port": N} once
+// independent of jobq's. It listens on 127.0.0.1 (port 0: any; https when given a
+// certificate and key file: `node receiver.mjs PORT CERT KEY`) and prints {"port": N} once
 // listening. The test drives it over HTTP:
 //   POST /_plan   {"path", "secrets": [...], "answers": [{"status", "retry_after"}, ...]}
 //                 the secrets each delivery to path is verified with, and the answers it gets
@@ -9,7 +10,9 @@
 //                 content_type, body, at_ms, status, verified: [one boolean per secret]}
 // Any other POST is a delivery. Nothing here waits: the test polls /_log with a deadline.
 import { createRequire } from "node:module";
+import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
 
 const require = createRequire(import.meta.url);
 const { Webhook } = require("standardwebhooks");
@@ -30,7 +33,14 @@ function verify(secret, body, headers) {
   }
 }
 
-const server = http.createServer((req, res) => {
+const [, , portArg, certFile, keyFile] = process.argv;
+function serve(handler) {
+  if (!certFile) return http.createServer(handler);
+  return https.createServer({ cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) },
+    handler);
+}
+
+const server = serve((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
@@ -68,6 +78,6 @@ const server = http.createServer((req, res) => {
   });
 });
 
-server.listen(Number(process.argv[2] || 0), "127.0.0.1", () => {
+server.listen(Number(portArg || 0), "127.0.0.1", () => {
   process.stdout.write(JSON.stringify({ port: server.address().port }) + "\n");
 });
