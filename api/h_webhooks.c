@@ -85,6 +85,8 @@ static cJSON *webhook_json(const struct store_webhook *w, const char *secret, in
     ok = ok && add_int(o, "deliveries", w->deliveries, JOB_NONE);
     ok = ok && add_int(o, "failures", w->failures, JOB_NONE);
     ok = ok && add_int(o, "failed_events", w->failed_events, JOB_NONE);
+    ok = ok && add_int(o, "parked", w->nparked_all, JOB_NONE);
+    ok = ok && add_int(o, "retry_at", w->retry_at, JOB_NONE);
     ok = ok && add_int(o, "created_at", w->created_at, JOB_NONE);
     ok = ok && add_int(o, "updated_at", w->updated_at, JOB_NONE);
     if (!ok) {

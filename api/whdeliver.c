@@ -45,13 +45,15 @@ static void filter_of(const struct store_webhook *w, int64_t after, int limit,
         f->queues[f->nqueues++] = q;
 }
 
-/* The events of w after `after` (at most limit) into *page. */
+/* The events of w (of job `job` only, 0: of every job) after `after` (at most limit) into
+ * *page. */
 static enum store_result read_events(struct whdeliver *d, const struct store_webhook *w,
-                                     int64_t after, int limit, struct event_page *page)
+                                     int64_t after, int64_t job, int limit, struct event_page *page)
 {
     struct event_filter f;
     char qbuf[EVENT_QUEUES_MAX * (JOB_QUEUE_MAX + 1) + 1];
     filter_of(w, after, limit, &f, qbuf, sizeof qbuf);
+    f.job = job;
     return store_events(d->store, &f, page);
 }
 
@@ -75,10 +77,12 @@ static int sign(const struct store_webhook *w, const char *id, int64_t ts, const
     return 0;
 }
 
-/* Send event e to leased subscription w at the store's now; the state to write into *next
- * (its strings point into err and the static texts). */
-static void attempt(struct whdeliver *d, const struct store_webhook *w, const struct job_event *e,
-                    int64_t now, struct store_webhook *next, char *err, size_t errn)
+/* Send event e to leased subscription w at the store's now, as the attempt after `before`;
+ * the state it leads to. The counts and the last attempt's fields go into *next (its
+ * strings point into err and static texts). */
+static struct webhook_state attempt(struct whdeliver *d, const struct store_webhook *w,
+                                    const struct job_event *e, const struct webhook_state *before,
+                                    int64_t now, struct store_webhook *next, char *err, size_t errn)
 {
     struct webhook_url u;
     struct whpost_res res = {.retry_after = -1};
@@ -106,13 +110,8 @@ static void attempt(struct whdeliver *d, const struct store_webhook *w, const st
     }
     free(body.p);
     int64_t at = now + (clock_mono_ms() - mono) / 1000;
-    struct webhook_state before = {.failing_since = w->failing_since, .attempts = w->attempts};
     struct webhook_state s =
-        webhook_after(&before, res.status, res.retry_after, at, d->base, rand_unit());
-    next->failing_since = s.failing_since;
-    next->next_attempt_at = s.next_attempt_at;
-    next->attempts = s.advance ? 0 : s.attempts;
-    next->delivered_seq = s.advance ? e->seq : w->delivered_seq;
+        webhook_after(before, res.status, res.retry_after, at, d->base, rand_unit());
     next->last_status = res.status;
     next->last_attempt_at = at;
     next->deliveries += s.delivered;
@@ -135,11 +134,84 @@ static void attempt(struct whdeliver *d, const struct store_webhook *w, const st
     else if (!s.delivered)
         log_info("webhook %s: event %" PRId64 " attempt %" PRId64 " failed: %s", w->name, e->seq,
                  s.attempts, err);
+    return s;
 }
 
-/* Lease subscription `name`, deliver its next event (or move its cursor past events it does
- * not take) and end the lease. Returns 1 when an event was done and another may follow, 0
- * when there is nothing more to do now. */
+/* 1 when row i of w's parked events is the first of its job. */
+static int first_of_job(const struct store_webhook *w, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (w->parked[k].job_id == w->parked[i].job_id)
+            return 0;
+    return 1;
+}
+
+/* The parked event to try now: the lowest seq that is the first of its job and due. */
+static const struct store_webhook_parked *parked_due(const struct store_webhook *w, int64_t now)
+{
+    for (size_t i = 0; i < w->nparked; i++) {
+        const struct store_webhook_parked *p = &w->parked[i];
+        if ((p->next_attempt_at == JOB_NONE || p->next_attempt_at <= now) && first_of_job(w, i))
+            return p;
+    }
+    return NULL;
+}
+
+static int job_parked(const struct store_webhook *w, int64_t job)
+{
+    for (size_t i = 0; i < w->nparked; i++)
+        if (w->parked[i].job_id == job)
+            return 1;
+    return 0;
+}
+
+/* The next attempt at a parked event after the write of park and unpark (retry_at): the
+ * earliest among the first events of their jobs (one due at once counts as now); JOB_NONE
+ * when none stays parked. *failing is the earliest failing_since among them (JOB_NONE:
+ * none). */
+static int64_t retry_at_after(const struct store_webhook *w,
+                              const struct store_webhook_parked *park, int64_t unpark, int64_t now,
+                              int64_t *failing)
+{
+    int64_t best = JOB_NONE;
+    *failing = JOB_NONE;
+    size_t n = w->nparked;
+    for (size_t i = 0; i <= n; i++) {
+        struct store_webhook_parked p;
+        if (i < n) {
+            p = w->parked[i];
+            if (p.seq == unpark)
+                continue;
+            if (park && park->seq == p.seq)
+                p = *park;
+        } else {
+            int known = 0;
+            for (size_t k = 0; park && k < n; k++)
+                known |= w->parked[k].seq == park->seq;
+            if (!park || known)
+                continue;
+            p = *park; /* a new one: its seq is above every parked one */
+        }
+        int first = 1;
+        for (size_t k = 0; k < i && k < n; k++)
+            first &= w->parked[k].job_id != p.job_id || w->parked[k].seq == unpark;
+        if (!first)
+            continue;
+        if (p.failing_since != JOB_NONE && (*failing == JOB_NONE || p.failing_since < *failing))
+            *failing = p.failing_since;
+        int64_t t =
+            p.next_attempt_at == JOB_NONE || p.next_attempt_at < now ? now : p.next_attempt_at;
+        if (best == JOB_NONE || t < best)
+            best = t;
+    }
+    return best;
+}
+
+/* Lease subscription `name`, try one event: its first due parked event (an unordered
+ * subscription's), else the next event after its cursor (or move the cursor past events it
+ * does not take), and end the lease. An unordered subscription parks an event that fails,
+ * and every later event of a job that has one parked, and goes on with the others. Returns
+ * 1 when an event was done and another may follow, 0 when there is nothing more to do now. */
 static int deliver_one(struct whdeliver *d, const char *name)
 {
     char token[JOB_TOKEN_LEN + 1];
@@ -149,23 +221,74 @@ static int deliver_one(struct whdeliver *d, const char *name)
     struct store_webhook w = {0};
     if (store_webhook_lease(d->store, name, token, WHDELIVER_LEASE, &now, &w) != STORE_OK)
         return 0; /* another process holds it, or it is not due, or gone */
-    struct event_page page = {0};
-    enum store_result r = read_events(d, &w, w.delivered_seq, 1, &page);
     /* The state written back: as leased, then what the attempt changes. */
     struct store_webhook next = w;
-    next.last_error = w.last_error;
-    next.disabled_reason = w.disabled_reason;
+    struct store_webhook_parked park;
+    const struct store_webhook_parked *pk = NULL;
+    int64_t unpark = 0;
     char err[WHPOST_ERROR_MAX + 16];
     int more = 0;
-    if (r == STORE_OK && page.n > 0) {
-        attempt(d, &w, &page.events[0], now, &next, err, sizeof err);
-        more = next.delivered_seq != w.delivered_seq && next.enabled;
+    struct event_page page = {0};
+    const struct store_webhook_parked *head = w.ordered ? NULL : parked_due(&w, now);
+    enum store_result r;
+    if (head) {
+        r = read_events(d, &w, head->seq - 1, head->job_id, 1, &page);
+        if (r == STORE_OK && page.n > 0 && page.events[0].seq == head->seq) {
+            struct webhook_state before = {.failing_since = head->failing_since,
+                                           .attempts = head->attempts};
+            struct webhook_state s =
+                attempt(d, &w, &page.events[0], &before, now, &next, err, sizeof err);
+            if (s.advance) {
+                unpark = head->seq;
+            } else {
+                park = (struct store_webhook_parked){head->seq, head->job_id, s.attempts,
+                                                     s.failing_since, s.next_attempt_at};
+                pk = &park;
+            }
+            more = s.advance;
+        } else if (r == STORE_OK) { /* the sweep deleted it: it cannot be sent */
+            log_warn("webhook %s: parked event %" PRId64 " was deleted from the log", name,
+                     head->seq);
+            unpark = head->seq;
+            next.failed_events++;
+            more = 1;
+        }
+    } else if ((r = read_events(d, &w, w.delivered_seq, 0, 1, &page)) == STORE_OK && page.n > 0) {
+        const struct job_event *e = &page.events[0];
+        int room = w.nparked < STORE_WEBHOOK_PARKED_MAX;
+        if (!w.ordered && room && job_parked(&w, e->job_id)) {
+            park = (struct store_webhook_parked){e->seq, e->job_id, 0, JOB_NONE, JOB_NONE};
+            pk = &park; /* behind its job's parked event */
+            next.delivered_seq = e->seq;
+            more = 1;
+        } else if (w.ordered || room) {
+            struct webhook_state before = {.failing_since = w.failing_since,
+                                           .attempts = w.attempts};
+            struct webhook_state s = attempt(d, &w, e, &before, now, &next, err, sizeof err);
+            next.failing_since = s.failing_since;
+            next.next_attempt_at = s.next_attempt_at;
+            next.attempts = s.advance ? 0 : s.attempts;
+            next.delivered_seq = s.advance ? e->seq : w.delivered_seq;
+            if (!w.ordered && !s.advance && !s.disable) { /* park it and go on */
+                park = (struct store_webhook_parked){e->seq, e->job_id, s.attempts, s.failing_since,
+                                                     s.next_attempt_at};
+                pk = &park;
+                next.delivered_seq = e->seq;
+                next.failing_since = next.next_attempt_at = JOB_NONE;
+                next.attempts = 0;
+            }
+            more = next.delivered_seq != w.delivered_seq && next.enabled;
+        }
     } else if (r == STORE_OK && page.next > w.delivered_seq) {
         next.delivered_seq = page.next; /* events it does not take: past them */
         more = 1;
     }
+    int64_t failing = JOB_NONE;
+    next.retry_at = w.ordered ? JOB_NONE : retry_at_after(&w, pk, unpark, now, &failing);
+    if (!w.ordered && next.enabled) /* failing since its oldest parked failure */
+        next.failing_since = failing;
     struct store_webhook out = {0};
-    r = store_webhook_done(d->store, name, token, &next, now, &out);
+    r = store_webhook_done(d->store, name, token, &next, pk, unpark, now, &out);
     if (r == STORE_LEASE_LOST)
         log_warn("webhook %s: the delivery lease ended before the attempt was written; another "
                  "process sends the event again",
@@ -188,11 +311,12 @@ static int look(struct whdeliver *d, const struct store_webhook *w, int64_t now,
                                   .enabled = w->enabled};
     snprintf(g->name, sizeof g->name, "%s", w->name);
     struct event_page page = {0};
-    if (read_events(d, w, w->delivered_seq, EVENT_PAGE_MAX, &page) != STORE_OK)
+    if (read_events(d, w, w->delivered_seq, 0, EVENT_PAGE_MAX, &page) != STORE_OK)
         return 0;
     g->lag_events = (int64_t)page.n;
     g->lag_seconds = page.n > 0 && now > page.events[0].at ? now - page.events[0].at : 0;
-    int work = page.n > 0 || page.next > w->delivered_seq;
+    int work = page.n > 0 || page.next > w->delivered_seq ||
+               (w->retry_at != JOB_NONE && w->retry_at <= now);
     event_page_clear(&page);
     return work && w->enabled && (w->next_attempt_at == JOB_NONE || w->next_attempt_at <= now) &&
            (w->lease_until == JOB_NONE || w->lease_until <= now);

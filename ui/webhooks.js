@@ -1,6 +1,7 @@
 // The webhook subscriptions (GET /webhooks, an admin read): each one's URL and event filter,
 // whether it is enabled (and why not, after a 410), how far it has delivered, its deliveries
-// and failures, and, while it fails, since when, the last answer and the next attempt. A
+// and failures, and, while it fails, since when, the events it set aside, the last answer and
+// the next attempt. A
 // token that is not an admin's sees a line saying so instead.
 
 import { api } from './api.js';
@@ -21,7 +22,8 @@ export function makeWebhooks(ui) {
 
   function state(w) {
     if (!w.enabled) return el('span', {}, badge('disabled'), w.disabled_reason ? ` ${w.disabled_reason}` : '');
-    return badge(w.failing_since === null ? 'delivering' : 'failing');
+    const held = w.parked > 0 ? ` ${w.parked} set aside` : '';
+    return el('span', {}, badge(w.failing_since === null ? 'delivering' : 'failing'), held);
   }
 
   function lastAnswer(w) {
@@ -41,7 +43,8 @@ export function makeWebhooks(ui) {
       el('td', { class: 'num failures' }, String(w.failures)),
       el('td', { class: 'failing' }, time(w.failing_since)),
       el('td', { class: 'wrap answer' }, lastAnswer(w)),
-      el('td', { class: 'next' }, time(w.next_attempt_at)));
+      el('td', { class: 'next' }, time(w.next_attempt_at !== null ? w.next_attempt_at
+        : w.retry_at)));
   }
 
   async function refresh() {

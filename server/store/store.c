@@ -436,10 +436,16 @@ enum store_result store_webhook_lease(struct store *s, const char *name, const c
 }
 
 enum store_result store_webhook_done(struct store *s, const char *name, const char *token,
-                                     const struct store_webhook *in, int64_t now,
-                                     struct store_webhook *out)
+                                     const struct store_webhook *in,
+                                     const struct store_webhook_parked *park, int64_t unpark,
+                                     int64_t now, struct store_webhook *out)
 {
-    struct store_webhook_call wc = {
-        .op = STORE_WEBHOOK_DONE, .name = name, .in = in, .token = token, .out = out};
+    struct store_webhook_call wc = {.op = STORE_WEBHOOK_DONE,
+                                    .name = name,
+                                    .in = in,
+                                    .token = token,
+                                    .park = park,
+                                    .unpark = unpark,
+                                    .out = out};
     return webhook_run_at(s, &wc, &now, 1);
 }

@@ -15,6 +15,9 @@ void store_webhook_clear(struct store_webhook *w)
     free(w->last_error);
     free(w->disabled_reason);
     free(w->lease_token);
+    free(w->parked);
+    w->parked = NULL;
+    w->nparked = 0;
     w->url = w->queues = w->secret = w->prev_secret = NULL;
     w->last_error = w->disabled_reason = w->lease_token = NULL;
 }

@@ -14,7 +14,22 @@
  * at each. */
 #define STORE_WEBHOOKS_MAX 100
 
-/* A subscription as the store keeps it. Owns its strings (store_webhook_clear()). */
+/* An event an unordered subscription set aside (parked) so that the events of other jobs go
+ * on: one that failed, and every later event of the same job (sent after it, in seq order).
+ * Each parked event has its own retry state. */
+struct store_webhook_parked {
+    int64_t seq;
+    int64_t job_id;
+    int64_t attempts;        /* attempts made at it */
+    int64_t failing_since;   /* its first failed attempt; JOB_NONE: none yet (held behind) */
+    int64_t next_attempt_at; /* JOB_NONE: as soon as it is the first of its job */
+};
+
+/* The most events one subscription keeps parked: past it, an unordered subscription holds
+ * its cursor (as an ordered one does) until some are delivered or given up. */
+#define STORE_WEBHOOK_PARKED_MAX 1000
+
+/* A subscription as the store keeps it. Owns its strings and parked (store_webhook_clear()). */
 struct store_webhook {
     char name[JOB_QUEUE_MAX + 1];
     char *url;          /* http(s), checked by webhook_url_parse */
@@ -41,6 +56,12 @@ struct store_webhook {
     int64_t failed_events;   /* events given up after failing for three days */
     char *lease_token;       /* the delivery lease: NULL when none is held */
     int64_t lease_until;     /* JOB_NONE when none is held */
+    int64_t retry_at;        /* unordered: the next attempt at a parked event; JOB_NONE: none */
+    int64_t nparked_all;     /* events parked (reads and the lease) */
+    /* Only in the answer of store_webhook_lease: the parked events by seq (at most
+     * STORE_WEBHOOK_PARKED_MAX). */
+    struct store_webhook_parked *parked;
+    size_t nparked;
 };
 
 /* Release what w owns and zero it (its name stays). Accepts NULL. */
@@ -65,8 +86,10 @@ struct store_webhook_call {
     const char *fresh_secret;       /* in: put: the secret of a new one that gives none */
     const char *token;              /* in: lease: the new token; done: the lease's */
     int64_t lease_seconds;          /* in: lease: how long it lasts from the write's now */
-    struct store_webhook *out;      /* out: the row as stored (done: after the write) */
-    int created;                    /* out: put: 1 when the name was new */
+    const struct store_webhook_parked *park; /* in: done: a parked event to insert or replace */
+    int64_t unpark;                          /* in: done: the seq of one to delete; 0: none */
+    struct store_webhook *out;               /* out: the row as stored (done: after the write) */
+    int created;                             /* out: put: 1 when the name was new */
 };
 
 /* Create or replace subscription in->name with in's url, types, queues, enabled and ordered,
@@ -83,7 +106,7 @@ enum store_result store_webhook_put(struct store *s, const struct store_webhook 
                                     const char *fresh_secret, int64_t now,
                                     struct store_webhook *out, int *created);
 
-/* Delete subscription `name`; *out is the row as it was. STORE_NOT_FOUND when there is none.
+/* Delete subscription `name` and its parked events; *out is the row as it was. STORE_NOT_FOUND when there is none.
  * A delivery in flight ends with STORE_NOT_FOUND from store_webhook_done. */
 enum store_result store_webhook_delete(struct store *s, const char *name, int64_t now,
                                        struct store_webhook *out);
@@ -92,7 +115,7 @@ enum store_result store_webhook_delete(struct store *s, const char *name, int64_
  * compare and swap: only when it is enabled, no lease is held (or the one held ended:
  * lease_until <= now) and its next attempt is due (next_attempt_at <= now), now being the
  * store's clock when the write runs (never earlier than *now, the caller's clock, and written
- * back to *now). *out is the row as leased.
+ * back to *now). *out is the row as leased, with its parked events.
  * STORE_CONFLICT when it cannot be taken (nothing written), STORE_NOT_FOUND when there is no
  * such subscription. At most one holder at a time across every process. */
 enum store_result store_webhook_lease(struct store *s, const char *name, const char *token,
@@ -100,15 +123,17 @@ enum store_result store_webhook_lease(struct store *s, const char *name, const c
 
 /* End the lease `token` of subscription `name` and write in's delivery state (delivered_seq,
  * failing_since, next_attempt_at, attempts, last_status, last_error, last_attempt_at,
- * deliveries, failures, failed_events; enabled 0 with disabled_reason when in->enabled is 0)
- * in the statement that checks the lease: only while the lease is still that token and has
+ * deliveries, failures, failed_events, retry_at; enabled 0 with disabled_reason when
+ * in->enabled is 0), with the parked event park (NULL: none) inserted or replaced and the one
+ * of seq unpark (0: none) deleted, in one transaction whose first statement checks the lease: only while the lease is still that token and has
  * not ended (lease_until > now, the store's clock when the write runs, never earlier than
  * the caller's now). *out is the row after the write. STORE_LEASE_LOST when the
  * lease was lost (nothing written: another process may take the subscription over and repeat
  * the attempt), STORE_NOT_FOUND when the subscription is gone. */
 enum store_result store_webhook_done(struct store *s, const char *name, const char *token,
-                                     const struct store_webhook *in, int64_t now,
-                                     struct store_webhook *out);
+                                     const struct store_webhook *in,
+                                     const struct store_webhook_parked *park, int64_t unpark,
+                                     int64_t now, struct store_webhook *out);
 
 /* Every subscription ordered by name (at most STORE_WEBHOOKS_MAX) when name is NULL, else
  * subscription `name` alone (STORE_NOT_FOUND when there is none). *out is a new array (NULL

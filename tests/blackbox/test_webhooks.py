@@ -221,6 +221,24 @@ class WebhooksTest(HookTest):
                          [(a, 500), (a, 500), (a, 200), (b, 200)])
         self.assertTrue(self.hook()["ordered"])
 
+    def test_unordered_goes_around_a_failing_job(self):
+        self.put_hook(secret=SECRET_A, types=["job.created", "job.cancelled"])
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 500}])
+        a = self.enqueue()["id"]
+        b = self.enqueue()["id"]
+        self.act(a, "cancel")
+        got = self.receiver.wait(self.path, 4)
+        # A's first event fails and is set aside with its retry; B's goes on; A's later event
+        # waits behind A's first, which its retry delivers first.
+        self.assertEqual([(self.body(d)["job"]["id"], self.body(d)["type"], d["status"])
+                          for d in got],
+                         [(a, "job.created", 500), (b, "job.created", 200),
+                          (a, "job.created", 200), (a, "job.cancelled", 200)])
+        self.assertEqual(got[0]["id"], got[2]["id"])
+        h = wait_until(lambda: self.hook()["deliveries"] == 3 and self.hook(), 10,
+                       what="the delivery state")
+        self.assertEqual((h["parked"], h["retry_at"], h["failures"]), (0, None, 1))
+
     def test_rotation_signs_with_both_secrets(self):
         self.put_hook(secret=SECRET_A, types=["job.created"])
         self.receiver.plan(self.path, [SECRET_A, SECRET_B])
@@ -353,6 +371,8 @@ class RebindTest(HookTest):
         self.assertIn("loopback", h["last_error"])
         self.assertEqual(h["last_status"], 0)
         self.assertIsNotNone(h["failing_since"])
+        self.assertEqual(h["parked"], 1)  # set aside, with its retry
+        self.assertIsNotNone(h["retry_at"])
         self.assertEqual(self.receiver.log(self.path), [])
 
 

@@ -250,7 +250,8 @@ const scenarios = {
     await page.goto(base + '/ui/');
     await text(page, row(args.failing) + ' .url', new RegExp(`^${args.url}$`), 'the URL');
     await text(page, row(args.failing) + ' .filter', /^job\.created · /, 'the events it takes');
-    await text(page, row(args.failing) + ' .state', /failing/, 'a failing subscription');
+    await text(page, row(args.failing) + ' .state', /failing 1 set aside/,
+      'a failing subscription and the event it set aside');
     await text(page, row(args.failing) + ' .failures', /^1$/, 'its failure');
     await text(page, row(args.failing) + ' .answer', /no answer/, 'the last answer');
     await text(page, row(args.failing) + ' .next', /\d\d:\d\d/, 'the next attempt');

@@ -420,7 +420,10 @@ static const struct migration migrations[] = {
             " attempts bigint NOT NULL DEFAULT 0, last_status bigint, last_error text,"
             " last_attempt_at bigint, disabled_reason text, deliveries bigint NOT NULL DEFAULT 0,"
             " failures bigint NOT NULL DEFAULT 0, failed_events bigint NOT NULL DEFAULT 0,"
-            " lease_token text, lease_until bigint);",
+            " lease_token text, lease_until bigint, retry_at bigint);"
+            "CREATE TABLE jobq_webhook_parked (name text NOT NULL, seq bigint NOT NULL,"
+            " job_id bigint NOT NULL, attempts bigint NOT NULL, failing_since bigint,"
+            " next_attempt_at bigint, PRIMARY KEY (name, seq));",
      .older_ok = 1},
 };
 

@@ -766,6 +766,14 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "webhook lease: the compare and swap that takes a free, due subscription's lease"},
     [PG_WEBHOOK_DONE] = {PG_WEBHOOK_DONE, "webhook_done", SQL_WEBHOOK_DONE,
      "webhook done: an attempt's delivery state, under the lease it re-checks and ends"},
+    [PG_WEBHOOK_PARKED] = {PG_WEBHOOK_PARKED, "webhook_parked", SQL_WEBHOOK_PARKED,
+     "webhook lease: the subscription's parked events, for its holder"},
+    [PG_WEBHOOK_PARK] = {PG_WEBHOOK_PARK, "webhook_park", SQL_WEBHOOK_PARK,
+     "webhook done: park an event, or write a parked event's retry state"},
+    [PG_WEBHOOK_UNPARK] = {PG_WEBHOOK_UNPARK, "webhook_unpark", SQL_WEBHOOK_UNPARK,
+     "webhook done: a parked event delivered or given up"},
+    [PG_WEBHOOK_UNPARK_ALL] = {PG_WEBHOOK_UNPARK_ALL, "webhook_unpark_all", SQL_WEBHOOK_UNPARK_ALL,
+     "webhook delete: its parked events"},
 };
 /* clang-format on */
 

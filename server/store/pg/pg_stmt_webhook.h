@@ -11,13 +11,18 @@
     "name, url, types, queues, secret, prev_secret, prev_until, enabled::integer, "                \
     "ordered::integer, created_at, updated_at, delivered_seq, failing_since, next_attempt_at, "    \
     "attempts, last_status, last_error, last_attempt_at, disabled_reason, deliveries, failures, "  \
-    "failed_events, lease_token, lease_until"
+    "failed_events, lease_token, lease_until, retry_at"
+
+/* The reads add the count of parked events. */
+#define WEBHOOK_READ_COLS                                                                          \
+    WEBHOOK_COLS ", (SELECT count(*) FROM jobq_webhook_parked p WHERE p.name = w.name)"
 
 #define SQL_WEBHOOK_LOCK "SELECT pg_advisory_xact_lock(" PG_WEBHOOKS_KEY ")"
 
-#define SQL_WEBHOOK_GET "SELECT " WEBHOOK_COLS " FROM jobq_webhooks WHERE name = $1::text"
+#define SQL_WEBHOOK_GET "SELECT " WEBHOOK_READ_COLS " FROM jobq_webhooks w WHERE name = $1::text"
 
-#define SQL_WEBHOOKS_ALL "SELECT " WEBHOOK_COLS " FROM jobq_webhooks ORDER BY name COLLATE \"C\""
+#define SQL_WEBHOOKS_ALL                                                                           \
+    "SELECT " WEBHOOK_READ_COLS " FROM jobq_webhooks w ORDER BY name COLLATE \"C\""
 
 #define SQL_WEBHOOK_PUT                                                                            \
     "INSERT INTO jobq_webhooks AS w (name, url, types, queues, secret, enabled, ordered, "         \
@@ -56,8 +61,23 @@
     "last_error = $9::text, last_attempt_at = $10::bigint, deliveries = $11::bigint, "             \
     "failures = $12::bigint, failed_events = $13::bigint, enabled = enabled AND $14::boolean, "    \
     "disabled_reason = CASE WHEN $14::boolean THEN disabled_reason ELSE $15::text END, "           \
-    "lease_token = NULL, lease_until = NULL "                                                      \
+    "retry_at = $16::bigint, lease_token = NULL, lease_until = NULL "                              \
     "WHERE name = $1::text AND lease_token = $2::text AND lease_until > $3::bigint "               \
     "RETURNING " WEBHOOK_COLS
+
+#define SQL_WEBHOOK_PARKED                                                                         \
+    "SELECT seq, job_id, attempts, failing_since, next_attempt_at FROM jobq_webhook_parked "       \
+    "WHERE name = $1::text ORDER BY seq LIMIT $2::integer"
+
+#define SQL_WEBHOOK_PARK                                                                           \
+    "INSERT INTO jobq_webhook_parked (name, seq, job_id, attempts, failing_since, "                \
+    "next_attempt_at) VALUES ($1::text, $2::bigint, $3::bigint, $4::bigint, $5::bigint, "          \
+    "$6::bigint) ON CONFLICT (name, seq) DO UPDATE SET attempts = excluded.attempts, "             \
+    "failing_since = excluded.failing_since, next_attempt_at = excluded.next_attempt_at"
+
+#define SQL_WEBHOOK_UNPARK                                                                         \
+    "DELETE FROM jobq_webhook_parked WHERE name = $1::text AND seq = $2::bigint"
+
+#define SQL_WEBHOOK_UNPARK_ALL "DELETE FROM jobq_webhook_parked WHERE name = $1::text"
 
 #endif

@@ -37,6 +37,8 @@ static int webhook_row(const PGresult *res, int row, struct store_webhook *w)
     w->failures = pg_row_int(res, row, 20);
     w->failed_events = pg_row_int(res, row, 21);
     w->lease_until = pg_row_int(res, row, 23);
+    w->retry_at = pg_row_int(res, row, 24);
+    w->nparked_all = PQnfields(res) > 25 ? pg_row_int(res, row, 25) : 0;
     if (bad || !w->url || !w->secret) {
         log_error("out of memory reading webhook %s", w->name);
         store_webhook_clear(w);
@@ -106,6 +108,52 @@ static enum store_result exists_or(struct pg_conn *c, const char *name, enum sto
     return r == STORE_OK ? missing : r;
 }
 
+/* The parked events of w into w->parked (STORE_WEBHOOK_PARKED_MAX at most). */
+static enum store_result parked_of(struct pg_conn *c, struct store_webhook *w)
+{
+    char b[24];
+    const char *params[2] = {w->name, pg_int_param(b, STORE_WEBHOOK_PARKED_MAX)};
+    enum store_result r;
+    PGresult *res = pg_conn_exec(c, PG_WEBHOOK_PARKED, 2, params, "webhook parked", &r);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    if (rows > 0 && !(w->parked = calloc((size_t)rows, sizeof *w->parked))) {
+        PQclear(res);
+        log_error("out of memory reading parked events of webhook %s", w->name);
+        return STORE_ERROR;
+    }
+    for (int i = 0; i < rows; i++)
+        w->parked[w->nparked++] = (struct store_webhook_parked){
+            .seq = pg_row_int(res, i, 0),
+            .job_id = pg_row_int(res, i, 1),
+            .attempts = pg_row_int(res, i, 2),
+            .failing_since = pg_row_int(res, i, 3),
+            .next_attempt_at = pg_row_int(res, i, 4),
+        };
+    PQclear(res);
+    w->nparked_all = rows;
+    return STORE_OK;
+}
+
+/* Run the parked-event write id on name with seq (and, for a park, p's other fields). */
+static enum store_result park_write(struct pg_conn *c, enum pg_stmt_id id, const char *name,
+                                    int64_t seq, const struct store_webhook_parked *p)
+{
+    char b[5][24];
+    const char *params[6] = {name,
+                             pg_int_param(b[0], seq),
+                             p ? pg_int_param(b[1], p->job_id) : NULL,
+                             p ? pg_int_param(b[2], p->attempts) : NULL,
+                             p ? pg_int_param(b[3], p->failing_since) : NULL,
+                             p ? pg_int_param(b[4], p->next_attempt_at) : NULL};
+    int n = id == PG_WEBHOOK_PARK ? 6 : id == PG_WEBHOOK_UNPARK ? 2 : 1;
+    enum store_result r;
+    PGresult *res = pg_conn_exec(c, id, n, params, "webhook park", &r);
+    PQclear(res);
+    return res ? STORE_OK : r;
+}
+
 static enum store_result put(struct pg_conn *c, struct store_webhook_call *a, int64_t now)
 {
     enum store_result r;
@@ -137,8 +185,8 @@ static enum store_result put(struct pg_conn *c, struct store_webhook_call *a, in
 static enum store_result done(struct pg_conn *c, struct store_webhook_call *a, int64_t now)
 {
     const struct store_webhook *in = a->in;
-    char b[12][24];
-    const char *params[15] = {a->name,
+    char b[13][24];
+    const char *params[16] = {a->name,
                               a->token,
                               pg_int_param(b[0], now),
                               pg_int_param(b[1], in->delivered_seq),
@@ -152,8 +200,13 @@ static enum store_result done(struct pg_conn *c, struct store_webhook_call *a, i
                               pg_int_param(b[8], in->failures),
                               pg_int_param(b[9], in->failed_events),
                               in->enabled ? "true" : "false",
-                              in->disabled_reason};
-    enum store_result r = one_row(c, PG_WEBHOOK_DONE, 15, params, "webhook done", a->out);
+                              in->disabled_reason,
+                              pg_int_param(b[10], in->retry_at)};
+    enum store_result r = one_row(c, PG_WEBHOOK_DONE, 16, params, "webhook done", a->out);
+    if (r == STORE_OK && a->park)
+        r = park_write(c, PG_WEBHOOK_PARK, a->name, a->park->seq, a->park);
+    if (r == STORE_OK && a->unpark)
+        r = park_write(c, PG_WEBHOOK_UNPARK, a->name, a->unpark, NULL);
     return r == STORE_NOT_FOUND ? exists_or(c, a->name, STORE_LEASE_LOST) : r;
 }
 
@@ -166,13 +219,17 @@ static enum store_result webhook_tx(struct pg_conn *c, void *p, struct store_new
     switch (a->op) {
     case STORE_WEBHOOK_PUT:
         return put(c, a, pc->now);
-    case STORE_WEBHOOK_DELETE:
-        return one_row(c, PG_WEBHOOK_DELETE, 1, name, "webhook delete", a->out);
+    case STORE_WEBHOOK_DELETE: {
+        enum store_result r = one_row(c, PG_WEBHOOK_DELETE, 1, name, "webhook delete", a->out);
+        return r == STORE_OK ? park_write(c, PG_WEBHOOK_UNPARK_ALL, a->name, 0, NULL) : r;
+    }
     case STORE_WEBHOOK_LEASE: {
         char b[2][24];
         const char *params[4] = {a->name, a->token, pg_int_param(b[0], pc->now + a->lease_seconds),
                                  pg_int_param(b[1], pc->now)};
         enum store_result r = one_row(c, PG_WEBHOOK_LEASE, 4, params, "webhook lease", a->out);
+        if (r == STORE_OK)
+            return parked_of(c, a->out);
         return r == STORE_NOT_FOUND ? exists_or(c, a->name, STORE_CONFLICT) : r;
     }
     default:

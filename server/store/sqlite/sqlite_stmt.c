@@ -619,10 +619,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      STMT_ON_WRITER, "DELETE FROM sqs_queues WHERE name = ?1",
      "sqs queue delete"},
     [STMT_WEBHOOK_GET] = {STMT_WEBHOOK_GET, STMT_ON_READER | STMT_ON_WRITER,
-     "SELECT " SQL_WEBHOOK_COLUMNS " FROM webhooks WHERE name = ?1",
-     "webhooks read of one name; webhook put and done: the row before the write"},
+     "SELECT " SQL_WEBHOOK_COLUMNS ", (SELECT count(*) FROM webhook_parked p "
+     "WHERE p.name = webhooks.name) FROM webhooks WHERE name = ?1",
+     "webhooks read of one name (with its count of parked events); webhook put, lease and "
+     "done: does it exist"},
     [STMT_WEBHOOKS_ALL] = {STMT_WEBHOOKS_ALL, STMT_ON_READER,
-     "SELECT " SQL_WEBHOOK_COLUMNS " FROM webhooks ORDER BY name",
+     "SELECT " SQL_WEBHOOK_COLUMNS ", (SELECT count(*) FROM webhook_parked p "
+     "WHERE p.name = webhooks.name) FROM webhooks ORDER BY name",
      "webhooks read of every subscription (GET /webhooks, a delivery pass)"},
     [STMT_WEBHOOK_PUT] = {STMT_WEBHOOK_PUT, STMT_ON_WRITER,
      "INSERT INTO webhooks (name, url, types, queues, secret, enabled, ordered, created_at, "
@@ -657,11 +660,24 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      "UPDATE webhooks SET delivered_seq = ?4, failing_since = ?5, next_attempt_at = ?6, "
      "attempts = ?7, last_status = ?8, last_error = ?9, last_attempt_at = ?10, "
      "deliveries = ?11, failures = ?12, failed_events = ?13, enabled = enabled AND ?14, "
-     "disabled_reason = CASE WHEN ?14 THEN disabled_reason ELSE ?15 END, "
+     "disabled_reason = CASE WHEN ?14 THEN disabled_reason ELSE ?15 END, retry_at = ?16, "
      "lease_token = NULL, lease_until = NULL "
      "WHERE name = ?1 AND lease_token = ?2 AND lease_until > ?3 RETURNING " SQL_WEBHOOK_COLUMNS,
      "webhook done: an attempt's delivery state, under the lease it re-checks (token ?2, "
      "deadline after now ?3), which it ends"},
+    [STMT_WEBHOOK_PARKED] = {STMT_WEBHOOK_PARKED, STMT_ON_WRITER,
+     "SELECT seq, job_id, attempts, failing_since, next_attempt_at FROM webhook_parked "
+     "WHERE name = ?1 ORDER BY seq LIMIT ?2",
+     "webhook lease: the subscription's parked events, for its holder"},
+    [STMT_WEBHOOK_PARK] = {STMT_WEBHOOK_PARK, STMT_ON_WRITER,
+     "INSERT OR REPLACE INTO webhook_parked (name, seq, job_id, attempts, failing_since, "
+     "next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+     "webhook done: park an event, or write a parked event's retry state"},
+    [STMT_WEBHOOK_UNPARK] = {STMT_WEBHOOK_UNPARK, STMT_ON_WRITER,
+     "DELETE FROM webhook_parked WHERE name = ?1 AND seq = ?2",
+     "webhook done: a parked event delivered or given up"},
+    [STMT_WEBHOOK_UNPARK_ALL] = {STMT_WEBHOOK_UNPARK_ALL, STMT_ON_WRITER,
+     "DELETE FROM webhook_parked WHERE name = ?1", "webhook delete: its parked events"},
 };
 /* clang-format on */
 

@@ -150,6 +150,10 @@ enum stmt_id {
     STMT_WEBHOOK_DELETE,
     STMT_WEBHOOK_LEASE,
     STMT_WEBHOOK_DONE,
+    STMT_WEBHOOK_PARKED,
+    STMT_WEBHOOK_PARK,
+    STMT_WEBHOOK_UNPARK,
+    STMT_WEBHOOK_UNPARK_ALL,
     STMT_COUNT
 };
 
@@ -185,7 +189,7 @@ const char *sqlite_stmt_sql(enum stmt_id id);
     "name, url, types, queues, secret, prev_secret, prev_until, enabled, ordered, created_at, "    \
     "updated_at, delivered_seq, failing_since, next_attempt_at, attempts, last_status, "           \
     "last_error, last_attempt_at, disabled_reason, deliveries, failures, failed_events, "          \
-    "lease_token, lease_until"
+    "lease_token, lease_until, retry_at"
 
 /* The dedup lookups (STMT_DEDUP_ACTIVE, _WINDOW, _DEBOUNCE) return SQL_JOB_COLUMNS, then
  * the stored status (a scheduled job reads back as queued). */

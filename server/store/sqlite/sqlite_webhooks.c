@@ -52,6 +52,8 @@ static int webhook_row(sqlite3_stmt *st, void *element)
     w->failures = sqlite3_column_int64(st, 20);
     w->failed_events = sqlite3_column_int64(st, 21);
     w->lease_until = col_time(st, 23);
+    w->retry_at = col_time(st, 24);
+    w->nparked_all = sqlite3_column_count(st) > 25 ? sqlite3_column_int64(st, 25) : 0;
     if (bad || !w->url || !w->secret) {
         log_error("out of memory reading webhook %s", w->name);
         store_webhook_clear(w);
@@ -161,6 +163,55 @@ static enum store_result put(struct sqlite_conn *c, struct store_webhook_call *a
     return r == STORE_NOT_FOUND ? STORE_CONFLICT : r; /* a new name past the bound */
 }
 
+/* The parked events of w into w->parked (STORE_WEBHOOK_PARKED_MAX at most). */
+static enum store_result parked_of(struct sqlite_conn *c, struct store_webhook *w)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_WEBHOOK_PARKED);
+    int rc = sqlite_conn_bind_text(st, 1, w->name);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(st, 2, STORE_WEBHOOK_PARKED_MAX);
+    while (rc == SQLITE_OK && (rc = sqlite_conn_step(c, st)) == SQLITE_ROW) {
+        if (!w->parked && !(w->parked = calloc(STORE_WEBHOOK_PARKED_MAX, sizeof *w->parked))) {
+            sqlite3_reset(st);
+            log_error("out of memory reading parked events of webhook %s", w->name);
+            return STORE_ERROR;
+        }
+        w->parked[w->nparked++] = (struct store_webhook_parked){
+            .seq = sqlite3_column_int64(st, 0),
+            .job_id = sqlite3_column_int64(st, 1),
+            .attempts = sqlite3_column_int64(st, 2),
+            .failing_since = col_time(st, 3),
+            .next_attempt_at = col_time(st, 4),
+        };
+        rc = SQLITE_OK;
+    }
+    sqlite3_reset(st);
+    w->nparked_all = (int64_t)w->nparked;
+    return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "webhook parked");
+}
+
+/* Run the parked-event write id on name with seq (and, for a park, p's other fields). */
+static enum store_result park_write(struct sqlite_conn *c, enum stmt_id id, const char *name,
+                                    int64_t seq, const struct store_webhook_parked *p)
+{
+    sqlite3_stmt *st = sqlite_conn_stmt(c, id);
+    int rc = sqlite_conn_bind_text(st, 1, name);
+    if (rc == SQLITE_OK && id != STMT_WEBHOOK_UNPARK_ALL)
+        rc = sqlite3_bind_int64(st, 2, seq);
+    if (rc == SQLITE_OK && p)
+        rc = sqlite3_bind_int64(st, 3, p->job_id);
+    if (rc == SQLITE_OK && p)
+        rc = sqlite3_bind_int64(st, 4, p->attempts);
+    if (rc == SQLITE_OK && p)
+        rc = sqlite_conn_bind_time(st, 5, p->failing_since);
+    if (rc == SQLITE_OK && p)
+        rc = sqlite_conn_bind_time(st, 6, p->next_attempt_at);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_step(c, st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? STORE_OK : sqlite_conn_fail(c, rc, "webhook park");
+}
+
 static enum store_result lease(struct sqlite_conn *c, struct store_webhook_call *a, int64_t now)
 {
     sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_WEBHOOK_LEASE);
@@ -172,6 +223,8 @@ static enum store_result lease(struct sqlite_conn *c, struct store_webhook_call 
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 4, now);
     enum store_result r = one_row(c, st, rc, "webhook lease", a->out);
+    if (r == STORE_OK)
+        return parked_of(c, a->out);
     if (r != STORE_NOT_FOUND)
         return r;
     r = exists(c, a->name);
@@ -211,7 +264,13 @@ static enum store_result done(struct sqlite_conn *c, struct store_webhook_call *
         rc = sqlite3_bind_int(st, 14, in->enabled ? 1 : 0);
     if (rc == SQLITE_OK)
         rc = sqlite_conn_bind_text(st, 15, in->disabled_reason);
+    if (rc == SQLITE_OK)
+        rc = sqlite_conn_bind_time(st, 16, in->retry_at);
     enum store_result r = one_row(c, st, rc, "webhook done", a->out);
+    if (r == STORE_OK && a->park)
+        r = park_write(c, STMT_WEBHOOK_PARK, a->name, a->park->seq, a->park);
+    if (r == STORE_OK && a->unpark)
+        r = park_write(c, STMT_WEBHOOK_UNPARK, a->name, a->unpark, NULL);
     if (r != STORE_NOT_FOUND)
         return r;
     r = exists(c, a->name);
@@ -227,7 +286,9 @@ static int webhook_tx(struct sqlite_conn *c, void *p)
         return put(c, a, call->now);
     case STORE_WEBHOOK_DELETE: {
         sqlite3_stmt *st = sqlite_conn_stmt(c, STMT_WEBHOOK_DELETE);
-        return one_row(c, st, sqlite_conn_bind_text(st, 1, a->name), "webhook delete", a->out);
+        enum store_result r =
+            one_row(c, st, sqlite_conn_bind_text(st, 1, a->name), "webhook delete", a->out);
+        return r == STORE_OK ? park_write(c, STMT_WEBHOOK_UNPARK_ALL, a->name, 0, NULL) : r;
     }
     case STORE_WEBHOOK_LEASE:
         return lease(c, a, call->now);

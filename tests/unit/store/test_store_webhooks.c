@@ -36,6 +36,21 @@ static enum store_result put(struct store *s, const char *name, const char *secr
     return store_webhook_put(s, &in, FRESH, now, out, created);
 }
 
+/* A store with subscription "ops" (SECRET_A) made at t and leased by "tok-a" for 60 s at t
+ * (the row as leased in *w); NULL when any of it fails. */
+static struct store *open_leased(int64_t t, struct store_webhook *w)
+{
+    struct store *s = open_store();
+    int created = 0;
+    int64_t now = t;
+    if (s && (put(s, "ops", SECRET_A, t, w, &created) != STORE_OK ||
+              store_webhook_lease(s, "ops", "tok-a", 60, &now, w) != STORE_OK)) {
+        store_close(s);
+        return NULL;
+    }
+    return s;
+}
+
 TEST(put_creates_then_replaces)
 {
     struct store *s = open_store();
@@ -106,14 +121,10 @@ TEST(count_is_bounded)
 
 TEST(lease_is_one_holder_and_rechecked)
 {
-    struct store *s = open_store();
-    CHECK(s != NULL);
-    int64_t t = clock_now() + 1000;
+    int64_t t = clock_now() + 1000, now = t;
     struct store_webhook w = {0}, out = {0};
-    int created = 0;
-    CHECK_INT(put(s, "ops", SECRET_A, t, &w, &created), STORE_OK);
-    int64_t now = t;
-    CHECK_INT(store_webhook_lease(s, "ops", "tok-a", 60, &now, &w), STORE_OK);
+    struct store *s = open_leased(t, &w);
+    CHECK(s != NULL);
     CHECK_STR(w.lease_token, "tok-a");
     CHECK_INT(w.lease_until, t + 60);
     now = t + 1;
@@ -122,8 +133,8 @@ TEST(lease_is_one_holder_and_rechecked)
     struct store_webhook next = w;
     next.delivered_seq = w.delivered_seq + 7;
     next.deliveries = 1;
-    CHECK_INT(store_webhook_done(s, "ops", "tok-b", &next, t + 2, &out), STORE_LEASE_LOST);
-    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &next, t + 2, &out), STORE_OK);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-b", &next, NULL, 0, t + 2, &out), STORE_LEASE_LOST);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &next, NULL, 0, t + 2, &out), STORE_OK);
     CHECK_INT(out.delivered_seq, w.delivered_seq + 7);
     CHECK_INT(out.deliveries, 1);
     CHECK(out.lease_token == NULL);
@@ -133,10 +144,12 @@ TEST(lease_is_one_holder_and_rechecked)
     CHECK_INT(store_webhook_lease(s, "ops", "tok-c", 60, &now, &out), STORE_OK);
     now = t + 63;
     CHECK_INT(store_webhook_lease(s, "ops", "tok-d", 60, &now, &out), STORE_OK);
-    CHECK_INT(store_webhook_done(s, "ops", "tok-c", &next, t + 64, &out), STORE_LEASE_LOST);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-c", &next, NULL, 0, t + 64, &out),
+              STORE_LEASE_LOST);
     CHECK_STR(out.lease_token == NULL ? "" : "kept", ""); /* out untouched when refused */
     /* A lease past its deadline cannot write either, even with no one else holding it. */
-    CHECK_INT(store_webhook_done(s, "ops", "tok-d", &next, t + 123, &out), STORE_LEASE_LOST);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-d", &next, NULL, 0, t + 123, &out),
+              STORE_LEASE_LOST);
     store_webhook_clear(&w);
     store_webhook_clear(&out);
     store_close(s);
@@ -144,14 +157,11 @@ TEST(lease_is_one_holder_and_rechecked)
 
 TEST(not_due_or_disabled_is_not_leased)
 {
-    struct store *s = open_store();
-    CHECK(s != NULL);
-    int64_t t = clock_now() + 1000;
+    int64_t t = clock_now() + 1000, now = t;
     struct store_webhook w = {0}, out = {0};
     int created = 0;
-    CHECK_INT(put(s, "ops", SECRET_A, t, &w, &created), STORE_OK);
-    int64_t now = t;
-    CHECK_INT(store_webhook_lease(s, "ops", "tok-a", 60, &now, &w), STORE_OK);
+    struct store *s = open_leased(t, &w);
+    CHECK(s != NULL);
     struct store_webhook next = w;
     next.failing_since = t;
     next.attempts = 1;
@@ -159,7 +169,7 @@ TEST(not_due_or_disabled_is_not_leased)
     next.last_status = 500;
     next.last_error = "HTTP 500";
     next.next_attempt_at = t + 100;
-    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &next, t + 1, &out), STORE_OK);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &next, NULL, 0, t + 1, &out), STORE_OK);
     CHECK_STR(out.last_error, "HTTP 500");
     now = t + 99;
     CHECK_INT(store_webhook_lease(s, "ops", "tok-b", 60, &now, &out), STORE_CONFLICT);
@@ -169,7 +179,7 @@ TEST(not_due_or_disabled_is_not_leased)
     next = out;
     next.enabled = 0;
     next.disabled_reason = "the receiver answered 410 Gone";
-    CHECK_INT(store_webhook_done(s, "ops", "tok-b", &next, t + 101, &w), STORE_OK);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-b", &next, NULL, 0, t + 101, &w), STORE_OK);
     CHECK(!w.enabled);
     CHECK_STR(w.disabled_reason, "the receiver answered 410 Gone");
     now = t + 200;
@@ -186,20 +196,72 @@ TEST(not_due_or_disabled_is_not_leased)
     store_close(s);
 }
 
-TEST(delete_removes_it)
+TEST(parked_events_are_kept_for_the_holder)
 {
-    struct store *s = open_store();
-    CHECK(s != NULL);
-    int64_t t = clock_now() + 1000;
+    int64_t t = clock_now() + 1000, now = t;
     struct store_webhook w = {0}, out = {0};
     int created = 0;
-    CHECK_INT(put(s, "ops", SECRET_A, t, &w, &created), STORE_OK);
-    int64_t now = t;
-    CHECK_INT(store_webhook_lease(s, "ops", "tok-a", 60, &now, &w), STORE_OK);
+    struct store *s = open_leased(t, &w);
+    CHECK(s != NULL);
+    CHECK_INT(w.nparked, 0);
+    struct store_webhook next = w;
+    next.retry_at = t + 30;
+    struct store_webhook_parked p1 = {
+        .seq = 11, .job_id = 5, .attempts = 1, .failing_since = t, .next_attempt_at = t + 30};
+    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &next, &p1, 0, t + 1, &out), STORE_OK);
+    CHECK_INT(out.retry_at, t + 30);
+    now = t + 2;
+    CHECK_INT(store_webhook_lease(s, "ops", "tok-b", 60, &now, &w), STORE_OK);
+    struct store_webhook_parked p2 = {
+        .seq = 12, .job_id = 5, .failing_since = JOB_NONE, .next_attempt_at = JOB_NONE};
+    CHECK_INT(w.nparked, 1);
+    CHECK_INT(w.parked[0].seq, 11);
+    CHECK_INT(w.parked[0].job_id, 5);
+    CHECK_INT(w.parked[0].attempts, 1);
+    CHECK_INT(w.parked[0].failing_since, t);
+    CHECK_INT(w.parked[0].next_attempt_at, t + 30);
+    next = w;
+    next.parked = NULL;
+    CHECK_INT(store_webhook_done(s, "ops", "tok-b", &next, &p2, 0, t + 3, &out), STORE_OK);
+    struct store_webhook *all = NULL;
+    size_t n = 0;
+    CHECK_INT(store_webhooks(s, "ops", &all, &n), STORE_OK);
+    CHECK_INT(all[0].nparked_all, 2);
+    store_webhooks_free(all, n);
+    /* A retry's new state replaces the row; a delivered one is deleted. */
+    now = t + 4;
+    CHECK_INT(store_webhook_lease(s, "ops", "tok-c", 60, &now, &w), STORE_OK);
+    CHECK_INT(w.nparked, 2);
+    p1.attempts = 2;
+    next = w;
+    next.parked = NULL;
+    CHECK_INT(store_webhook_done(s, "ops", "tok-c", &next, &p1, 12, t + 5, &out), STORE_OK);
+    now = t + 6;
+    CHECK_INT(store_webhook_lease(s, "ops", "tok-d", 60, &now, &w), STORE_OK);
+    CHECK_INT(w.nparked, 1);
+    CHECK_INT(w.parked[0].attempts, 2);
+    /* A lost lease writes no parked event either. */
+    CHECK_INT(store_webhook_done(s, "ops", "tok-c", &next, &p2, 11, t + 7, &out), STORE_LEASE_LOST);
+    CHECK_INT(store_webhook_delete(s, "ops", t + 8, &out), STORE_OK);
+    CHECK_INT(put(s, "ops", SECRET_A, t + 9, &out, &created), STORE_OK);
+    now = t + 10;
+    CHECK_INT(store_webhook_lease(s, "ops", "tok-e", 60, &now, &w), STORE_OK);
+    CHECK_INT(w.nparked, 0); /* the delete took them */
+    store_webhook_clear(&w);
+    store_webhook_clear(&out);
+    store_close(s);
+}
+
+TEST(delete_removes_it)
+{
+    int64_t t = clock_now() + 1000, now = t;
+    struct store_webhook w = {0}, out = {0};
+    struct store *s = open_leased(t, &w);
+    CHECK(s != NULL);
     CHECK_INT(store_webhook_delete(s, "ops", t + 1, &out), STORE_OK);
     CHECK_STR(out.name, "ops");
     CHECK_INT(store_webhook_delete(s, "ops", t + 1, &out), STORE_NOT_FOUND);
-    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &w, t + 2, &out), STORE_NOT_FOUND);
+    CHECK_INT(store_webhook_done(s, "ops", "tok-a", &w, NULL, 0, t + 2, &out), STORE_NOT_FOUND);
     now = t + 3;
     CHECK_INT(store_webhook_lease(s, "ops", "tok-b", 60, &now, &out), STORE_NOT_FOUND);
     store_webhook_clear(&w);
@@ -209,4 +271,5 @@ TEST(delete_removes_it)
 
 TEST_MAIN(TEST_ENTRY(put_creates_then_replaces), TEST_ENTRY(count_is_bounded),
           TEST_ENTRY(lease_is_one_holder_and_rechecked),
-          TEST_ENTRY(not_due_or_disabled_is_not_leased), TEST_ENTRY(delete_removes_it))
+          TEST_ENTRY(not_due_or_disabled_is_not_leased),
+          TEST_ENTRY(parked_events_are_kept_for_the_holder), TEST_ENTRY(delete_removes_it))
