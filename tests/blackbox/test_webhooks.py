@@ -17,7 +17,7 @@ import time
 import unittest
 import urllib.request
 
-from harness import Server, ServerTest, backend, wait_until
+from harness import Server, ServerTest, backend, faketime_env, wait_until
 from test_metrics import promtool_check
 from test_tls import make_pki
 
@@ -374,6 +374,36 @@ class RebindTest(HookTest):
         self.assertEqual(h["parked"], 1)  # set aside, with its retry
         self.assertIsNotNone(h["retry_at"])
         self.assertEqual(self.receiver.log(self.path), [])
+
+
+@unittest.skipUnless(backend() == "sqlite", "a restart of the same SQLite file on a moved clock")
+class GiveUpTest(HookTest):
+    """An event that has failed for 3 days is given up: counted, and no longer tried (a jobqd
+    restarted on a clock 3 days ahead makes the next attempt)."""
+
+    server_per_test = True
+
+    def test_given_up_after_three_days(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 500}] * 20)
+        self.enqueue()
+        h = wait_until(lambda: self.hook()["failures"] >= 1 and self.hook(), DELIVERY_TIMEOUT,
+                       what="a failed attempt")
+        self.assertEqual(h["parked"], 1)
+        self.assertIsNotNone(h["failing_since"])
+        self.server.terminate()
+        self.server.env = faketime_env(3 * 86400 + 60)
+        self.server.start()
+        self.c = self.server.client()
+        self.addCleanup(self.c.close)
+        h = wait_until(lambda: self.hook()["failed_events"] == 1 and self.hook(),
+                       DELIVERY_TIMEOUT, what="the event given up")
+        self.assertEqual((h["parked"], h["retry_at"], h["failing_since"]), (0, None, None))
+        self.assertEqual(h["deliveries"], 0)
+        n = len(self.receiver.log(self.path))
+        self.assertGreaterEqual(n, 2)
+        time.sleep(1.5)  # three passes: nothing more is tried
+        self.assertEqual(len(self.receiver.log(self.path)), n)
 
 
 @unittest.skipUnless(backend() == "pg", "several processes share a database on PostgreSQL only")
