@@ -406,6 +406,32 @@ class GiveUpTest(HookTest):
         self.assertEqual(len(self.receiver.log(self.path)), n)
 
 
+@unittest.skipUnless(backend() == "sqlite", "a restart of the same SQLite file on a moved clock")
+class CrashTest(HookTest):
+    """A jobqd killed (-9) while its receiver has the event loses the delivery lease: the next
+    jobqd takes it over once it ends (restarted on a clock past the 60 s lease) and sends the
+    event again with the same webhook-id; the receiver dedupes on it."""
+
+    server_per_test = True
+
+    def test_a_crash_mid_delivery_repeats_the_event_with_its_id(self):
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 200, "delay_ms": 10000}])
+        self.enqueue()
+        first = self.receiver.wait(self.path, 1)[0]  # it has the event; the answer waits
+        self.server.kill9()
+        self.server.env = faketime_env(120)
+        self.server.start()
+        self.c = self.server.client()
+        self.addCleanup(self.c.close)
+        got = self.receiver.wait(self.path, 2)
+        self.assertEqual(got[1]["id"], first["id"])
+        self.assertEqual(got[1]["body"], first["body"])
+        h = wait_until(lambda: self.hook()["deliveries"] == 1 and self.hook(), DELIVERY_TIMEOUT,
+                       what="the delivery state")
+        self.assertEqual(h["delivered_seq"], json.loads(first["body"])["seq"])
+
+
 @unittest.skipUnless(backend() == "pg", "several processes share a database on PostgreSQL only")
 class ProcessesTest(HookTest):
     def test_three_processes_deliver_each_event_once(self):

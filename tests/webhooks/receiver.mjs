@@ -5,7 +5,7 @@
 // listening. The test drives it over HTTP:
 //   POST /_plan   {"path", "secrets": [...], "answers": [{"status", "retry_after"}, ...]}
 //                 the secrets each delivery to path is verified with, and the answers it gets
-//                 in turn (then 200 for the rest)
+//                 in turn (then 200 for the rest), each after its delay_ms (default 0)
 //   GET  /_log    every delivery so far: {path, id, timestamp, signature, traceparent,
 //                 content_type, body, at_ms, status, verified: [one boolean per secret]}
 // Any other POST is a delivery. Nothing here waits: the test polls /_log with a deadline.
@@ -73,8 +73,10 @@ const server = serve((req, res) => {
     });
     const headers = {};
     if (answer.retry_after !== undefined) headers["retry-after"] = String(answer.retry_after);
-    res.writeHead(answer.status, headers);
-    res.end("ignored answer body");
+    setTimeout(() => {
+      res.writeHead(answer.status, headers);
+      res.end("ignored answer body");
+    }, answer.delay_ms || 0);
   });
 });
 
