@@ -229,7 +229,8 @@ static int deliver_one(struct whdeliver *d, const char *name)
     char err[WHPOST_ERROR_MAX + 16];
     int more = 0;
     struct event_page page = {0};
-    const struct store_webhook_parked *head = w.ordered ? NULL : parked_due(&w, now);
+    /* Events parked while the subscription was unordered are drained even once it is not. */
+    const struct store_webhook_parked *head = parked_due(&w, now);
     enum store_result r;
     if (head) {
         r = read_events(d, &w, head->seq - 1, head->job_id, 1, &page);
@@ -256,12 +257,14 @@ static int deliver_one(struct whdeliver *d, const char *name)
     } else if ((r = read_events(d, &w, w.delivered_seq, 0, 1, &page)) == STORE_OK && page.n > 0) {
         const struct job_event *e = &page.events[0];
         int room = w.nparked < STORE_WEBHOOK_PARKED_MAX;
-        if (!w.ordered && room && job_parked(&w, e->job_id)) {
-            park = (struct store_webhook_parked){e->seq, e->job_id, 0, JOB_NONE, JOB_NONE};
-            pk = &park; /* behind its job's parked event */
-            next.delivered_seq = e->seq;
-            more = 1;
-        } else if (w.ordered || room) {
+        if (job_parked(&w, e->job_id)) { /* behind its job's parked event (full: held) */
+            if (room) {
+                park = (struct store_webhook_parked){e->seq, e->job_id, 0, JOB_NONE, JOB_NONE};
+                pk = &park;
+                next.delivered_seq = e->seq;
+                more = 1;
+            }
+        } else if (w.ordered || room) { /* (a full parking holds the cursor) */
             struct webhook_state before = {.failing_since = w.failing_since,
                                            .attempts = w.attempts};
             struct webhook_state s = attempt(d, &w, e, &before, now, &next, err, sizeof err);
@@ -284,7 +287,7 @@ static int deliver_one(struct whdeliver *d, const char *name)
         more = 1;
     }
     int64_t failing = JOB_NONE;
-    next.retry_at = w.ordered ? JOB_NONE : retry_at_after(&w, pk, unpark, now, &failing);
+    next.retry_at = retry_at_after(&w, pk, unpark, now, &failing);
     if (!w.ordered && next.enabled) /* failing since its oldest parked failure */
         next.failing_since = failing;
     struct store_webhook out = {0};
