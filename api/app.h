@@ -12,6 +12,7 @@ struct auth;
 struct workers;
 struct sse_hub;
 struct sqs_cache;
+struct whdeliver;
 
 struct app {
     struct store *store;
@@ -27,6 +28,8 @@ struct app {
     struct workers *readers;
     /* The open GET /events streams (sse.h): started by http_start(), stopped by http_stop(). */
     struct sse_hub *streams;
+    /* Webhook delivery (whdeliver.h), for /metrics; NULL on the SQS listener's app. */
+    struct whdeliver *webhooks;
     /* The SQS front end (sqs.h): what its queue URLs start with (no trailing '/'); set
      * before its listener starts (right after, when it binds port 0). Empty on the native
      * listener's app. */

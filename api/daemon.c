@@ -18,6 +18,7 @@
 #include "sweeper.h"
 #include "ticker.h"
 #include "waitq.h"
+#include "whdeliver.h"
 
 #ifndef JOBQ_VERSION
 #define JOBQ_VERSION "dev"
@@ -40,7 +41,8 @@ struct daemon {
      * store, whose threads call the hooks, is closed. */
     _Atomic(struct waitq *) waitq;
     _Atomic(struct sweeper *) sweeper;
-    struct ticker *ticker; /* the schedules' ticks: stopped first */
+    struct ticker *ticker;      /* the schedules' ticks: stopped first */
+    struct whdeliver *webhooks; /* webhook delivery: stopped after the HTTP server */
     struct http_server *http;
     struct app app;
     struct http_server *sqs; /* --sqs-listen (sqs.h); NULL without */
@@ -119,6 +121,8 @@ static void daemon_free(struct daemon *d)
 {
     ticker_stop(d->ticker);
     d->ticker = NULL;
+    whdeliver_stop(d->webhooks);
+    d->webhooks = NULL;
     struct sweeper *sw = atomic_exchange(&d->sweeper, NULL);
     sweeper_stop(sw);
     store_close(d->store);
@@ -229,6 +233,10 @@ struct daemon *daemon_start(const struct config *cfg)
     d->ticker = ticker_start(d->store, &schedule_job_fns);
     if (!d->ticker)
         goto fail;
+    d->webhooks = whdeliver_start(d->store, cfg->webhook_retry_base, cfg->webhook_allow_private);
+    if (!d->webhooks)
+        goto fail;
+    d->app.webhooks = d->webhooks;
     d->app.store = d->store;
     d->app.waitq = waitq;
     d->app.cfg = cfg;

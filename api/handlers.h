@@ -44,6 +44,12 @@ enum MHD_Result handle_schedule_get(struct request *rq);
 enum MHD_Result handle_schedule_put(struct request *rq);
 enum MHD_Result handle_schedule_delete(struct request *rq);
 
+/* The webhooks (h_webhooks.c): GET /webhooks, GET, PUT and DELETE /webhooks/{name}. */
+enum MHD_Result handle_webhooks(struct request *rq);
+enum MHD_Result handle_webhook_get(struct request *rq);
+enum MHD_Result handle_webhook_put(struct request *rq);
+enum MHD_Result handle_webhook_delete(struct request *rq);
+
 /* How the ticker reads a schedule's job body: as POST /jobs reads a body (parse.c), with its
  * idempotency_key then set by the ticker (h_schedules.c). */
 struct ticker_spec_fns;

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "router.h"
 #include "sse.h"
 #include "store_schedule.h"
+#include "store_webhook.h"
 #include "ticker.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -334,6 +336,41 @@ static void write_schedules(struct jtext *b, const struct metrics_scrape *in)
     sb_printf(b, "jobq_schedule_ticks_missed_total %" PRIu64 "\n", in->ticks_missed);
 }
 
+/* One series per subscription of the gauge or counter `name`, its value by field. */
+static void write_webhook_series(struct jtext *b, const struct metrics_scrape *in, const char *name,
+                                 const char *type, const char *help, size_t offset)
+{
+    sb_head(b, name, type, help);
+    for (size_t i = 0; i < in->nwebhooks; i++) {
+        jtext_put(b, name, strlen(name));
+        jtext_put(b, "{webhook=\"", 10);
+        sb_label(b, in->webhooks[i].name);
+        int64_t v;
+        memcpy(&v, (const char *)&in->webhooks[i] + offset, sizeof v);
+        sb_printf(b, "\"} %" PRId64 "\n", v);
+    }
+}
+
+static void write_webhooks(struct jtext *b, const struct metrics_scrape *in)
+{
+    write_webhook_series(b, in, "jobq_webhook_deliveries_total", "counter",
+                         "Webhook attempts answered 2xx, by every process sharing the store.",
+                         offsetof(struct whdeliver_gauge, deliveries));
+    write_webhook_series(b, in, "jobq_webhook_failures_total", "counter",
+                         "Webhook attempts that failed (no answer or not 2xx), by every "
+                         "process sharing the store.",
+                         offsetof(struct whdeliver_gauge, failures));
+    write_webhook_series(b, in, "jobq_webhook_failed_events_total", "counter",
+                         "Events given up after failing for 3 days.",
+                         offsetof(struct whdeliver_gauge, failed_events));
+    write_webhook_series(b, in, "jobq_webhook_lag_events", "gauge",
+                         "Events waiting to be delivered (counted up to 1000).",
+                         offsetof(struct whdeliver_gauge, lag_events));
+    write_webhook_series(b, in, "jobq_webhook_lag_seconds", "gauge",
+                         "Age of the oldest event waiting to be delivered; 0 when none waits.",
+                         offsetof(struct whdeliver_gauge, lag_seconds));
+}
+
 static void write_store(struct jtext *b, const struct metrics_scrape *in)
 {
     const struct store_stats *ss = &in->stats;
@@ -371,6 +408,7 @@ char *metrics_text(const struct metrics_scrape *in)
     if (in->limits_ok)
         write_limits(&b, in);
     write_schedules(&b, in);
+    write_webhooks(&b, in);
     write_counters(&b, in->counters, in->ncounters);
     write_store(&b, in);
     sb_head(&b, "jobq_waiting_claims", "gauge", "Long-poll claims parked now.");
@@ -474,7 +512,11 @@ enum MHD_Result handle_metrics(struct request *rq)
     in.nbackend = store_metrics(store, backend);
     struct counters_row *counters = counters_snapshot(&in.ncounters);
     in.counters = counters;
+    struct whdeliver_gauge *hooks = malloc(STORE_WEBHOOKS_MAX * sizeof *hooks);
+    in.nwebhooks = hooks ? whdeliver_gauges(rq->app->webhooks, hooks, STORE_WEBHOOKS_MAX) : 0;
+    in.webhooks = hooks;
     char *text = metrics_text(&in);
+    free(hooks);
     free(counters);
     if (!text)
         return reply_error(rq, ERR_INTERNAL, "out of memory");

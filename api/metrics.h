@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "job.h"
 #include "store.h"
+#include "whdeliver.h"
 
 /* Count one finished request: `route` is its row in router_table (router.h), or any larger
  * value for a request no row answered (404, 405, a refusal before routing: route="other").
@@ -46,6 +47,8 @@ struct metrics_scrape {
     uint64_t ticks_enqueued, ticks_skipped, ticks_missed; /* ticker_counts() */
     size_t streams, max_streams;         /* GET /events streams open now, and --events-streams */
     uint64_t stream_events, stream_gaps; /* events and gaps written to streams */
+    const struct whdeliver_gauge *webhooks; /* per subscription (whdeliver_gauges()) */
+    size_t nwebhooks;
 };
 
 /* Limits shown one by one (the first by key); jobq_limits counts them all. Each limit is one

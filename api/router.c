@@ -39,6 +39,10 @@ const struct route router_table[] = {
     {"GET", "/schedules/{name}", handle_schedule_get, 0, AUTH_ACCESS_READ},
     {"PUT", "/schedules/{name}", handle_schedule_put, 1, AUTH_ACCESS_ADMIN},
     {"DELETE", "/schedules/{name}", handle_schedule_delete, 0, AUTH_ACCESS_ADMIN},
+    {"GET", "/webhooks", handle_webhooks, 0, AUTH_ACCESS_ADMIN},
+    {"GET", "/webhooks/{name}", handle_webhook_get, 0, AUTH_ACCESS_ADMIN},
+    {"PUT", "/webhooks/{name}", handle_webhook_put, 1, AUTH_ACCESS_ADMIN},
+    {"DELETE", "/webhooks/{name}", handle_webhook_delete, 0, AUTH_ACCESS_ADMIN},
     {"GET", "/healthz", handle_healthz, 0, AUTH_ACCESS_OPEN},
     {"GET", "/readyz", handle_readyz, 0, AUTH_ACCESS_OPEN},
     /* The dashboard's files hold no data (its API calls carry the token): open. One row per
@@ -54,6 +58,7 @@ const struct route router_table[] = {
     {"GET", "/ui/limits.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/ui/schedules.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/ui/live.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
+    {"GET", "/ui/webhooks.js", handle_ui_asset, 0, AUTH_ACCESS_OPEN},
     {"GET", "/metrics", handle_metrics, 0, AUTH_ACCESS_READ},
 };
 

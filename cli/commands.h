@@ -22,6 +22,7 @@ extern const struct command cmd_work;                                    /* work
 extern const struct command cmd_limits;                                  /* cmd_limits.c */
 extern const struct command cmd_schedules;                               /* cmd_schedules.c */
 extern const struct command cmd_events;                                  /* cmd_events.c */
+extern const struct command cmd_webhooks;                                /* cmd_webhooks.c */
 
 /* The positional argument a->pos[0] as a job id: returns it, or 0 after printing a usage
  * error (it is missing, extra arguments follow, or it is not a positive whole number). */

@@ -27,6 +27,7 @@ installed() {
 # which tests/blackbox/test_examples.py runs, as it runs examples/node with the node below.
 # chromium: the headless browser that tests/blackbox/test_ui.py drives the dashboard in
 # (through playwright-core, below).
+# libssl-dev: webhook signatures and https deliveries (server/whsign.c, api/whpost.c).
 # libcurl4-openssl-dev: the HTTP client library of the `jobq` command-line client (cli/).
 # prometheus: for its promtool, which checks /metrics (tests/blackbox/test_metrics.py) and
 # the example alert rules (docs/alerts.yml, ctest static.alerts); its service is never used.
@@ -35,7 +36,7 @@ installed() {
 # of server/domain/tz.c and cron.c read it and fail without it.
 # python3-boto3, awscli: real SQS clients of the query protocol, which
 # tests/blackbox/test_sqs.py drives the SQS listener with (boto3 through /usr/bin/python3).
-packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl
+packages=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev curl libssl-dev
           python3 clang-format openssl clang libclang-rt-dev libpq-dev postgresql jq chromium
           libcurl4-openssl-dev prometheus faketime tzdata python3-boto3 awscli)
 missing=()
@@ -75,4 +76,10 @@ if [ ! -f tests/sqs/node_modules/@aws-sdk/client-sqs/package.json ] ||
     [ ! -f tests/sqs/node_modules/sqs-consumer/package.json ]; then
     echo "deps: installing the pinned AWS SDK and sqs-consumer (npm ci in tests/sqs)"
     (cd tests/sqs && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi
+# The webhook test verifies every delivery with the Standard Webhooks reference verifier
+# (tests/blackbox/test_webhooks.py runs tests/webhooks/receiver.mjs).
+if [ ! -f tests/webhooks/node_modules/standardwebhooks/package.json ]; then
+    echo "deps: installing the pinned standardwebhooks verifier (npm ci in tests/webhooks)"
+    (cd tests/webhooks && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi

@@ -60,6 +60,14 @@ static const struct setting settings[] = {
      "keep at most about this many job events; the sweeper deletes the oldest beyond it"},
     {"events-streams", "JOBQ_EVENTS_STREAMS", "256", K_INT, 1, 10000, FIELD(events_streams), "N",
      "open GET /events streams at most (more: 503)"},
+    {"webhook-retry-base", "JOBQ_WEBHOOK_RETRY_BASE", "5", K_INT64, 1, 3600,
+     FIELD(webhook_retry_base), "SECONDS",
+     "the first wait before a failed webhook delivery is tried again; each wait doubles (with "
+     "jitter, at most an hour) for up to 3 days"},
+    {"webhook-allow-private", "JOBQ_WEBHOOK_ALLOW_PRIVATE", "0", K_BOOL, 0, 1,
+     FIELD(webhook_allow_private), "",
+     "allow webhook URLs whose host resolves to a loopback, private, link-local or unspecified "
+     "address"},
     {"sync", "JOBQ_SYNC", "full", K_SYNC, 0, 0, FIELD(sync_full), "full|normal",
      "SQLite: full: an acknowledged write is on disk; normal: faster, may lose the last writes "
      "on power loss"},

@@ -15,6 +15,8 @@ struct config {
     int64_t events_retention;   /* --events-retention-seconds; default 86400 */
     int64_t events_max;         /* --events-max; default 1000000 */
     int events_streams;         /* --events-streams; default 256 */
+    int64_t webhook_retry_base; /* --webhook-retry-base seconds; default 5 */
+    int webhook_allow_private;  /* --webhook-allow-private; default 0 */
     int sync_full;              /* --sync full|normal, JOBQ_SYNC; default full */
     int64_t max_body_bytes;     /* --max-body-bytes, JOBQ_MAX_BODY_BYTES; default 1 MiB */
     int64_t backoff_base;       /* --backoff-base seconds, JOBQ_BACKOFF_BASE; default 2 */

@@ -13,6 +13,7 @@ import { makeJobs } from './jobs.js';
 import { followEvents } from './live.js';
 import { makeLimits } from './limits.js';
 import { makeSchedules } from './schedules.js';
+import { makeWebhooks } from './webhooks.js';
 
 const REFRESH_MS = 3000;
 const EVENT_DELAY_MS = 250; // events coming together make one refresh
@@ -211,6 +212,7 @@ onUnauthorized(askToken);
 const jobs = makeJobs(view, { act, report, clear, saveView });
 const limits = makeLimits({ act, report, clear });
 const schedules = makeSchedules({ act, report, clear });
+const webhooks = makeWebhooks({ report, clear });
 let running = null; // the refresh under way
 let again = null; // the one that starts after it (asked for while it ran)
 let live = false; // the event stream is open
@@ -224,7 +226,7 @@ function refresh(polled) {
     return again;
   }
   again = null;
-  const parts = [limits.refresh(), schedules.refresh(), loadChart()];
+  const parts = [limits.refresh(), schedules.refresh(), webhooks.refresh(), loadChart()];
   if (!(polled === true && live && errors.size === 0)) parts.push(loadQueues(), jobs.refresh());
   running = Promise.all(parts).finally(() => {
     running = null;

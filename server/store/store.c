@@ -3,6 +3,7 @@
 #include "store.h"
 #include "store_schedule.h"
 #include "store_sqs.h"
+#include "store_webhook.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,4 +385,67 @@ enum store_result store_sqs_queue_delete(struct store *s, const char *name, int6
     struct store_call call = {
         .kind = STORE_CALL_SQS_QUEUE_DELETE, .now = now, .sqs_queue_delete = {.name = name}};
     return store_call_run(s, &call);
+}
+
+/* Run the webhook write wc at *now (at_clock: on the store's clock, written back). */
+static enum store_result webhook_run_at(struct store *s, struct store_webhook_call *wc,
+                                        int64_t *now, int at_clock)
+{
+    struct store_call call = {
+        .kind = STORE_CALL_WEBHOOK, .now = *now, .at_clock = at_clock, .webhook = wc};
+    enum store_result r = store_call_run(s, &call);
+    *now = call.now;
+    return r;
+}
+
+static enum store_result webhook_run(struct store *s, struct store_webhook_call *wc, int64_t now)
+{
+    return webhook_run_at(s, wc, &now, 0);
+}
+
+enum store_result store_webhook_put(struct store *s, const struct store_webhook *in,
+                                    const char *fresh_secret, int64_t now,
+                                    struct store_webhook *out, int *created)
+{
+    struct store_webhook_call wc = {.op = STORE_WEBHOOK_PUT,
+                                    .name = in->name,
+                                    .in = in,
+                                    .fresh_secret = fresh_secret,
+                                    .out = out};
+    enum store_result r = webhook_run(s, &wc, now);
+    *created = wc.created;
+    return r;
+}
+
+enum store_result store_webhook_delete(struct store *s, const char *name, int64_t now,
+                                       struct store_webhook *out)
+{
+    struct store_webhook_call wc = {.op = STORE_WEBHOOK_DELETE, .name = name, .out = out};
+    return webhook_run(s, &wc, now);
+}
+
+enum store_result store_webhook_lease(struct store *s, const char *name, const char *token,
+                                      int64_t seconds, int64_t *now, struct store_webhook *out)
+{
+    struct store_webhook_call wc = {.op = STORE_WEBHOOK_LEASE,
+                                    .name = name,
+                                    .token = token,
+                                    .lease_seconds = seconds,
+                                    .out = out};
+    return webhook_run_at(s, &wc, now, 1);
+}
+
+enum store_result store_webhook_done(struct store *s, const char *name, const char *token,
+                                     const struct store_webhook *in,
+                                     const struct store_webhook_parked *park, int64_t unpark,
+                                     int64_t now, struct store_webhook *out)
+{
+    struct store_webhook_call wc = {.op = STORE_WEBHOOK_DONE,
+                                    .name = name,
+                                    .in = in,
+                                    .token = token,
+                                    .park = park,
+                                    .unpark = unpark,
+                                    .out = out};
+    return webhook_run_at(s, &wc, &now, 1);
 }

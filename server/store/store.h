@@ -154,6 +154,7 @@ struct counters_point;
 struct job_link;
 struct store_schedule;  /* store_schedule.h */
 struct store_sqs_queue; /* store_sqs.h */
+struct store_webhook;   /* store_webhook.h, with struct store_webhook_call */
 
 /* What the store counted since it opened (store_read_stats). */
 struct store_stats {
@@ -174,8 +175,7 @@ struct store_metric {
 
 #define STORE_METRICS_MAX 16
 
-/* The kinds of write store_submit() takes. Each is also offered as a synchronous function
- * below (store_enqueue, store_claim, ...), built once on store_submit in store.c. */
+/* The kinds of write store_submit() takes, each also a synchronous function built on it. */
 enum store_call_kind {
     STORE_CALL_ENQUEUE,
     STORE_CALL_CLAIM,
@@ -197,6 +197,7 @@ enum store_call_kind {
     /* the SQS front end's queues (store_sqs.h) */
     STORE_CALL_SQS_QUEUE_PUT,    /* create a queue's row, or merge attributes into it */
     STORE_CALL_SQS_QUEUE_DELETE, /* delete a queue's row */
+    STORE_CALL_WEBHOOK,          /* a webhook subscription's write (store_webhook.h: its op) */
     STORE_CALL_KIND_COUNT
 };
 
@@ -393,6 +394,7 @@ struct store_call {
         struct store_schedule_pass_call schedule_pass;
         struct store_sqs_queue_put_call sqs_queue_put;
         struct store_sqs_queue_delete_call sqs_queue_delete;
+        struct store_webhook_call *webhook; /* the caller's, like everything it points to */
     };
 };
 
@@ -461,6 +463,8 @@ struct store_ops {
     enum store_result (*schedules_count)(struct store *s, size_t *n);
     enum store_result (*events)(struct store *s, const struct event_filter *f,
                                 struct event_page *out);
+    enum store_result (*webhooks)(struct store *s, const char *name, struct store_webhook **out,
+                                  size_t *n);
     enum store_result (*sqs_queues)(struct store *s, const char *prefix, int exact,
                                     const char *after, int limit, struct store_sqs_queue **out,
                                     size_t *n);

@@ -551,5 +551,40 @@ class TestEventsGap(CliTest):
                                    r"job \d+  queue %s  queued  attempts 0$" % re.escape(self.q))
         self.assertIn("gap after seq 0", err)
 
+
+class TestWebhooks(CliTest):
+    def test_put_list_delete(self):
+        n = self.q
+        url = "http://203.0.113.10/hook"  # a documentation address: public, never answers
+        got = self.jobq_json("webhooks", "put", n, "--endpoint", url, "--types",
+                             "job.succeeded,job.failed", "--queues", "%s,%s.b" % (n, n))
+        self.assertEqual((got["name"], got["url"], got["types"], got["queues"], got["enabled"],
+                          got["ordered"]),
+                         (n, url, ["job.succeeded", "job.failed"], [n, n + ".b"], True, False))
+        self.assertTrue(got["secret"].startswith("whsec_"))
+        got = self.jobq_json("webhooks", "put", n, "-e", url, "--disabled", "--ordered")
+        self.assertEqual((got["enabled"], got["ordered"], got["types"]), (False, True, None))
+        self.assertNotIn("secret", got)
+        self.assertIn(n, [w["name"] for w in self.jobq_json("webhooks")["webhooks"]])
+        out, _ = self.jobq_tty("webhooks")
+        self.assertEqual(out.splitlines()[0].split()[:4], ["NAME", "URL", "ENABLED", "DELIVERED"])
+        self.assertIn(url, out)
+        self.assertEqual(self.jobq_json("webhooks", "delete", n)["name"], n)
+        self.assert_refused(["webhooks", "delete", n], "not_found")
+
+    def test_bad_input(self):
+        n = self.q
+        self.assert_refused(["webhooks", "put", n, "--endpoint", "ftp://x/"], "invalid_request",
+                            "url")
+        self.assert_refused(["webhooks", "put", n, "-e", "http://203.0.113.10/", "-s", "nope"],
+                            "invalid_request", "secret")
+        self.assert_refused(["webhooks", "put", n, "-e", "http://127.0.0.1/"], "invalid_request",
+                            "loopback")
+        for args in (["webhooks", "put", n], ["webhooks", "frob", n], ["webhooks", "delete"],
+                     ["webhooks", "--endpoint", "http://203.0.113.10/"]):
+            _, err = self.jobq(*args, expect=2)
+            self.assertIn("jobq webhooks", err)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -104,13 +104,17 @@ class ReadmeRecipes(ServerTest):
     def test_be_told_when_a_job_ends(self):
         self.run_recipe("Be told when a job ends.")
 
+    def test_a_webhook_for_every_job_that_ends(self):
+        self.run_recipe("A webhook for every job that ends.")
+
     def test_every_recipe_is_run(self):
         self.assertEqual([t for t, _ in recipes()],
                          ["One customer at a time.", "At most N calls per second to an API.",
                           "Reacting to a 429.", "Unique while running.",
                           "A report every Monday at 9 in Berlin.",
                           "Every second, never two at once.",
-                          "A batch with a completion callback.", "Be told when a job ends."])
+                          "A batch with a completion callback.", "Be told when a job ends.",
+                          "A webhook for every job that ends."])
 
 
 SQS_SECTION = "## Use it from an SQS client"

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from urllib.parse import quote
 
-from harness import ServerTest, jobqd_path, backend, wait_until
+from harness import ServerTest, backend, free_port, jobqd_path, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER_DIR = os.path.join(HERE, "..", "ui")
@@ -37,6 +37,7 @@ FILES = {
     "/ui/live.js": "text/javascript; charset=utf-8",
     "/ui/limits.js": "text/javascript; charset=utf-8",
     "/ui/schedules.js": "text/javascript; charset=utf-8",
+    "/ui/webhooks.js": "text/javascript; charset=utf-8",
     "/ui/app.css": "text/css; charset=utf-8",
 }
 
@@ -258,6 +259,27 @@ class UiBrowser(ServerTest, Browser):
     def test_server_errors_shown(self):
         self.enqueue({"n": 1})
         self.drive("errors")
+
+
+class UiWebhooks(ServerTest, Browser):
+    """A receiver that refuses connections: the subscription fails at once."""
+
+    server_args = ("--webhook-allow-private", "--webhook-retry-base", "600")
+
+    def test_webhooks(self):
+        failing, disabled = self.q + ".failing", self.q + ".disabled"
+        url = "http://127.0.0.1:%d/hook" % free_port()  # nothing listens there
+        r = self.c.request("PUT", "/webhooks/" + failing,
+                           {"url": url, "types": ["job.created"], "queues": [self.q]})
+        self.assertEqual(r.status, 201, r)
+        r = self.c.request("PUT", "/webhooks/" + disabled, {"url": url, "enabled": False})
+        self.assertEqual(r.status, 201, r)
+        self.enqueue()
+        wait_until(lambda: self.c.get("/webhooks/" + failing).json["failures"] == 1, 10,
+                   what="a failed attempt")
+        self.drive("webhooks", failing=failing, disabled=disabled, url=url)
+        for n in (failing, disabled):
+            self.assertEqual(self.c.request("DELETE", "/webhooks/" + n).status, 200)
 
 
 class UiBrowserAuth(AuthServer, Browser):

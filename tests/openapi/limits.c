@@ -21,6 +21,8 @@
 #include "router.h"
 #include "schedule.h"
 #include "trace.h"
+#include "webhook.h"
+#include "whsign.h"
 
 #define NO_NUL "^[^\\u0000]*$"
 #define UTF8_MAX 4 /* bytes of one character */
@@ -218,6 +220,21 @@ static void bodies(void)
     line("body.overlap", "enum", policies);
     required("body.job");
     job_spec_keyed("body.job", 0);
+
+    op = "PUT /webhooks/{name}"; /* read_webhook_body */
+    required("body");
+    required("body.url");
+    text("body.url", WEBHOOK_URL_MAX);
+    text("body.secret", WHSIGN_SECRET_MAX);
+    num("body.queues", "minItems", 1);
+    num("body.queues", "maxItems", EVENT_QUEUES_MAX);
+    queue_name("body.queues[]");
+    num("body.types", "maxItems", JOB_EVENT_TYPE_COUNT - 1);
+    char types[256] = "";
+    for (int t = 1; t < JOB_EVENT_TYPE_COUNT; t++) /* job.* names sort as the enum lists them */
+        snprintf(types + strlen(types), sizeof types - strlen(types), "%s%s", t > 1 ? "," : "",
+                 job_event_name((enum job_event_type)t));
+    line("body.types[]", "enum", types);
 
     op = "POST /jobs/{id}/snooze"; /* parse_snooze */
     lease_token();

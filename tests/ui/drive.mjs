@@ -270,6 +270,23 @@ const scenarios = {
     await text(page, row(args.every) + ' .next', /\d/, 'a next run again');
   },
 
+  // The webhooks: URL, events, state (failing, disabled), deliveries, failures, the last
+  // answer and the next attempt.
+  async webhooks({ page }) {
+    const row = (n) => `#webhook-table tr[data-webhook="${n}"]`;
+    await page.goto(base + '/ui/');
+    await text(page, row(args.failing) + ' .url', new RegExp(`^${args.url}$`), 'the URL');
+    await text(page, row(args.failing) + ' .filter', /^job\.created · /, 'the events it takes');
+    await text(page, row(args.failing) + ' .state', /failing 1 set aside/,
+      'a failing subscription and the event it set aside');
+    await text(page, row(args.failing) + ' .failures', /^1$/, 'its failure');
+    await text(page, row(args.failing) + ' .answer', /no answer/, 'the last answer');
+    await text(page, row(args.failing) + ' .next', /\d\d:\d\d/, 'the next attempt');
+    await text(page, row(args.disabled) + ' .state', /disabled/, 'a disabled subscription');
+    await text(page, row(args.disabled) + ' .filter', /^every type$/, 'every event type');
+    await shot(page, 'overview');
+  },
+
   // A workflow: a job's parents and children as links with their statuses, the counts at a
   // glance, the blocked column of the queues table and the blocked filter.
   async workflow({ page }) {

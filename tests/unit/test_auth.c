@@ -281,6 +281,10 @@ TEST(role_matrix)
         {"GET", "/schedules/{name}", P | W | A},
         {"PUT", "/schedules/{name}", A},
         {"DELETE", "/schedules/{name}", A},
+        {"GET", "/webhooks", A},
+        {"GET", "/webhooks/{name}", A},
+        {"PUT", "/webhooks/{name}", A},
+        {"DELETE", "/webhooks/{name}", A},
         {"GET", "/healthz", OPEN},
         {"GET", "/readyz", OPEN},
         {"GET", "/metrics", P | W | A},
@@ -295,6 +299,7 @@ TEST(role_matrix)
         {"GET", "/ui/limits.js", OPEN},
         {"GET", "/ui/schedules.js", OPEN},
         {"GET", "/ui/live.js", OPEN},
+        {"GET", "/ui/webhooks.js", OPEN},
     };
     static const enum auth_role roles[] = {AUTH_ROLE_NONE, AUTH_ROLE_PRODUCER, AUTH_ROLE_WORKER,
                                            AUTH_ROLE_ADMIN};

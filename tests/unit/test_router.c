@@ -49,6 +49,10 @@ TEST(every_route_present)
         {"GET", "/schedules/nightly", handle_schedule_get, 0},
         {"PUT", "/schedules/nightly", handle_schedule_put, 1},
         {"DELETE", "/schedules/nightly", handle_schedule_delete, 0},
+        {"GET", "/webhooks", handle_webhooks, 0},
+        {"GET", "/webhooks/ops", handle_webhook_get, 0},
+        {"PUT", "/webhooks/ops", handle_webhook_put, 1},
+        {"DELETE", "/webhooks/ops", handle_webhook_delete, 0},
         {"GET", "/healthz", handle_healthz, 0},
         {"GET", "/readyz", handle_readyz, 0},
         {"GET", "/metrics", handle_metrics, 0},
@@ -63,6 +67,7 @@ TEST(every_route_present)
         {"GET", "/ui/limits.js", handle_ui_asset, 0},
         {"GET", "/ui/schedules.js", handle_ui_asset, 0},
         {"GET", "/ui/live.js", handle_ui_asset, 0},
+        {"GET", "/ui/webhooks.js", handle_ui_asset, 0},
     };
     CHECK_INT(router_table_len, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

@@ -89,6 +89,7 @@ static const struct pg_kind kinds[STORE_CALL_KIND_COUNT] = {
     [STORE_CALL_SCHEDULE_PASS] = {pg_schedule_pass_prepare, one_row, no_bytes},
     [STORE_CALL_SQS_QUEUE_PUT] = {pg_sqs_queue_put_prepare, one_row, no_bytes},
     [STORE_CALL_SQS_QUEUE_DELETE] = {pg_sqs_queue_delete_prepare, one_row, no_bytes},
+    [STORE_CALL_WEBHOOK] = {pg_webhook_prepare, one_row, no_bytes},
 };
 
 void pg_submit(struct store *s, struct store_call *call)

@@ -410,6 +410,21 @@ static const struct migration migrations[] = {
     {.sql = "CREATE TABLE jobq_sqs_queues (name text PRIMARY KEY, attributes jsonb NOT NULL,"
             " created_at bigint NOT NULL, modified_at bigint NOT NULL);",
      .older_ok = 1},
+    /* 14: webhook subscriptions (store_webhook.h), as the SQLite store's migration 15: one
+     * row per subscription with its delivery state and its delivery lease. */
+    {.sql = "CREATE TABLE jobq_webhooks (name text PRIMARY KEY, url text NOT NULL,"
+            " types bigint NOT NULL, queues text, secret text NOT NULL, prev_secret text,"
+            " prev_until bigint, enabled boolean NOT NULL, ordered boolean NOT NULL,"
+            " created_at bigint NOT NULL, updated_at bigint NOT NULL,"
+            " delivered_seq bigint NOT NULL, failing_since bigint, next_attempt_at bigint,"
+            " attempts bigint NOT NULL DEFAULT 0, last_status bigint, last_error text,"
+            " last_attempt_at bigint, disabled_reason text, deliveries bigint NOT NULL DEFAULT 0,"
+            " failures bigint NOT NULL DEFAULT 0, failed_events bigint NOT NULL DEFAULT 0,"
+            " lease_token text, lease_until bigint, retry_at bigint);"
+            "CREATE TABLE jobq_webhook_parked (name text NOT NULL, seq bigint NOT NULL,"
+            " job_id bigint NOT NULL, attempts bigint NOT NULL, failing_since bigint,"
+            " next_attempt_at bigint, PRIMARY KEY (name, seq));",
+     .older_ok = 1},
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -6,6 +6,7 @@
 #include "pg_lanes.h"
 #include "pg_row.h"
 #include "pg_stmt_parts.h"
+#include "pg_stmt_webhook.h"
 
 /* clang-format off */
 static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
@@ -762,6 +763,29 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sqs queue put (merge): the attributes given replace the stored ones"},
     [PG_SQS_QUEUE_DELETE] = {PG_SQS_QUEUE_DELETE, "sqs_queue_delete",
      "DELETE FROM jobq_sqs_queues WHERE name = $1 RETURNING name", "sqs queue delete"},
+    /* The webhook statements' SQL: pg_stmt_webhook.h. */
+    [PG_WEBHOOK_LOCK] = {PG_WEBHOOK_LOCK, "webhook_lock", SQL_WEBHOOK_LOCK,
+     "webhook put: one at a time across processes (the count of subscriptions holds)"},
+    [PG_WEBHOOK_GET] = {PG_WEBHOOK_GET, "webhook_get", SQL_WEBHOOK_GET,
+     "webhooks read of one name; webhook put, lease and done: does it exist"},
+    [PG_WEBHOOKS_ALL] = {PG_WEBHOOKS_ALL, "webhooks_all", SQL_WEBHOOKS_ALL,
+     "webhooks read of every subscription (GET /webhooks, a delivery pass)"},
+    [PG_WEBHOOK_PUT] = {PG_WEBHOOK_PUT, "webhook_put", SQL_WEBHOOK_PUT,
+     "webhook put: create or replace a subscription; no row: a new name past $11"},
+    [PG_WEBHOOK_DELETE] = {PG_WEBHOOK_DELETE, "webhook_delete", SQL_WEBHOOK_DELETE,
+     "webhook delete"},
+    [PG_WEBHOOK_LEASE] = {PG_WEBHOOK_LEASE, "webhook_lease", SQL_WEBHOOK_LEASE,
+     "webhook lease: the compare and swap that takes a free, due subscription's lease"},
+    [PG_WEBHOOK_DONE] = {PG_WEBHOOK_DONE, "webhook_done", SQL_WEBHOOK_DONE,
+     "webhook done: an attempt's delivery state, under the lease it re-checks and ends"},
+    [PG_WEBHOOK_PARKED] = {PG_WEBHOOK_PARKED, "webhook_parked", SQL_WEBHOOK_PARKED,
+     "webhook lease: the subscription's parked events, for its holder"},
+    [PG_WEBHOOK_PARK] = {PG_WEBHOOK_PARK, "webhook_park", SQL_WEBHOOK_PARK,
+     "webhook done: park an event, or write a parked event's retry state"},
+    [PG_WEBHOOK_UNPARK] = {PG_WEBHOOK_UNPARK, "webhook_unpark", SQL_WEBHOOK_UNPARK,
+     "webhook done: a parked event delivered or given up"},
+    [PG_WEBHOOK_UNPARK_ALL] = {PG_WEBHOOK_UNPARK_ALL, "webhook_unpark_all", SQL_WEBHOOK_UNPARK_ALL,
+     "webhook delete: its parked events"},
 };
 /* clang-format on */
 

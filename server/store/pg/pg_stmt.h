@@ -9,6 +9,7 @@
 #define PG_MIGRATE_KEY "7461002"       /* pg_advisory_lock key held while migrating */
 #define PG_LIMITS_KEY "7461003"        /* pg_advisory_xact_lock key of the limit writes */
 #define PG_SCHEDULES_KEY "7461004"     /* pg_advisory_xact_lock key of the schedule puts */
+#define PG_WEBHOOKS_KEY "7461005"      /* pg_advisory_xact_lock key of the webhook puts */
 
 enum pg_stmt_id {
     PG_JOB_GET,
@@ -129,6 +130,17 @@ enum pg_stmt_id {
     PG_SQS_QUEUE_INSERT,
     PG_SQS_QUEUE_MERGE,
     PG_SQS_QUEUE_DELETE,
+    PG_WEBHOOK_LOCK,
+    PG_WEBHOOK_GET,
+    PG_WEBHOOKS_ALL,
+    PG_WEBHOOK_PUT,
+    PG_WEBHOOK_DELETE,
+    PG_WEBHOOK_LEASE,
+    PG_WEBHOOK_DONE,
+    PG_WEBHOOK_PARKED,
+    PG_WEBHOOK_PARK,
+    PG_WEBHOOK_UNPARK,
+    PG_WEBHOOK_UNPARK_ALL,
     PG_STMT_COUNT
 };
 

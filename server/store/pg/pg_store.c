@@ -38,6 +38,7 @@ static const struct store_ops pg_ops = {
     .schedules_next = pg_read_schedules_next,
     .schedules_count = pg_read_schedules_count,
     .sqs_queues = pg_read_sqs_queues,
+    .webhooks = pg_read_webhooks,
     .throughput_publish = pg_throughput_publish,
     .throughput_others = pg_throughput_others,
     .sweep = pg_sweep,

@@ -39,6 +39,7 @@
 #include "store_news.h"
 #include "store_schedule.h"
 #include "store_sqs.h"
+#include "store_webhook.h"
 
 #define PG_TX_TRIES 3          /* a transaction run again after contention or a dead connection */
 #define PG_CANCEL_WAIT_MS 5000 /* for the answer to a cancel request */
@@ -441,6 +442,9 @@ int pg_schedule_pass_prepare(struct pg_call *pc);
 int pg_sqs_queue_put_prepare(struct pg_call *pc);
 int pg_sqs_queue_delete_prepare(struct pg_call *pc);
 
+/* The webhook writes (pg_webhooks.c): put, delete, lease and done, by call->webhook->op. */
+int pg_webhook_prepare(struct pg_call *pc);
+
 /* Enqueue one job of sp at now inside the caller's transaction, as store_enqueue does for one
  * spec (an idempotency_key hit: *out is the job that holds it, *created stays 0; a dedup key:
  * its lock, then what its mode decides). Returns STORE_OK or the failure. Used by a
@@ -498,6 +502,10 @@ enum store_result pg_read_schedules_count(struct store *s, size_t *n);
 enum store_result pg_read_sqs_queues(struct store *s, const char *prefix, int exact,
                                      const char *after, int limit, struct store_sqs_queue **out,
                                      size_t *n);
+
+/* store_webhooks (pg_webhooks.c). */
+enum store_result pg_read_webhooks(struct store *s, const char *name, struct store_webhook **out,
+                                   size_t *n);
 /* Shared throughput buckets (pg_throughput.c): store_throughput_publish/_others. */
 enum store_result pg_throughput_publish(struct store *s, int64_t now,
                                         const struct counters_point *pts, size_t n);

@@ -38,6 +38,7 @@ static const sqlite_builder kinds[STORE_CALL_KIND_COUNT] = {
     [STORE_CALL_SCHEDULE_PASS] = sqlite_schedule_tx,
     [STORE_CALL_SQS_QUEUE_PUT] = sqlite_sqs_tx,
     [STORE_CALL_SQS_QUEUE_DELETE] = sqlite_sqs_tx,
+    [STORE_CALL_WEBHOOK] = sqlite_webhook_tx,
 };
 
 void sqlite_submit(struct store *s, struct store_call *call)

@@ -243,6 +243,22 @@ static const char *const migrations[] = {
      * its attributes a JSON object of strings. Self-contained: renumber freely at a merge. */
     "CREATE TABLE sqs_queues (name TEXT PRIMARY KEY, attributes TEXT NOT NULL,"
     " created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL) WITHOUT ROWID;",
+    /* 15: webhook subscriptions (store_webhook.h, docs/events.md "Webhooks"): one row per
+     * subscription with its delivery state (a cursor on the event log) and its delivery
+     * lease, and the events unordered subscriptions parked. Self-contained: renumber freely
+     * at a merge. */
+    "CREATE TABLE webhooks (name TEXT PRIMARY KEY, url TEXT NOT NULL, types INTEGER NOT NULL,"
+    " queues TEXT, secret TEXT NOT NULL, prev_secret TEXT, prev_until INTEGER,"
+    " enabled INTEGER NOT NULL, ordered INTEGER NOT NULL, created_at INTEGER NOT NULL,"
+    " updated_at INTEGER NOT NULL, delivered_seq INTEGER NOT NULL, failing_since INTEGER,"
+    " next_attempt_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0, last_status INTEGER,"
+    " last_error TEXT, last_attempt_at INTEGER, disabled_reason TEXT,"
+    " deliveries INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,"
+    " failed_events INTEGER NOT NULL DEFAULT 0, lease_token TEXT, lease_until INTEGER,"
+    " retry_at INTEGER) WITHOUT ROWID;"
+    "CREATE TABLE webhook_parked (name TEXT NOT NULL, seq INTEGER NOT NULL,"
+    " job_id INTEGER NOT NULL, attempts INTEGER NOT NULL, failing_since INTEGER,"
+    " next_attempt_at INTEGER, PRIMARY KEY (name, seq)) WITHOUT ROWID;",
 };
 
 #define MIGRATIONS_COUNT ((int)(sizeof migrations / sizeof migrations[0]))

@@ -635,6 +635,66 @@ static const struct stmt_def stmts[STMT_COUNT] = {
     [STMT_SQS_QUEUE_DELETE] = {STMT_SQS_QUEUE_DELETE,
      STMT_ON_WRITER, "DELETE FROM sqs_queues WHERE name = ?1",
      "sqs queue delete"},
+    [STMT_WEBHOOK_GET] = {STMT_WEBHOOK_GET, STMT_ON_READER | STMT_ON_WRITER,
+     "SELECT " SQL_WEBHOOK_COLUMNS ", (SELECT count(*) FROM webhook_parked p "
+     "WHERE p.name = webhooks.name) FROM webhooks WHERE name = ?1",
+     "webhooks read of one name (with its count of parked events); webhook put, lease and "
+     "done: does it exist"},
+    [STMT_WEBHOOKS_ALL] = {STMT_WEBHOOKS_ALL, STMT_ON_READER,
+     "SELECT " SQL_WEBHOOK_COLUMNS ", (SELECT count(*) FROM webhook_parked p "
+     "WHERE p.name = webhooks.name) FROM webhooks ORDER BY name",
+     "webhooks read of every subscription (GET /webhooks, a delivery pass)"},
+    [STMT_WEBHOOK_PUT] = {STMT_WEBHOOK_PUT, STMT_ON_WRITER,
+     "INSERT INTO webhooks (name, url, types, queues, secret, enabled, ordered, created_at, "
+     "updated_at, delivered_seq) "
+     "SELECT ?1, ?2, ?3, ?4, coalesce(?5, ?6), ?7, ?8, ?9, ?9, "
+     "(SELECT coalesce(max(seq), 0) FROM events) "
+     "WHERE EXISTS (SELECT 1 FROM webhooks WHERE name = ?1) "
+     "OR (SELECT count(*) FROM webhooks) < ?11 "
+     "ON CONFLICT (name) DO UPDATE SET url = excluded.url, types = excluded.types, "
+     "queues = excluded.queues, "
+     "prev_secret = CASE WHEN ?5 IS NOT NULL AND ?5 <> secret THEN secret ELSE prev_secret END, "
+     "prev_until = CASE WHEN ?5 IS NOT NULL AND ?5 <> secret THEN ?10 ELSE prev_until END, "
+     "secret = coalesce(?5, secret), enabled = excluded.enabled, ordered = excluded.ordered, "
+     "disabled_reason = CASE WHEN excluded.enabled THEN NULL ELSE disabled_reason END, "
+     "failing_since = CASE WHEN excluded.enabled AND NOT enabled THEN NULL "
+     "ELSE failing_since END, "
+     "next_attempt_at = CASE WHEN excluded.enabled AND NOT enabled THEN NULL "
+     "ELSE next_attempt_at END, "
+     "attempts = CASE WHEN excluded.enabled AND NOT enabled THEN 0 ELSE attempts END, "
+     "updated_at = ?9 RETURNING " SQL_WEBHOOK_COLUMNS,
+     "webhook put: create (secret ?5 or ?6, after the newest event) or replace a subscription "
+     "(a new secret ?5 keeps the old one until ?10); no row: a new name past ?11"},
+    [STMT_WEBHOOK_DELETE] = {STMT_WEBHOOK_DELETE, STMT_ON_WRITER,
+     "DELETE FROM webhooks WHERE name = ?1 RETURNING " SQL_WEBHOOK_COLUMNS,
+     "webhook delete"},
+    [STMT_WEBHOOK_LEASE] = {STMT_WEBHOOK_LEASE, STMT_ON_WRITER,
+     "UPDATE webhooks SET lease_token = ?2, lease_until = ?3 WHERE name = ?1 AND enabled "
+     "AND (lease_until IS NULL OR lease_until <= ?4) "
+     "AND (next_attempt_at IS NULL OR next_attempt_at <= ?4) RETURNING " SQL_WEBHOOK_COLUMNS,
+     "webhook lease: the compare and swap that takes a free, due subscription's lease"},
+    [STMT_WEBHOOK_DONE] = {STMT_WEBHOOK_DONE, STMT_ON_WRITER,
+     "UPDATE webhooks SET delivered_seq = ?4, failing_since = ?5, next_attempt_at = ?6, "
+     "attempts = ?7, last_status = ?8, last_error = ?9, last_attempt_at = ?10, "
+     "deliveries = ?11, failures = ?12, failed_events = ?13, enabled = enabled AND ?14, "
+     "disabled_reason = CASE WHEN ?14 THEN disabled_reason ELSE ?15 END, retry_at = ?16, "
+     "lease_token = NULL, lease_until = NULL "
+     "WHERE name = ?1 AND lease_token = ?2 AND lease_until > ?3 RETURNING " SQL_WEBHOOK_COLUMNS,
+     "webhook done: an attempt's delivery state, under the lease it re-checks (token ?2, "
+     "deadline after now ?3), which it ends"},
+    [STMT_WEBHOOK_PARKED] = {STMT_WEBHOOK_PARKED, STMT_ON_WRITER,
+     "SELECT seq, job_id, attempts, failing_since, next_attempt_at FROM webhook_parked "
+     "WHERE name = ?1 ORDER BY seq LIMIT ?2",
+     "webhook lease: the subscription's parked events, for its holder"},
+    [STMT_WEBHOOK_PARK] = {STMT_WEBHOOK_PARK, STMT_ON_WRITER,
+     "INSERT OR REPLACE INTO webhook_parked (name, seq, job_id, attempts, failing_since, "
+     "next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+     "webhook done: park an event, or write a parked event's retry state"},
+    [STMT_WEBHOOK_UNPARK] = {STMT_WEBHOOK_UNPARK, STMT_ON_WRITER,
+     "DELETE FROM webhook_parked WHERE name = ?1 AND seq = ?2",
+     "webhook done: a parked event delivered or given up"},
+    [STMT_WEBHOOK_UNPARK_ALL] = {STMT_WEBHOOK_UNPARK_ALL, STMT_ON_WRITER,
+     "DELETE FROM webhook_parked WHERE name = ?1", "webhook delete: its parked events"},
 };
 /* clang-format on */
 

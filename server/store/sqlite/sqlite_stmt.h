@@ -145,6 +145,16 @@ enum stmt_id {
     STMT_SQS_QUEUE_INSERT,
     STMT_SQS_QUEUE_MERGE,
     STMT_SQS_QUEUE_DELETE,
+    STMT_WEBHOOK_GET,
+    STMT_WEBHOOKS_ALL,
+    STMT_WEBHOOK_PUT,
+    STMT_WEBHOOK_DELETE,
+    STMT_WEBHOOK_LEASE,
+    STMT_WEBHOOK_DONE,
+    STMT_WEBHOOK_PARKED,
+    STMT_WEBHOOK_PARK,
+    STMT_WEBHOOK_UNPARK,
+    STMT_WEBHOOK_UNPARK_ALL,
     STMT_COUNT
 };
 
@@ -174,6 +184,13 @@ const char *sqlite_stmt_sql(enum stmt_id id);
 #define SQL_SCHEDULE_COLUMNS                                                                       \
     "name, job, cron, every_seconds, timezone, catch_up, overlap, paused, next_run_at, "           \
     "last_run_at, last_job_id, created_at, updated_at, rev"
+
+/* The webhook statements return these columns, in this order (sqlite_webhooks.c). */
+#define SQL_WEBHOOK_COLUMNS                                                                        \
+    "name, url, types, queues, secret, prev_secret, prev_until, enabled, ordered, created_at, "    \
+    "updated_at, delivered_seq, failing_since, next_attempt_at, attempts, last_status, "           \
+    "last_error, last_attempt_at, disabled_reason, deliveries, failures, failed_events, "          \
+    "lease_token, lease_until, retry_at"
 
 /* The dedup lookups (STMT_DEDUP_ACTIVE, _WINDOW, _DEBOUNCE) return SQL_JOB_COLUMNS, then
  * the stored status (a scheduled job reads back as queued). */

@@ -31,6 +31,7 @@ static const struct store_ops sqlite_ops = {
     .schedules_count = sqlite_read_schedules_count,
     .events = sqlite_read_events,
     .sqs_queues = sqlite_read_sqs_queues,
+    .webhooks = sqlite_read_webhooks,
     .sweep = sqlite_sweep,
     .next_due = sqlite_read_next_due,
     .ping = sqlite_read_ping,

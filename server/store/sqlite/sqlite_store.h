@@ -21,6 +21,7 @@
 #include "store_events.h"
 #include "store_schedule.h"
 #include "store_sqs.h"
+#include "store_webhook.h"
 
 #define SQLITE_PROMOTE_BATCH 200 /* due scheduled jobs promoted at the start of a claim */
 
@@ -63,6 +64,10 @@ struct sqlite_tx *sqlite_schedule_tx(struct sqlite_store *st, struct store_call 
 /* SQS queue put and delete (sqlite_sqs.c). NULL when out of memory (call->result says so). */
 struct sqlite_tx *sqlite_sqs_tx(struct sqlite_store *st, struct store_call *call);
 
+/* Webhook put, delete, lease and done (sqlite_webhooks.c). NULL when out of memory
+ * (call->result says so). */
+struct sqlite_tx *sqlite_webhook_tx(struct sqlite_store *st, struct store_call *call);
+
 /* Enqueue one job of sp inside the caller's transaction, as store_enqueue does for one spec
  * (an idempotency_key hit: *out is the job that holds it and *created stays 0; a dedup key:
  * what its mode decides). Returns STORE_OK or an error result (logged). Used by enqueue and
@@ -96,6 +101,10 @@ enum store_result sqlite_read_schedules_count(struct store *s, size_t *n);
 enum store_result sqlite_read_sqs_queues(struct store *s, const char *prefix, int exact,
                                          const char *after, int limit, struct store_sqs_queue **out,
                                          size_t *n);
+
+/* store_webhooks (sqlite_webhooks.c). */
+enum store_result sqlite_read_webhooks(struct store *s, const char *name,
+                                       struct store_webhook **out, size_t *n);
 enum store_result sqlite_read_next_due(struct store *s, int64_t *run_at);
 enum store_result sqlite_read_ping(struct store *s);
 enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, int batch,
