@@ -13,9 +13,9 @@ postmaster, from /proc) and of jobqd itself.
   --jobs N --clients C --rounds R   R rounds of N jobs by C threads; prints each round and the
                                     median of each variant (the variants take turns)
   --statements N     PostgreSQL: instead of jobqd, N jobs made, claimed and completed by
-                     plain SQL statements in one DO block on the database the variant's jobqd
-                     migrated: the microseconds per job of the statements and their triggers
-                     (the minimum of the rounds: the least disturbed by other load)
+                     SQL statements, each committed, in one DO block on the database the jobqd
+                     migrated: the backend's CPU microseconds per job of the statements and
+                     their triggers (the medians and minimums of the rounds)
 
 Each round of the lifecycle starts a fresh database and jobqd, runs --warmup jobs, then reads
 the CPU of the processes before and after N jobs. Python standard library only.
@@ -126,28 +126,46 @@ def pg_url(dbname):
 
 
 # One job's statements as jobqd's enqueue, claim and complete change the row (status 1 -> 2 ->
-# 3, the attempt's fields), each a statement of its own: the triggers fire three times a job.
-STATEMENTS = """DO $$ DECLARE jid bigint; t0 timestamptz := clock_timestamp(); BEGIN
+# 3, the attempt's fields), each a transaction of its own: the triggers fire three times a job
+# (synchronous_commit off: the backend's CPU, not its waits for the disk).
+STATEMENTS = """SET synchronous_commit = off;
+DO $$ DECLARE jid bigint; BEGIN
  FOR i IN 1..%d LOOP
   INSERT INTO jobq_jobs (queue, status, payload, run_at, max_attempts, created_at)
    VALUES ('cost', 1, '{}', 0, 3, 0) RETURNING id INTO jid;
+  COMMIT;
   UPDATE jobq_jobs SET status = 2, attempts = attempts + 1, fencing_token = fencing_token + 1,
    claimed_at = 1, lease_expires_at = 100, lease_seconds = 99, lease_token = 'token',
    worker_id = 'w' WHERE id = jid;
+  COMMIT;
   UPDATE jobq_jobs SET status = 3, finished_at = 2, ended_at = 2, attempt_outcome = 1,
    lease_token = NULL, result = '{}' WHERE id = jid;
+  COMMIT;
  END LOOP;
- RAISE NOTICE 'us %%', extract(epoch FROM clock_timestamp() - t0) * 1e6 / %d;
 END $$"""
 
 
 def statements_us(db, n):
-    """Microseconds per job of STATEMENTS on database db."""
+    """CPU microseconds per job of STATEMENTS on database db: the backend's utime + stime
+    (/proc) around the DO block, in one psql session."""
     bindir = os.environ.get("JOBQ_TEST_PG_BIN", "")
-    out = subprocess.run([os.path.join(bindir, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
-                          "-d", db, "-c", STATEMENTS % (n, n)], check=True, text=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).stderr
-    return float(out.split("us ")[1].split()[0])
+    p = subprocess.Popen([os.path.join(bindir, "psql"), "-X", "-q", "-A", "-t", "-v",
+                          "ON_ERROR_STOP=1", "-d", db], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        p.stdin.write("SELECT pg_backend_pid();\n")
+        p.stdin.flush()
+        pid = int(p.stdout.readline())
+        before = cpu_seconds(pid)
+        p.stdin.write(STATEMENTS % n + ";\nSELECT 'done';\n")
+        p.stdin.flush()
+        if p.stdout.readline().strip() != "done":
+            raise RuntimeError("the statements failed on %s" % db)
+        after = cpu_seconds(pid)
+    finally:
+        p.stdin.close()
+        p.wait()
+    return (after - before) * 1e6 / n
 
 
 def migrated_db(jobqd, work, sql):
@@ -215,14 +233,14 @@ def main():
                     for v in variants:
                         us = statements_us(v["db"][1], a.statements)
                         v["rows"].append(us)
-                        print("%s round %d: %.1f us per job" % (v["label"], r + 1, us),
+                        print("%s round %d: %.1f CPU us per job" % (v["label"], r + 1, us),
                               flush=True)
             finally:
                 for v in variants:
                     drop_db(v["db"][0])
             for v in variants:
-                print("%s: min %.1f, median %.1f us per job of statements and triggers"
-                      % (v["label"], min(v["rows"]), statistics.median(v["rows"])))
+                print("%s: CPU us per job of statements and triggers: median %.1f, min %.1f"
+                      % (v["label"], statistics.median(v["rows"]), min(v["rows"])))
             return
         for r in range(a.rounds):
             for i, v in enumerate(variants):
