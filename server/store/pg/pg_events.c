@@ -1,6 +1,6 @@
 /* The PostgreSQL store's event log: its read and the sweep's part (pg_store.h). The events are
- * written by the triggers of migration 12 (pg_schema.c); docs/events.md says why a reader
- * that goes on from the last seq it saw never misses one that commits late. */
+ * written by the statement triggers of migration 15 (pg_schema.c); docs/events.md says why a
+ * reader that goes on from the last seq it saw never misses one that commits late. */
 #include <stdlib.h>
 #include <string.h>
 

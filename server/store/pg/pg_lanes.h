@@ -6,7 +6,7 @@
 #define JOBQ_PG_LANES_H
 
 /* The advisory lock of concurrency key k (an SQL text expression), shared by the claim (tried)
- * and the end of a keyed job (waited for: migration 5's trigger). */
+ * and the end of a keyed job (waited for: the update trigger, migration 15). */
 #define PG_KEY_LOCK(k) "hashtextextended(" k ", 7461003)"
 
 /* LIMIT_NEVER as an SQL literal: a lane closed until a running job of its key ends. */

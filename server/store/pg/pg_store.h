@@ -477,7 +477,7 @@ enum store_result pg_read_attempts(struct store *s, int64_t id, struct job_attem
                                    size_t *n);
 enum store_result pg_read_ping(struct store *s);
 
-/* --- the event log (pg_events.c; written by triggers: pg_schema.c, migration 12) ---------- */
+/* --- the event log (pg_events.c; written by a trigger: pg_schema.c, migration 15) ------- */
 
 /* store_events: one statement, one snapshot. */
 enum store_result pg_events_read(struct store *s, const struct event_filter *f,
