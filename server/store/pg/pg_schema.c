@@ -430,6 +430,7 @@ static const struct migration migrations[] = {
             "CREATE TABLE jobq_webhook_parked (name text NOT NULL, seq bigint NOT NULL,"
             " job_id bigint NOT NULL, attempts bigint NOT NULL, failing_since bigint,"
             " next_attempt_at bigint, PRIMARY KEY (name, seq));",
+     .older_ok = 1},
     /* 15: the same counts, attempts, lanes and events as migrations 4, 8 and 12, kept by one
      * statement trigger per insert and per update instead of five (docs/events.md "Cost"):
      * migration 12's event triggers took 30 % more of PostgreSQL's CPU per lifecycle job (a
