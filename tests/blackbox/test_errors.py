@@ -23,7 +23,7 @@ OPENAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 RUN_AT_BOUND = 4102444800  # 2100-01-01 UTC: run_at must be before it (API.md)
 # Reads and deletes of one schedule or limit: a name or key that none can have is not found.
 LOOKUPS = ("GET /schedules/{name}", "DELETE /schedules/{name}", "GET /limits/{key}",
-           "DELETE /limits/{key}")
+           "DELETE /limits/{key}", "GET /webhooks/{name}", "DELETE /webhooks/{name}")
 
 
 def nested(depth):
@@ -456,6 +456,11 @@ class SpecRequests(ServerTest):
                                                                        "payload": 1}}),
             "GET /schedules/{name}": ("GET", "/schedules/" + q, {}, None),
             "DELETE /schedules/{name}": ("DELETE", "/schedules/" + q, {}, None),
+            # 203.0.113.10: a documentation address, public, that never answers.
+            "PUT /webhooks/{name}": ("PUT", "/webhooks/" + q, {},
+                                     {"url": "http://203.0.113.10/hook"}),
+            "GET /webhooks/{name}": ("GET", "/webhooks/" + q, {}, None),
+            "DELETE /webhooks/{name}": ("DELETE", "/webhooks/" + q, {}, None),
         }
         if op not in plain:
             self.fail("SchemaLimits does not know how to send %s: add it to fresh()" % op)
@@ -494,6 +499,15 @@ class SpecRequests(ServerTest):
                                    body={"every_seconds": 86400, "job": {"payload": 1}})
             if not values:
                 self.c.request("PUT", path, body={"every_seconds": 86400, "job": {"payload": 1}})
+        if op in ("GET /webhooks/{name}", "DELETE /webhooks/{name}"):
+            # The subscription must exist for an accepted name to answer 200: put it first.
+            hook = {"url": "http://203.0.113.10/hook"}
+            for where, value in values:
+                if where == "path.name":
+                    self.c.request("PUT", "/webhooks/" + urllib.parse.quote(str(value), safe=""),
+                                   body=hook)
+            if not values:
+                self.c.request("PUT", path, body=hook)
         if op in ("GET /limits/{key}", "DELETE /limits/{key}"):
             # The limit must exist for an accepted key to answer 200: put it first (a key the
             # server refuses is refused by the PUT too).
@@ -621,10 +635,12 @@ class SchemaLimits(SpecRequests):
                                if o == op and (where == a or where.startswith(a + "[]")))
                 if where.endswith(".expires_at") and value < now() + 1:
                     accepted = False  # in bounds, but not after now (the schema says so)
-                if accepted and where in ("body.cron", "body.timezone"):
-                    # A cron expression or a zone name is valid by its content, which no
-                    # bound states: only the refusals are tried here (test_schedules tries
-                    # valid ones).
+                if accepted and (where in ("body.cron", "body.timezone") or
+                                 op == "PUT /webhooks/{name}" and
+                                 where in ("body.url", "body.secret")):
+                    # A cron expression, a zone name, a URL or a whsec_ secret is valid by
+                    # its content, which no bound states: only the refusals are tried here
+                    # (test_schedules and test_webhooks try valid ones).
                     continue
                 r = self.send(op, [(where, value)], absent=absent)
                 self.check(op, where, label, r, accepted, self.offender(where, value))
