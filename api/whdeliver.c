@@ -85,7 +85,7 @@ static struct webhook_state attempt(struct whdeliver *d, const struct store_webh
                                     int64_t now, struct store_webhook *next, char *err, size_t errn)
 {
     struct webhook_url u;
-    struct whpost_res res = {.retry_after = -1};
+    struct whpost_res res = {0};
     struct jtext body = {0};
     jtext_event(&body, e);
     char id[JOB_QUEUE_MAX + 48], sig[2 * WHSIGN_SIG_MAX + 2], headers[1024];
@@ -110,8 +110,9 @@ static struct webhook_state attempt(struct whdeliver *d, const struct store_webh
     }
     free(body.p);
     int64_t at = now + (clock_mono_ms() - mono) / 1000;
+    int64_t retry_after = webhook_retry_after(res.retry_after, strlen(res.retry_after), at);
     struct webhook_state s =
-        webhook_after(before, res.status, res.retry_after, at, d->base, rand_unit());
+        webhook_after(before, res.status, retry_after, at, d->base, rand_unit());
     next->last_status = res.status;
     next->last_attempt_at = at;
     next->deliveries += s.delivered;

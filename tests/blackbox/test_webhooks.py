@@ -7,6 +7,7 @@ secrets valid while rotating, private addresses refused at PUT and at delivery w
 --webhook-allow-private, the 400s; on PostgreSQL each event delivered once with three jobqd
 processes. --webhook-retry-base 1 keeps the retries to seconds; every wait is bounded."""
 
+import email.utils
 import json
 import os
 import shutil
@@ -189,6 +190,18 @@ class WebhooksTest(HookTest):
         self.assertEqual(h["last_error"], "HTTP 503")
         self.assertIsNone(h["failing_since"])
         self.assertIsNone(h["next_attempt_at"])
+
+    def test_retry_after_as_an_http_date(self):
+        # RFC 9110: Retry-After may be an HTTP-date, read against the store's clock. A date
+        # 4 s ahead holds the retry past the 1 s backoff.
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        when = email.utils.formatdate(time.time() + 4, usegmt=True)
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 503, "retry_after": when}])
+        self.enqueue()
+        got = self.receiver.wait(self.path, 2)
+        self.assertEqual([d["status"] for d in got], [503, 200])
+        gap = (got[1]["at_ms"] - got[0]["at_ms"]) / 1000.0
+        self.assertGreaterEqual(gap, 2.0, (gap, when))
 
     def test_gone_disables_until_enabled_again(self):
         self.put_hook(secret=SECRET_A, types=["job.created"])
