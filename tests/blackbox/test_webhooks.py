@@ -203,6 +203,22 @@ class WebhooksTest(HookTest):
         gap = (got[1]["at_ms"] - got[0]["at_ms"]) / 1000.0
         self.assertGreaterEqual(gap, 2.0, (gap, when))
 
+    def test_delivery_starts_when_the_event_commits(self):
+        # The process that commits an event wakes its delivery thread: an event reaches the
+        # receiver in milliseconds, not at the next half-second pass (without the wake, eight
+        # of them would wait about 2 s in all).
+        w = self.put_hook(types=["job.created"])
+        self.receiver.plan(self.path, [w["secret"]])
+        self.enqueue()
+        self.receiver.wait(self.path, 1)  # a pass has seen the subscription
+        waited = []
+        for i in range(8):
+            before = time.time() * 1000
+            self.enqueue()
+            got = self.receiver.wait(self.path, i + 2)
+            waited.append(got[i + 1]["at_ms"] - before)
+        self.assertLess(sum(waited), 1000, waited)
+
     def test_gone_disables_until_enabled_again(self):
         self.put_hook(secret=SECRET_A, types=["job.created"])
         self.receiver.plan(self.path, [SECRET_A], [{"status": 410}])
