@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RECEIVER_DIR = os.path.join(HERE, "..", "webhooks")
 SECRET_A = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 SECRET_B = "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY="
+TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 DELIVERY_TIMEOUT = 30
 
 
@@ -202,6 +203,29 @@ class WebhooksTest(HookTest):
         self.assertEqual([d["status"] for d in got], [503, 200])
         gap = (got[1]["at_ms"] - got[0]["at_ms"]) / 1000.0
         self.assertGreaterEqual(gap, 2.0, (gap, when))
+
+    def test_deliveries_carry_the_jobs_traceparent(self):
+        # A job enqueued with a traceparent header: each of its deliveries has it as the
+        # traceparent header and as the event's field; a job without one has neither.
+        w = self.put_hook()
+        self.receiver.plan(self.path, [w["secret"]])
+        r = self.c.post("/jobs", {"queue": self.q, "payload": 1}, headers={"traceparent": TP})
+        self.assertEqual(r.status, 201, r)
+        traced = r.json["id"]
+        plain = self.enqueue()["id"]
+        for _ in range(2):
+            for j in self.claim():
+                self.act(j["id"], "complete", {"lease_token": j["lease_token"]})
+        got = self.receiver.wait(self.path, 6)
+        for d in got:
+            self.assertEqual(d["verified"], [True], d)
+            body = self.body(d)
+            want = TP if body["job"]["id"] == traced else None
+            self.assertIn(body["job"]["id"], (traced, plain))
+            self.assertEqual((d["traceparent"], body["traceparent"]), (want, want), d)
+        self.assertEqual(sorted(self.body(d)["type"] for d in got
+                                if self.body(d)["job"]["id"] == traced),
+                         ["job.claimed", "job.created", "job.succeeded"])
 
     def test_delivery_starts_when_the_event_commits(self):
         # The process that commits an event wakes its delivery thread: an event reaches the
