@@ -45,8 +45,8 @@ struct metrics_scrape {
     int schedules_ok;  /* the store answered store_schedules() */
     size_t nschedules; /* the schedules that exist (only when schedules_ok) */
     uint64_t ticks_enqueued, ticks_skipped, ticks_missed; /* ticker_counts() */
-    size_t streams, max_streams;         /* GET /events streams open now, and --events-streams */
-    uint64_t stream_events, stream_gaps; /* events and gaps written to streams */
+    size_t streams, max_streams;            /* GET /events streams open now, and --events-streams */
+    uint64_t stream_events, stream_gaps;    /* events and gaps written to streams */
     const struct whdeliver_gauge *webhooks; /* per subscription (whdeliver_gauges()) */
     size_t nwebhooks;
 };

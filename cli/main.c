@@ -17,9 +17,9 @@
 #define DEFAULT_URL "http://127.0.0.1:8080"
 
 static const struct command *const commands[] = {
-    &cmd_enqueue, &cmd_get,    &cmd_list,      &cmd_attempts, &cmd_deps,
-    &cmd_stats,   &cmd_retry,  &cmd_cancel,    &cmd_pause,    &cmd_resume,
-    &cmd_purge,   &cmd_limits, &cmd_schedules, &cmd_events,   &cmd_webhooks, &cmd_work,
+    &cmd_enqueue,   &cmd_get,    &cmd_list,     &cmd_attempts, &cmd_deps,  &cmd_stats,
+    &cmd_retry,     &cmd_cancel, &cmd_pause,    &cmd_resume,   &cmd_purge, &cmd_limits,
+    &cmd_schedules, &cmd_events, &cmd_webhooks, &cmd_work,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
