@@ -7,6 +7,7 @@
 #include "app.h"
 #include "clock.h"
 #include "reply.h"
+#include "whdeliver.h"
 
 /* Count a call and suspend rq's connection, before the call can finish, so that the resume
  * never comes first. Counted before the refusal is read (http_stop sets it, then reads the
@@ -32,11 +33,15 @@ void pending_resume(struct MHD_Connection *conn, struct app *app)
     atomic_fetch_sub(&app->store_calls, 1);
 }
 
-/* On the store's writer thread (or the handler's own, when the call could not start). */
+/* On the store's writer thread (or the handler's own, when the call could not start). A
+ * committed write may have written events: the delivery thread looks now (whdeliver_poke). */
 static void pending_done(struct store_call *call)
 {
     struct pending *p = call->ctx;
-    pending_resume(p->conn, p->app);
+    struct app *app = p->app;
+    if (call->result == STORE_OK)
+        whdeliver_poke(app->webhooks);
+    pending_resume(p->conn, app);
 }
 
 enum MHD_Result pending_submit(struct request *rq, struct pending *p)

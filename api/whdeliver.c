@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct whdeliver {
     int wake[2]; /* a byte in wake[1] at the stop: an attempt in flight gives up */
     struct whdeliver_gauge gauges[STORE_WEBHOOKS_MAX]; /* under mu */
     size_t ngauges;
+    atomic_int enabled; /* 1: the last pass saw an enabled subscription (whdeliver_poke) */
+    atomic_int poked;   /* 1: events were committed since the last pass began */
 };
 
 /* The filter of subscription w after seq `after` (its queues point into qbuf). */
@@ -85,7 +88,7 @@ static struct webhook_state attempt(struct whdeliver *d, const struct store_webh
                                     int64_t now, struct store_webhook *next, char *err, size_t errn)
 {
     struct webhook_url u;
-    struct whpost_res res = {.retry_after = -1};
+    struct whpost_res res = {0};
     struct jtext body = {0};
     jtext_event(&body, e);
     char id[JOB_QUEUE_MAX + 48], sig[2 * WHSIGN_SIG_MAX + 2], headers[1024];
@@ -110,8 +113,9 @@ static struct webhook_state attempt(struct whdeliver *d, const struct store_webh
     }
     free(body.p);
     int64_t at = now + (clock_mono_ms() - mono) / 1000;
+    int64_t retry_after = webhook_retry_after(res.retry_after, strlen(res.retry_after), at);
     struct webhook_state s =
-        webhook_after(before, res.status, res.retry_after, at, d->base, rand_unit());
+        webhook_after(before, res.status, retry_after, at, d->base, rand_unit());
     next->last_status = res.status;
     next->last_attempt_at = at;
     next->deliveries += s.delivered;
@@ -304,8 +308,9 @@ static int deliver_one(struct whdeliver *d, const char *name)
     return more && r == STORE_OK;
 }
 
-/* This subscription's gauge, and whether it has an event to send now. */
-static int look(struct whdeliver *d, const struct store_webhook *w, int64_t now,
+/* This subscription's gauge, and whether it has an event to send now. With full 0 the lag
+ * is not counted (one event is read, enough to tell). */
+static int look(struct whdeliver *d, const struct store_webhook *w, int64_t now, int full,
                 struct whdeliver_gauge *g)
 {
     *g = (struct whdeliver_gauge){.deliveries = w->deliveries,
@@ -314,7 +319,7 @@ static int look(struct whdeliver *d, const struct store_webhook *w, int64_t now,
                                   .enabled = w->enabled};
     snprintf(g->name, sizeof g->name, "%s", w->name);
     struct event_page page = {0};
-    if (read_events(d, w, w->delivered_seq, 0, EVENT_PAGE_MAX, &page) != STORE_OK)
+    if (read_events(d, w, w->delivered_seq, 0, full ? EVENT_PAGE_MAX : 1, &page) != STORE_OK)
         return 0;
     g->lag_events = (int64_t)page.n;
     g->lag_seconds = page.n > 0 && now > page.events[0].at ? now - page.events[0].at : 0;
@@ -325,16 +330,21 @@ static int look(struct whdeliver *d, const struct store_webhook *w, int64_t now,
            (w->lease_until == JOB_NONE || w->lease_until <= now);
 }
 
-static void pass(struct whdeliver *d)
+/* One pass over the subscriptions; with full 1 the gauges are counted and published. */
+static void pass(struct whdeliver *d, int full)
 {
     struct store_webhook *all = NULL;
     size_t n = 0;
     if (store_webhooks(d->store, NULL, &all, &n) != STORE_OK)
         return;
     int64_t now = clock_now();
+    int enabled = 0;
+    for (size_t i = 0; i < n; i++)
+        enabled |= all[i].enabled;
+    atomic_store(&d->enabled, enabled);
     struct whdeliver_gauge *g = calloc(n ? n : 1, sizeof *g);
     for (size_t i = 0; g && i < n; i++) {
-        if (!look(d, &all[i], now, &g[i]))
+        if (!look(d, &all[i], now, full, &g[i]))
             continue;
         for (int k = 0; k < WHDELIVER_BATCH && deliver_one(d, all[i].name); k++) {
             pthread_mutex_lock(&d->mu);
@@ -345,7 +355,7 @@ static void pass(struct whdeliver *d)
         }
     }
     pthread_mutex_lock(&d->mu);
-    if (g) {
+    if (g && full) {
         memcpy(d->gauges, g, n * sizeof *g);
         d->ngauges = n;
     }
@@ -354,25 +364,44 @@ static void pass(struct whdeliver *d)
     store_webhooks_free(all, n);
 }
 
+/* Passes: a full one every WHDELIVER_POLL_MS, and one as soon as poked in between. */
 static void *run(void *arg)
 {
     struct whdeliver *d = arg;
+    int64_t full_at = 0; /* monotonic ms of the next full pass */
     pthread_mutex_lock(&d->mu);
     while (!d->stop) {
+        atomic_store(&d->poked, 0); /* a commit from now on is looked at by a pass to come */
         pthread_mutex_unlock(&d->mu);
-        pass(d);
+        int64_t mono = clock_mono_ms();
+        int full = mono >= full_at;
+        if (full)
+            full_at = mono + WHDELIVER_POLL_MS;
+        pass(d, full);
         pthread_mutex_lock(&d->mu);
-        if (d->stop)
-            break;
+        /* Poked during the pass: at once (a poke's signal needs mu, held from here on). */
+        int64_t left = full_at - clock_mono_ms();
+        if (d->stop || atomic_load(&d->poked) || left <= 0)
+            continue;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += WHDELIVER_POLL_MS * 1000000L;
+        ts.tv_nsec += left * 1000000L;
         ts.tv_sec += ts.tv_nsec / 1000000000L;
         ts.tv_nsec %= 1000000000L;
         pthread_cond_timedwait(&d->cv, &d->mu, &ts);
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;
+}
+
+void whdeliver_poke(struct whdeliver *d)
+{
+    if (!d || !atomic_load_explicit(&d->enabled, memory_order_relaxed) ||
+        atomic_exchange(&d->poked, 1))
+        return; /* nothing to deliver, or a pass is already due */
+    pthread_mutex_lock(&d->mu);
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
 }
 
 struct whdeliver *whdeliver_start(struct store *s, int64_t base, int allow_private)

@@ -14,7 +14,7 @@
 #include "job.h"
 #include "store.h"
 
-#define WHDELIVER_POLL_MS 500 /* the wait between two passes */
+#define WHDELIVER_POLL_MS 500 /* the longest wait between two passes (whdeliver_poke: sooner) */
 #define WHDELIVER_LEASE 60    /* seconds of a delivery lease (an attempt takes at most 20) */
 #define WHDELIVER_BATCH 100   /* events one subscription is sent in one pass at most */
 
@@ -23,6 +23,12 @@ struct whdeliver;
 /* Start the delivery thread on s (borrowed until whdeliver_stop), retrying from base seconds
  * and refusing private addresses unless allow_private. NULL when it cannot start (logged). */
 struct whdeliver *whdeliver_start(struct store *s, int64_t base, int allow_private);
+
+/* Events were committed by this process: start the next pass now rather than at its
+ * WHDELIVER_POLL_MS (a pass already running is followed by another at once). Cheap enough
+ * for every write: an atomic load when no subscription is enabled (as the last pass saw
+ * it), and at most one signal per pass otherwise. Thread-safe; accepts NULL. */
+void whdeliver_poke(struct whdeliver *w);
 
 /* Stop the thread after the attempt in flight and free w. Accepts NULL. */
 void whdeliver_stop(struct whdeliver *w);

@@ -255,12 +255,12 @@ static void parse_head(const char *buf, struct whpost_res *res)
         if (strncasecmp(l + 2, "retry-after:", 12) != 0)
             continue;
         const char *v = l + 14;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        char *end;
-        long long s = strtoll(v, &end, 10);
-        if (end != v && s >= 0 && (*end == '\r' || *end == ' '))
-            res->retry_after = s > WEBHOOK_RETRY_AFTER_MAX ? WEBHOOK_RETRY_AFTER_MAX : s;
+        const char *end = strstr(v, "\r\n");
+        size_t n = end ? (size_t)(end - v) : strlen(v);
+        if (n < sizeof res->retry_after) {
+            memcpy(res->retry_after, v, n);
+            res->retry_after[n] = 0;
+        }
         break;
     }
 }
@@ -316,7 +316,7 @@ static void exchange(struct conn *c, const struct whpost_req *rq, struct whpost_
 
 void whpost(const struct whpost_req *rq, struct whpost_res *res)
 {
-    *res = (struct whpost_res){.retry_after = -1};
+    *res = (struct whpost_res){0};
     struct addrinfo *list;
     if (resolve(rq->url, rq->allow_private, &list, res->error, sizeof res->error) != 1)
         return;

@@ -16,6 +16,7 @@
 #define WHPOST_RESPONSE_MAX 65536 /* bytes of an answer read (then discarded) */
 #define WHPOST_ADDRS_MAX 8        /* addresses of a host tried */
 #define WHPOST_ERROR_MAX 160      /* bytes of an attempt's error text */
+#define WHPOST_RETRY_AFTER_MAX 64 /* bytes of a Retry-After value kept (longer: ignored) */
 
 /* Resolve u->host and check every address it resolves to: with allow_private 0, a loopback,
  * private, link-local or unspecified one refuses the whole host. Returns 1 when every address
@@ -34,9 +35,10 @@ struct whpost_req {
 };
 
 struct whpost_res {
-    int status;                   /* the HTTP status, 0 when there was none */
-    int64_t retry_after;          /* seconds of a Retry-After (delta form), -1: none */
-    char error[WHPOST_ERROR_MAX]; /* when status is 0 (or a line of the answer) */
+    int status;                               /* the HTTP status, 0 when there was none */
+    char retry_after[WHPOST_RETRY_AFTER_MAX]; /* the Retry-After header's value; "": none
+                                               * (webhook_retry_after reads it) */
+    char error[WHPOST_ERROR_MAX];             /* when status is 0 (or a line of the answer) */
 };
 
 /* POST rq->body to rq->url with rq->headers, content-type application/json and a

@@ -212,7 +212,7 @@ onUnauthorized(askToken);
 const jobs = makeJobs(view, { act, report, clear, saveView });
 const limits = makeLimits({ act, report, clear });
 const schedules = makeSchedules({ act, report, clear });
-const webhooks = makeWebhooks({ report, clear });
+const webhooks = makeWebhooks({ act, report, clear });
 let running = null; // the refresh under way
 let again = null; // the one that starts after it (asked for while it ran)
 let live = false; // the event stream is open
@@ -239,7 +239,8 @@ function refresh(polled) {
 }
 
 function quiet() {
-  return !$('auto').checked || document.hidden || $('purge-dialog').open || limits.busy();
+  return !$('auto').checked || document.hidden || $('purge-dialog').open || limits.busy() ||
+    webhooks.busy();
 }
 
 // A job changed: the job list and the queue counts, once for events that come together.

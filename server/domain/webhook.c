@@ -161,3 +161,156 @@ struct webhook_state webhook_after(const struct webhook_state *before, int statu
     s.next_attempt_at = now + wait;
     return s;
 }
+
+/* A cursor over a header's value, for webhook_retry_after. */
+struct hcur {
+    const char *p, *end;
+};
+
+/* Take the n bytes of s at c. */
+static int take_n(struct hcur *c, const char *s, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, s, n) != 0)
+        return 0;
+    c->p += n;
+    return 1;
+}
+
+static int take(struct hcur *c, const char *s)
+{
+    return take_n(c, s, strlen(s));
+}
+
+/* Take exactly `digits` digits at c into *out. */
+static int take_num(struct hcur *c, int digits, int *out)
+{
+    if (c->end - c->p < digits)
+        return 0;
+    int v = 0;
+    for (int i = 0; i < digits; i++) {
+        if (c->p[i] < '0' || c->p[i] > '9')
+            return 0;
+        v = v * 10 + (c->p[i] - '0');
+    }
+    c->p += digits;
+    *out = v;
+    return 1;
+}
+
+static const char *const wday_names[7] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
+                                          "Friday", "Saturday", "Sunday"};
+static const char *const month_names[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+/* Take a day's name at c: its three letters, or (full) its whole name. */
+static int take_wday(struct hcur *c, int full)
+{
+    for (int i = 0; i < 7; i++)
+        if (take_n(c, wday_names[i], full ? strlen(wday_names[i]) : 3))
+            return 1;
+    return 0;
+}
+
+/* Take a month's name at c into *m (1-12). */
+static int take_month(struct hcur *c, int *m)
+{
+    for (int i = 0; i < 12; i++)
+        if (take(c, month_names[i])) {
+            *m = i + 1;
+            return 1;
+        }
+    return 0;
+}
+
+/* Take "hh:mm:ss" at c into the seconds of the day. */
+static int take_time(struct hcur *c, int64_t *secs)
+{
+    int h, m, s;
+    if (!take_num(c, 2, &h) || !take(c, ":") || !take_num(c, 2, &m) || !take(c, ":") ||
+        !take_num(c, 2, &s) || h > 23 || m > 59 || s > 60)
+        return 0;
+    *secs = h * 3600 + m * 60 + s;
+    return 1;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* The year of epoch second t. */
+static int64_t year_of(int64_t t)
+{
+    int64_t y = 1970 + t / 31556952; /* close; then set right */
+    while (days_from_civil(y, 1, 1) * 86400 > t)
+        y--;
+    while (days_from_civil(y + 1, 1, 1) * 86400 <= t)
+        y++;
+    return y;
+}
+
+/* The epoch second of the HTTP-date at c (the whole of it), or -1. */
+static int64_t http_date(struct hcur c, int64_t now)
+{
+    int d = 0, m = 0, y = 0;
+    int64_t secs;
+    struct hcur a = c;
+    if (take_wday(&a, 0) && take(&a, ", ")) { /* IMF-fixdate */
+        if (!take_num(&a, 2, &d) || !take(&a, " ") || !take_month(&a, &m) || !take(&a, " ") ||
+            !take_num(&a, 4, &y) || !take(&a, " ") || !take_time(&a, &secs) || !take(&a, " GMT"))
+            return -1;
+    } else if ((a = c, take_wday(&a, 1)) && take(&a, ", ")) { /* RFC 850 */
+        if (!take_num(&a, 2, &d) || !take(&a, "-") || !take_month(&a, &m) || !take(&a, "-") ||
+            !take_num(&a, 2, &y) || !take(&a, " ") || !take_time(&a, &secs) || !take(&a, " GMT"))
+            return -1;
+        int64_t cur = year_of(now);
+        y += (int)(cur - cur % 100);
+        if (y > cur + 50)
+            y -= 100;
+    } else if ((a = c, take_wday(&a, 0)) && take(&a, " ")) { /* asctime */
+        if (!take_month(&a, &m) || !take(&a, " ") ||
+            !(take_num(&a, 2, &d) || (take(&a, " ") && take_num(&a, 1, &d))) || !take(&a, " ") ||
+            !take_time(&a, &secs) || !take(&a, " ") || !take_num(&a, 4, &y))
+            return -1;
+    } else {
+        return -1;
+    }
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (a.p != a.end || d < 1 || d > mdays[m - 1] || (m == 2 && d == 29 && !leap))
+        return -1;
+    return days_from_civil(y, m, d) * 86400 + secs;
+}
+
+int64_t webhook_retry_after(const char *v, size_t len, int64_t now)
+{
+    struct hcur c = {v, v + len};
+    while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
+        c.p++;
+    while (c.end > c.p && (c.end[-1] == ' ' || c.end[-1] == '\t'))
+        c.end--;
+    if (c.p == c.end)
+        return -1;
+    if (*c.p >= '0' && *c.p <= '9') { /* delay-seconds */
+        int64_t s = 0;
+        for (const char *p = c.p; p < c.end; p++) {
+            if (*p < '0' || *p > '9')
+                return -1;
+            if (s <= WEBHOOK_RETRY_AFTER_MAX)
+                s = s * 10 + (*p - '0');
+        }
+        return s > WEBHOOK_RETRY_AFTER_MAX ? WEBHOOK_RETRY_AFTER_MAX : s;
+    }
+    int64_t at = http_date(c, now);
+    if (at < 0)
+        return -1;
+    if (at <= now)
+        return 0;
+    return at - now > WEBHOOK_RETRY_AFTER_MAX ? WEBHOOK_RETRY_AFTER_MAX : at - now;
+}

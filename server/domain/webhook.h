@@ -72,4 +72,13 @@ struct webhook_state {
 struct webhook_state webhook_after(const struct webhook_state *before, int status,
                                    int64_t retry_after, int64_t now, int64_t base, double jitter);
 
+/* The seconds a Retry-After header's value v (len bytes, spaces and tabs around it ignored)
+ * asks to wait at now (the store's clock): delay-seconds (digits), or an HTTP-date (RFC 9110
+ * 5.6.7) in any of its three forms, IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", the
+ * obsolete RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT" (a two-digit year more than 50 years
+ * ahead of now's is taken in the century before) and asctime "Sun Nov  6 08:49:37 1994".
+ * A date at or before now is 0; anything longer than WEBHOOK_RETRY_AFTER_MAX is that. Returns
+ * -1 when v is neither form (the header is then ignored). This function can't fail. */
+int64_t webhook_retry_after(const char *v, size_t len, int64_t now);
+
 #endif

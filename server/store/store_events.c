@@ -32,3 +32,32 @@ int event_page_add(struct event_page *page, const struct event_filter *f, struct
     memset(e, 0, sizeof *e);
     return page->n >= (size_t)f->limit ? 1 : 0;
 }
+
+void event_log_gauge_set(struct event_log_gauge *g, const struct event_log_seen *seen)
+{
+    atomic_store(&g->written, seen->written);
+    atomic_store(&g->oldest, seen->oldest);
+    atomic_store(&g->kept, seen->kept);
+    atomic_store(&g->seen, 1);
+}
+
+size_t event_log_gauge_metrics(struct event_log_gauge *g, struct store_metric *out, size_t k)
+{
+    if (!atomic_load(&g->seen) || k + EVENT_LOG_METRICS > STORE_METRICS_MAX)
+        return k;
+    out[k++] = (struct store_metric){
+        "jobq_events_written_total",
+        "Events written by every process, as this process's last sweep read it (SQLite: the "
+        "newest seq; PostgreSQL: the event table's inserted rows in its statistics).",
+        1, (double)atomic_load(&g->written)};
+    out[k++] = (struct store_metric){
+        "jobq_events_oldest_seq",
+        "The oldest seq the event log keeps, as this process's last sweep saw it (0: empty).", 0,
+        (double)atomic_load(&g->oldest)};
+    out[k++] = (struct store_metric){
+        "jobq_events_kept",
+        "Events the log keeps, as this process's last sweep saw them (PostgreSQL: the "
+        "statistics' estimate).",
+        0, (double)atomic_load(&g->kept)};
+    return k;
+}

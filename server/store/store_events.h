@@ -3,6 +3,8 @@
 #ifndef JOBQ_STORE_EVENTS_H
 #define JOBQ_STORE_EVENTS_H
 
+#include <stdatomic.h>
+
 #include "event.h"
 #include "store.h"
 
@@ -33,5 +35,30 @@ static inline enum store_result store_events(struct store *s, const struct event
 {
     return s->ops->events(s, f, out);
 }
+
+/* The event log as a sweep's pruning pass saw it after its deletes. */
+struct event_log_seen {
+    int64_t written; /* events ever written, by every process: SQLite the newest seq (seq is
+                      * dense there); PostgreSQL the table's rows inserted as its statistics
+                      * count them (rolled-back ones too; reset with the statistics) */
+    int64_t oldest;  /* the oldest seq kept; 0: the log is empty */
+    int64_t kept;    /* events kept: exact on SQLite, the statistics' estimate on PostgreSQL */
+};
+
+/* What a backend shows of the event log in /metrics: the last event_log_seen of this
+ * process's sweep (on PostgreSQL one process sweeps at a time: the others show none). */
+struct event_log_gauge {
+    _Atomic int64_t written, oldest, kept;
+    atomic_int seen; /* 1 once a sweep set it */
+};
+
+/* Publish what a committed pruning pass saw. Thread-safe; can't fail. */
+void event_log_gauge_set(struct event_log_gauge *g, const struct event_log_seen *seen);
+
+/* Add g's rows (jobq_events_written_total, jobq_events_oldest_seq, jobq_events_kept) to out
+ * from out[k]; returns the new count (k when no sweep set g yet). out holds
+ * STORE_METRICS_MAX rows and k must leave room for EVENT_LOG_METRICS more. Thread-safe. */
+#define EVENT_LOG_METRICS 3
+size_t event_log_gauge_metrics(struct event_log_gauge *g, struct store_metric *out, size_t k);
 
 #endif

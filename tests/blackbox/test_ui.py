@@ -11,12 +11,14 @@ build directory). Chromium ($JOBQ_CHROMIUM, else /usr/bin/chromium), node and te
 node_modules come from scripts/deps.sh; the browser tests fail, naming it, when one is
 missing."""
 
+import http.server
 import json
 import os
 import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 from urllib.parse import quote
 
 from harness import ServerTest, backend, free_port, jobqd_path, wait_until
@@ -277,7 +279,29 @@ class UiWebhooks(ServerTest, Browser):
         self.enqueue()
         wait_until(lambda: self.c.get("/webhooks/" + failing).json["failures"] == 1, 10,
                    what="a failed attempt")
-        self.drive("webhooks", failing=failing, disabled=disabled, url=url)
+        # A receiver that answers 204: the subscription made with the form delivers to it.
+        got = []
+
+        class Hook(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                got.append(self.rfile.read(int(self.headers["Content-Length"])))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        try:
+            self.drive("webhooks", failing=failing, disabled=disabled, url=url,
+                       created=self.q + ".created", queue=self.q,
+                       receiver="http://127.0.0.1:%d/hook" % receiver.server_address[1])
+        finally:
+            receiver.shutdown()
+            receiver.server_close()
+        self.assertTrue(got, "the form's subscription delivered nothing")
+        self.assertEqual(self.c.get("/webhooks/" + self.q + ".created").status, 404)
         for n in (failing, disabled):
             self.assertEqual(self.c.request("DELETE", "/webhooks/" + n).status, 200)
 

@@ -7,6 +7,7 @@ secrets valid while rotating, private addresses refused at PUT and at delivery w
 --webhook-allow-private, the 400s; on PostgreSQL each event delivered once with three jobqd
 processes. --webhook-retry-base 1 keeps the retries to seconds; every wait is bounded."""
 
+import email.utils
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RECEIVER_DIR = os.path.join(HERE, "..", "webhooks")
 SECRET_A = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 SECRET_B = "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY="
+TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 DELIVERY_TIMEOUT = 30
 
 
@@ -189,6 +191,57 @@ class WebhooksTest(HookTest):
         self.assertEqual(h["last_error"], "HTTP 503")
         self.assertIsNone(h["failing_since"])
         self.assertIsNone(h["next_attempt_at"])
+
+    def test_retry_after_as_an_http_date(self):
+        # RFC 9110: Retry-After may be an HTTP-date, read against the store's clock. A date
+        # 4 s ahead holds the retry past the 1 s backoff.
+        self.put_hook(secret=SECRET_A, types=["job.created"])
+        when = email.utils.formatdate(time.time() + 4, usegmt=True)
+        self.receiver.plan(self.path, [SECRET_A], [{"status": 503, "retry_after": when}])
+        self.enqueue()
+        got = self.receiver.wait(self.path, 2)
+        self.assertEqual([d["status"] for d in got], [503, 200])
+        gap = (got[1]["at_ms"] - got[0]["at_ms"]) / 1000.0
+        self.assertGreaterEqual(gap, 2.0, (gap, when))
+
+    def test_deliveries_carry_the_jobs_traceparent(self):
+        # A job enqueued with a traceparent header: each of its deliveries has it as the
+        # traceparent header and as the event's field; a job without one has neither.
+        w = self.put_hook()
+        self.receiver.plan(self.path, [w["secret"]])
+        r = self.c.post("/jobs", {"queue": self.q, "payload": 1}, headers={"traceparent": TP})
+        self.assertEqual(r.status, 201, r)
+        traced = r.json["id"]
+        plain = self.enqueue()["id"]
+        for _ in range(2):
+            for j in self.claim():
+                self.act(j["id"], "complete", {"lease_token": j["lease_token"]})
+        got = self.receiver.wait(self.path, 6)
+        for d in got:
+            self.assertEqual(d["verified"], [True], d)
+            body = self.body(d)
+            want = TP if body["job"]["id"] == traced else None
+            self.assertIn(body["job"]["id"], (traced, plain))
+            self.assertEqual((d["traceparent"], body["traceparent"]), (want, want), d)
+        self.assertEqual(sorted(self.body(d)["type"] for d in got
+                                if self.body(d)["job"]["id"] == traced),
+                         ["job.claimed", "job.created", "job.succeeded"])
+
+    def test_delivery_starts_when_the_event_commits(self):
+        # The process that commits an event wakes its delivery thread: an event reaches the
+        # receiver in milliseconds, not at the next half-second pass (without the wake, eight
+        # of them would wait about 2 s in all).
+        w = self.put_hook(types=["job.created"])
+        self.receiver.plan(self.path, [w["secret"]])
+        self.enqueue()
+        self.receiver.wait(self.path, 1)  # a pass has seen the subscription
+        waited = []
+        for i in range(8):
+            before = time.time() * 1000
+            self.enqueue()
+            got = self.receiver.wait(self.path, i + 2)
+            waited.append(got[i + 1]["at_ms"] - before)
+        self.assertLess(sum(waited), 1000, waited)
 
     def test_gone_disables_until_enabled_again(self):
         self.put_hook(secret=SECRET_A, types=["job.created"])

@@ -102,14 +102,23 @@ class TestWork(ServerTest):
                         headers={"traceparent": tp, "tracestate": "congo=t61rcWkgMzE"})
         self.assertEqual(r.status, 201, r)
         traced = r.json["id"]
+        self.assertEqual(r.json["traceparent"], tp)
         plain = self.enqueue()["id"]
+        # An invalid header is ignored (W3C): the job has no trace, and neither has its run.
+        r = self.c.post("/jobs", {"queue": self.q, "payload": 1},
+                        headers={"traceparent": tp.upper(), "tracestate": "congo=t61rcWkgMzE"})
+        self.assertEqual(r.status, 201, r)
+        invalid = r.json["id"]
         env = cli_env(self.server.port, TRACEPARENT="00-%s-%s-01" % ("1" * 32, "2" * 16))
         w = Worker(self, sh('cat >/dev/null; printf \'{"tp": "%s", "ts": "%s"}\\n\' '
                             '"${TRACEPARENT-none}" "${TRACESTATE-none}"'),
-                   "--max-jobs", "2", "--wait", "2", env=env)
+                   "--max-jobs", "3", "--wait", "2", env=env)
         self.assertEqual(w.wait(), 0, w.text())
         self.assertEqual(self.get_job(traced)["result"], {"tp": tp, "ts": "congo=t61rcWkgMzE"})
+        self.assertEqual(self.get_job(traced)["result"]["tp"].split("-")[1],
+                         "4bf92f3577b34da6a3ce929d0e0e4736")  # the same trace id
         self.assertEqual(self.get_job(plain)["result"], {"tp": "none", "ts": "none"})
+        self.assertEqual(self.get_job(invalid)["result"], {"tp": "none", "ts": "none"})
 
     def test_text_and_empty_results(self):
         text = self.enqueue({"kind": "text"})["id"]

@@ -285,6 +285,52 @@ const scenarios = {
     await text(page, row(args.disabled) + ' .state', /disabled/, 'a disabled subscription');
     await text(page, row(args.disabled) + ' .filter', /^every type$/, 'every event type');
     await shot(page, 'overview');
+
+    // A new subscription from the form: its secret shown once, then its deliveries.
+    await page.locator('#w-name').fill(args.created);
+    await page.locator('#w-url').fill(args.receiver);
+    await page.locator('#w-types').fill('job.created, job.succeeded');
+    await page.locator('#w-queues').fill(args.queue);
+    await button(page, 'Set webhook').click();
+    await text(page, '#notice', new RegExp(`Webhook ${args.created} created`), 'the notice');
+    await text(page, '#webhook-secret-value', /^whsec_[A-Za-z0-9+/=]+$/, 'the secret, once');
+    await text(page, row(args.created) + ' .filter',
+      new RegExp(`^job\\.created, job\\.succeeded · ${args.queue}$`), 'its filter');
+    await api('POST', '/jobs', { queue: args.queue, payload: { hooked: true } });
+    await text(page, row(args.created) + ' .deliveries', /^1$/, 'its delivery');
+    await text(page, row(args.created) + ' .state', /delivering/, 'delivering');
+    await text(page, row(args.created) + ' .answer', /^HTTP 204$/, 'the last answer');
+    await shot(page, 'created');
+
+    // Disable, enable; the secret stays (a PUT without one keeps it).
+    await button(page, `Disable webhook ${args.created}`).click();
+    await text(page, row(args.created) + ' .state', /disabled/, 'disabled');
+    check((await api('GET', `/webhooks/${args.created}`)).enabled === false, 'disabled on the server');
+    await button(page, `Enable webhook ${args.created}`).click();
+    await text(page, row(args.created) + ' .state', /delivering/, 'enabled again');
+
+    // Edit fills the form; ordered is saved.
+    await button(page, `Edit webhook ${args.created}`).click();
+    check(await page.locator('#w-url').inputValue() === args.receiver, 'the form holds the URL');
+    await page.locator('#w-ordered').check();
+    await button(page, 'Set webhook').click();
+    await text(page, '#notice', new RegExp(`Webhook ${args.created} saved`), 'the save notice');
+    check((await api('GET', `/webhooks/${args.created}`)).ordered === true, 'ordered saved');
+
+    // A URL that is not http(s): the server's message.
+    await button(page, 'Clear the webhook form').click();
+    await page.locator('#w-name').fill(args.created);
+    await page.locator('#w-url').fill('ftp://example.com/x');
+    await button(page, 'Set webhook').click();
+    await text(page, '#error-list', new RegExp(`Set webhook ${args.created}: url.*HTTP 400`),
+      'the refused URL');
+
+    // Delete asks first.
+    await button(page, `Delete webhook ${args.created}`).click();
+    await visible(page.getByRole('dialog', { name: 'Delete webhook' }), 'the delete dialog');
+    await button(page, 'Delete webhook').click();
+    await text(page, '#notice', new RegExp(`Webhook ${args.created} deleted`), 'deleted');
+    await page.locator(row(args.created)).waitFor({ state: 'detached', timeout: WAIT });
   },
 
   // A workflow: a job's parents and children as links with their statuses, the counts at a

@@ -61,9 +61,10 @@ enum store_result pg_events_read(struct store *s, const struct event_filter *f,
 }
 
 enum store_result pg_events_prune(struct pg_conn *c, int64_t now, int64_t retention, int64_t max,
-                                  int batch, int *deleted)
+                                  int batch, int *deleted, struct event_log_seen *seen)
 {
     *deleted = 0;
+    *seen = (struct event_log_seen){0};
     if (batch > EVENT_PRUNE_BATCH)
         batch = EVENT_PRUNE_BATCH;
     char cutoff[24], n[24], m[24];
@@ -71,8 +72,12 @@ enum store_result pg_events_prune(struct pg_conn *c, int64_t now, int64_t retent
                              pg_int_param(n, batch), pg_int_param(m, max)};
     enum store_result r;
     PGresult *res = pg_conn_exec(c, PG_EVENTS_PRUNE, 3, params, "events prune", &r);
-    if (res && PQntuples(res) == 1)
+    if (res && PQntuples(res) == 1) {
         *deleted = (int)pg_row_int(res, 0, 0);
+        *seen = (struct event_log_seen){.oldest = pg_row_int(res, 0, 1),
+                                        .written = pg_row_int(res, 0, 2),
+                                        .kept = pg_row_int(res, 0, 3)};
+    }
     PQclear(res);
     return r;
 }

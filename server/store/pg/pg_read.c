@@ -263,5 +263,5 @@ size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MA
                                      "Round trips to PostgreSQL on pooled connections (writes, "
                                      "reads and the sweeper).",
                                      1, (double)atomic_load(&st->trips)};
-    return k;
+    return event_log_gauge_metrics(&st->events_seen, out, k);
 }

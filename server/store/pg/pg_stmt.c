@@ -738,10 +738,15 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "WHERE oid = 'jobq_events'::regclass) THEN (SELECT seq FROM jobq_events ORDER BY seq DESC OFFSET $3::bigint LIMIT 1) END, 0)) "
      "RETURNING seq), top AS (SELECT max(seq) AS seq FROM gone), "
      "up AS (UPDATE jobq_events_kept SET pruned_through = greatest(pruned_through, top.seq) "
-     "FROM top WHERE id = 1 AND top.seq IS NOT NULL) SELECT count(*) FROM gone",
+     "FROM top WHERE id = 1 AND top.seq IS NOT NULL) SELECT count(*), "
+     "coalesce((SELECT min(seq) FROM jobq_events WHERE seq > coalesce((SELECT seq FROM top), "
+     "0)), 0), pg_stat_get_tuples_inserted('jobq_events'::regclass), "
+     "greatest(pg_stat_get_live_tuples('jobq_events'::regclass) - count(*), 0) FROM gone",
      "sweep events: of the $2 oldest events, those before the cutoff $1 or beyond the newest "
      "$3 (counted only when the planner's estimate of the rows nears $3, or it has none: the "
-     "count walks $3 index entries); the highest seq deleted is kept for the readers' gaps"},
+     "count walks $3 index entries); the highest seq deleted is kept for the readers' gaps. "
+     "Then, for /metrics: the oldest seq left (the statement sees the rows before its delete), "
+     "the rows ever inserted and the live rows left, from the table's statistics"},
     [PG_SQS_QUEUE_GET] = {PG_SQS_QUEUE_GET, "sqs_queue_get",
      "SELECT name, attributes::text, created_at, modified_at FROM jobq_sqs_queues "
      "WHERE name = $1",

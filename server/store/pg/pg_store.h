@@ -79,6 +79,7 @@ struct pg_store {
     char *url;         /* owned: the libpq URI */
     int64_t backoff_base, backoff_max;
     int64_t events_retention, events_max; /* the event log's bounds (store_options.events) */
+    struct event_log_gauge events_seen;   /* the event log as the last sweep saw it (/metrics) */
     int64_t checkout_ms, statement_ms, connect_timeout_s;
     struct store_hooks hooks;
     char proc[24]; /* this process's tag in NOTIFY payloads: its own are skipped */
@@ -484,9 +485,10 @@ enum store_result pg_events_read(struct store *s, const struct event_filter *f,
                                  struct event_page *out);
 
 /* The sweep's part, in the open transaction on c: delete at most `batch` of the oldest events
- * older than now - retention or beyond the newest `max`; *deleted is how many went. */
+ * older than now - retention or beyond the newest `max`; *deleted is how many went, *seen the
+ * log after the deletes (written and kept from the table's statistics). */
 enum store_result pg_events_prune(struct pg_conn *c, int64_t now, int64_t retention, int64_t max,
-                                  int batch, int *deleted);
+                                  int batch, int *deleted, struct event_log_seen *seen);
 enum store_result pg_read_links(struct store *s, int64_t id, int dependents, struct job_link **out,
                                 size_t *n, int *more); /* pg_links.c */
 /* store_limits (pg_limits.c). */

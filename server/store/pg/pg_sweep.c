@@ -26,6 +26,8 @@ struct sweep_arg {
     int batch;
     struct sweep_result *res;
     int64_t lanes_next; /* the lanes part: the last lane it looked at (0: start over) */
+    struct event_log_seen events_seen; /* the events part: the log after its deletes */
+    int events_read;                   /* 1: the events part read events_seen */
 };
 
 /* Take the sweeper role for this transaction: 1 taken, 0 another process holds it. */
@@ -207,12 +209,15 @@ static enum store_result events_tx(struct pg_conn *c, void *p, struct store_news
     (void)notes;
     struct sweep_arg *a = p;
     a->res->events = 0;
+    a->events_read = 0;
     int led = 0;
     enum store_result r = lead(c, &led);
     if (r != STORE_OK || !led)
         return r;
-    return pg_events_prune(c, a->now, a->st->events_retention, a->st->events_max, a->batch,
-                           &a->res->events);
+    r = pg_events_prune(c, a->now, a->st->events_retention, a->st->events_max, a->batch,
+                        &a->res->events, &a->events_seen);
+    a->events_read = r == STORE_OK;
+    return r;
 }
 
 /* The lanes that no job references (of any status: a job keeps its lane id, and a requeued
@@ -329,6 +334,8 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
         r = pg_tx_run(st, &tx);
         if (r != STORE_OK)
             res->events = 0;
+        else if (a.events_read)
+            event_log_gauge_set(&st->events_seen, &a.events_seen);
     }
     if (r == STORE_OK) {
         tx = (struct pg_tx){.name = "sweep lanes", .fn = lanes_tx, .arg = &a};

@@ -89,5 +89,5 @@ size_t sqlite_read_metrics(struct store *s, struct store_metric out[STORE_METRIC
                                      (double)sqlite_writer_queued(&st->writer)};
     out[k++] = (struct store_metric){"jobq_sqlite_wal_bytes",
                                      "Size of the write-ahead log file in bytes.", 0, wal_bytes};
-    return k;
+    return event_log_gauge_metrics(&st->events_seen, out, k);
 }

@@ -120,29 +120,39 @@ enum store_result sqlite_events_read(struct sqlite_conn *conn, const struct even
     return STORE_OK;
 }
 
-enum store_result sqlite_events_prune(struct sqlite_conn *conn, int64_t now, int64_t retention,
-                                      int64_t max, int batch, int *deleted)
+/* The oldest and newest seq of the log (0 and 0: empty) into *seen. */
+static enum store_result bounds(struct sqlite_conn *conn, struct event_log_seen *seen)
 {
-    *deleted = 0;
     sqlite3_stmt *st = sqlite_conn_stmt(conn, STMT_EVENTS_BOUNDS);
     int rc = sqlite_conn_step(conn, st);
-    int64_t oldest = 0, newest = 0;
     if (rc == SQLITE_ROW) {
-        oldest = sqlite3_column_int64(st, 0);
-        newest = sqlite3_column_int64(st, 1);
+        seen->oldest = sqlite3_column_int64(st, 0);
+        seen->written = sqlite3_column_int64(st, 1);
+        /* seq is dense here (the rowid, deleted from the oldest end only). */
+        seen->kept = seen->written ? seen->written - seen->oldest + 1 : 0;
     }
     sqlite3_reset(st);
     if (rc != SQLITE_ROW)
         return sqlite_conn_fail(conn, rc, "events bounds");
-    if (newest == 0)
-        return STORE_OK;
-    /* seq is dense here (the rowid, deleted from the oldest end only). */
-    int64_t over = event_prune_over(newest - oldest + 1, max);
+    return STORE_OK;
+}
+
+enum store_result sqlite_events_prune(struct sqlite_conn *conn, int64_t now, int64_t retention,
+                                      int64_t max, int batch, int *deleted,
+                                      struct event_log_seen *seen)
+{
+    *deleted = 0;
+    *seen = (struct event_log_seen){0};
+    enum store_result r = bounds(conn, seen);
+    if (r != STORE_OK || seen->written == 0)
+        return r;
+    int64_t oldest = seen->oldest, newest = seen->written;
+    int64_t over = event_prune_over(seen->kept, max);
     if (batch > EVENT_PRUNE_BATCH)
         batch = EVENT_PRUNE_BATCH;
-    st = sqlite_conn_stmt(conn, STMT_EVENTS_PRUNE);
-    rc = sqlite_conn_bindf(st, "iiii", event_cutoff(now, retention), (int64_t)batch, newest,
-                           over > 0 ? oldest + over - 1 : 0);
+    sqlite3_stmt *st = sqlite_conn_stmt(conn, STMT_EVENTS_PRUNE);
+    int rc = sqlite_conn_bindf(st, "iiii", event_cutoff(now, retention), (int64_t)batch, newest,
+                               over > 0 ? oldest + over - 1 : 0);
     int64_t top = 0;
     while (rc == SQLITE_OK || rc == SQLITE_ROW) {
         if ((rc = sqlite_conn_step(conn, st)) != SQLITE_ROW)
@@ -157,6 +167,8 @@ enum store_result sqlite_events_prune(struct sqlite_conn *conn, int64_t now, int
         return sqlite_conn_fail(conn, rc, "events prune");
     if (top == 0)
         return STORE_OK;
+    if ((r = bounds(conn, seen)) != STORE_OK)
+        return r;
     st = sqlite_conn_stmt(conn, STMT_EVENTS_PRUNED);
     return sqlite_conn_finish(conn, st, sqlite_conn_bindf(st, "i", top), "events pruned");
 }

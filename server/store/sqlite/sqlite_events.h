@@ -54,8 +54,9 @@ enum store_result sqlite_events_read(struct sqlite_conn *conn, const struct even
 
 /* The sweep's part, inside the writer's open transaction on conn: delete at most `batch` of
  * the oldest events that are older than now - retention or beyond the newest `max`, never
- * the newest event; *deleted is how many went. */
+ * the newest event; *deleted is how many went, *seen the log after the deletes. */
 enum store_result sqlite_events_prune(struct sqlite_conn *conn, int64_t now, int64_t retention,
-                                      int64_t max, int batch, int *deleted);
+                                      int64_t max, int batch, int *deleted,
+                                      struct event_log_seen *seen);
 
 #endif

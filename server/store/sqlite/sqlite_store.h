@@ -29,6 +29,7 @@ struct sqlite_store {
     struct store base; /* first: a struct store * is a struct sqlite_store * */
     struct sqlite_writer writer;
     struct sqlite_pool readers;
+    struct event_log_gauge events_seen; /* the event log as the last sweep saw it (/metrics) */
     int64_t backoff_base;
     int64_t backoff_max;
     int64_t events_retention, events_max; /* the event log's bounds (store_options.events) */

@@ -26,6 +26,7 @@ struct sweep_arg {
     int64_t opened_from; /* the promote part: the now of the last one (see keys_opened) */
     int64_t backoff_base, backoff_max;
     int64_t events_retention, events_max;
+    struct event_log_seen events_seen; /* the events part: the log after its deletes */
     struct sweep_result *res;
     struct sqlite_notes *notes;
 };
@@ -358,7 +359,7 @@ static int events_tx(struct sqlite_conn *c, void *p)
     struct sweep_arg *a = p;
     a->res->events = 0;
     return sqlite_events_prune(c, a->now, a->events_retention, a->events_max, a->batch,
-                               &a->res->events);
+                               &a->res->events, &a->events_seen);
 }
 
 /* The lanes that no job references go (sqlite_lanes_drop), `batch` lanes looked at from where
@@ -433,6 +434,8 @@ enum store_result sqlite_sweep(struct store *s, int64_t now, int64_t retention, 
         r = part(st, &a, "sweep retention", retention_tx, &res->deleted, NULL);
     if (r == STORE_OK)
         r = part(st, &a, "sweep events", events_tx, &res->events, NULL);
+    if (r == STORE_OK)
+        event_log_gauge_set(&st->events_seen, &a.events_seen);
     if (r == STORE_OK) {
         r = part(st, &a, "sweep lanes", lanes_tx, &res->lanes, &res->claims);
         if (r == STORE_OK)

@@ -170,10 +170,60 @@ TEST(bad_urls_are_refused)
     CHECK_INT(webhook_url_parse(longer, &u, why, sizeof why), 0);
 }
 
+/* NOW is Tue, 14 Nov 2023 22:13:20 GMT. */
+TEST(retry_after_reads_seconds_and_http_dates)
+{
+    struct {
+        const char *v;
+        int64_t want;
+    } cases[] = {
+        {"120", 120},
+        {" \t7 ", 7},
+        {"0", 0},
+        {"99999999999999999999999", WEBHOOK_RETRY_AFTER_MAX},
+        {"Tue, 14 Nov 2023 22:15:00 GMT", 100},   /* IMF-fixdate */
+        {"Tuesday, 14-Nov-23 22:15:00 GMT", 100}, /* RFC 850 */
+        {"Tue Nov 14 22:15:00 2023", 100},        /* asctime */
+        {"Wed Nov  1 00:00:00 2023", 0},          /* asctime, one digit; past: 0 */
+        {"Sun, 06 Nov 1994 08:49:37 GMT", 0},     /* in the past: at once */
+        {"Tue, 14 Nov 2023 22:13:20 GMT", 0},     /* now */
+        {"Fri, 01 Jan 2100 00:00:00 GMT", WEBHOOK_RETRY_AFTER_MAX},
+        {"Friday, 01-Jan-99 00:00:00 GMT", 0}, /* 2099 is > 50 years ahead: 1999 */
+        {"Thursday, 01-Jan-70 00:00:00 GMT", WEBHOOK_RETRY_AFTER_MAX}, /* 2070 */
+        {"Thu, 29 Feb 2024 00:00:00 GMT", WEBHOOK_RETRY_AFTER_MAX},
+        {"Wed, 15 Nov 2023 00:00:00 GMT", 6400},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK_INT(webhook_retry_after(cases[i].v, strlen(cases[i].v), NOW), cases[i].want);
+    const char *bad[] = {"",
+                         "  ",
+                         "-3",
+                         "1.5",
+                         "12 s",
+                         "Tue, 14 Nov 2023 22:15:00 UTC",
+                         "Tue, 14 Nov 2023 22:15:00 GMTx",
+                         "Tue, 14 Nov 23 22:15:00 GMT",
+                         "Tue, 31 Feb 2023 00:00:00 GMT",
+                         "Wed, 29 Feb 2023 00:00:00 GMT",
+                         "Tue, 14 Nov 2023 24:00:00 GMT",
+                         "Tue, 14 Nov 2023 22:60:00 GMT",
+                         "Tue, 00 Nov 2023 22:15:00 GMT",
+                         "Xyz, 14 Nov 2023 22:15:00 GMT",
+                         "Tue, 14 Foo 2023 22:15:00 GMT",
+                         "Tue,14 Nov 2023 22:15:00 GMT",
+                         "Tues, 14-Nov-23 22:15:00 GMT",
+                         "Tue Nov 14 22:15:00 23",
+                         "tomorrow"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_INT(webhook_retry_after(bad[i], strlen(bad[i]), NOW), -1);
+    /* Only len bytes are read. */
+    CHECK_INT(webhook_retry_after("120xyz", 3, NOW), 120);
+}
+
 TEST_MAIN(TEST_ENTRY(success_advances_and_clears_failing),
           TEST_ENTRY(failures_back_off_doubling_from_base),
           TEST_ENTRY(jitter_adds_up_to_ten_percent_and_waits_are_capped),
           TEST_ENTRY(retry_after_is_honoured_when_longer),
           TEST_ENTRY(gone_disables_and_keeps_the_event), TEST_ENTRY(given_up_after_three_days),
           TEST_ENTRY(addresses_are_classified), TEST_ENTRY(urls_are_read),
-          TEST_ENTRY(bad_urls_are_refused))
+          TEST_ENTRY(bad_urls_are_refused), TEST_ENTRY(retry_after_reads_seconds_and_http_dates))

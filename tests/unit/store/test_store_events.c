@@ -219,6 +219,49 @@ TEST(sweep_keeps_the_bounds_and_readers_see_the_gap)
     store_close(s);
 }
 
+/* The value of backend metric name in store_metrics(s), or -1 when it is not shown. */
+static double metric(struct store *s, const char *name)
+{
+    struct store_metric m[STORE_METRICS_MAX];
+    size_t n = store_metrics(s, m);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m[i].name, name) == 0)
+            return m[i].value;
+    return -1;
+}
+
+/* /metrics shows the event log as the sweep's pruning pass saw it: nothing before a sweep,
+ * then the oldest seq kept, the events kept and written (exact on SQLite; on PostgreSQL the
+ * last two come from the table's statistics, which lag). */
+TEST(sweep_reports_the_log_for_metrics)
+{
+    test_events_max = 3;
+    struct store *s = open_store();
+    test_events_max = 0;
+    CHECK(s != NULL);
+    for (int i = 0; i < 5; i++)
+        CHECK(enqueue(s, "q", 0, T0, T0) > 0);
+    CHECK(metric(s, "jobq_events_oldest_seq") == -1);
+    CHECK(metric(s, "jobq_events_written_total") == -1);
+    struct event_page page;
+    CHECK_INT(read_events(s, 0, 0, &page), STORE_OK);
+    CHECK_INT(page.n, 5);
+    int64_t third = page.events[2].seq, newest = page.events[4].seq;
+    event_page_clear(&page);
+    struct sweep_result res;
+    CHECK_INT(store_sweep(s, T0, 604800, 100, &res), STORE_OK);
+    CHECK_INT(res.events, 2);
+    CHECK(metric(s, "jobq_events_oldest_seq") == (double)third);
+    if (backend_pg()) {
+        CHECK(metric(s, "jobq_events_written_total") >= 0);
+        CHECK(metric(s, "jobq_events_kept") >= 0);
+    } else {
+        CHECK(metric(s, "jobq_events_written_total") == (double)newest);
+        CHECK(metric(s, "jobq_events_kept") == 3);
+    }
+    store_close(s);
+}
+
 /* On PostgreSQL a transaction that took its seq before another one committed, and commits
  * after it, is never skipped: a reader reads nothing past a transaction still running. */
 TEST(reader_waits_for_a_transaction_that_commits_late)
@@ -375,6 +418,7 @@ TEST_MAIN(TEST_ENTRY(lifecycle_writes_one_event_per_change),
           TEST_ENTRY(each_change_has_the_type_of_the_domain_table),
           TEST_ENTRY(rolled_back_change_has_no_event),
           TEST_ENTRY(sweep_keeps_the_bounds_and_readers_see_the_gap),
+          TEST_ENTRY(sweep_reports_the_log_for_metrics),
           TEST_ENTRY(reader_waits_for_a_transaction_that_commits_late),
           TEST_ENTRY(filters_pick_queue_job_and_types),
           TEST_ENTRY(many_events_in_one_transaction_keep_their_order),
