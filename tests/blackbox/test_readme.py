@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import HOST, ServerTest, free_port
+from harness import HOST, ServerTest, backend, free_port
 
 README = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "..", "..", "README.md"))
@@ -102,6 +102,12 @@ class ReadmeRecipes(ServerTest):
         self.run_recipe("A batch with a completion callback.")
 
     def test_be_told_when_a_job_ends(self):
+        if backend() == "pg":
+            # Its stream listens 2 s; on PostgreSQL an event shows once every older
+            # transaction of the cluster has ended (docs/events.md), and the suite's shared
+            # cluster runs other tests' long transactions beside it. test_events covers the
+            # stream on PostgreSQL with deadlines of its own.
+            self.skipTest("a 2 s stream on the suite's shared PostgreSQL cluster")
         self.run_recipe("Be told when a job ends.")
 
     def test_a_webhook_for_every_job_that_ends(self):
