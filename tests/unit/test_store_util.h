@@ -184,6 +184,9 @@ static inline int status_of(struct store *s, int64_t id)
 /* SQL that takes a SQLite database back from schema 14 to 13 (the SQS queues). */
 #define SQLITE_UNDO_MIGRATION_14 "DROP TABLE sqs_queues; "
 
+/* SQL that takes a SQLite database back from schema 15 to 14 (webhooks). */
+#define SQLITE_UNDO_MIGRATION_15 "DROP TABLE webhooks; DROP TABLE webhook_parked; "
+
 /* SQL that takes a SQLite database back from schema 7 to 6. */
 #define SQLITE_UNDO_MIGRATION_7 "DROP INDEX jobs_dedup_live; "
 

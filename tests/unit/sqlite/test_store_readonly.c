@@ -181,7 +181,8 @@ static void migration_refused(void)
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db,
-                       SQLITE_UNDO_MIGRATION_14 SQLITE_UNDO_MIGRATION_13 SQLITE_UNDO_MIGRATION_10,
+                       SQLITE_UNDO_MIGRATION_15 SQLITE_UNDO_MIGRATION_14 SQLITE_UNDO_MIGRATION_13
+                           SQLITE_UNDO_MIGRATION_10,
                        NULL, NULL, NULL) == SQLITE_OK);
     int rc = sqlite3_exec(db,
                           "DROP TABLE probe; DROP TRIGGER jobs_track_delete; "

@@ -169,7 +169,8 @@ TEST(upgrade_keeps_one_running_attempt)
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db,
-                       SQLITE_UNDO_MIGRATION_14 SQLITE_UNDO_MIGRATION_13 SQLITE_UNDO_MIGRATION_10,
+                       SQLITE_UNDO_MIGRATION_15 SQLITE_UNDO_MIGRATION_14 SQLITE_UNDO_MIGRATION_13
+                           SQLITE_UNDO_MIGRATION_10,
                        NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_exec(
               db,
