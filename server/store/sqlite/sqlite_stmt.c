@@ -594,11 +594,13 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      STMT_ON_WRITER, "UPDATE ticker SET stopped_at = ?1 WHERE id = 1",
      "schedule stop: a ticker stopped cleanly at ?1 (the ticks after it come due unseen)"},
     [STMT_EVENT_ADD] = {STMT_EVENT_ADD, STMT_ON_WRITER,
-     "INSERT INTO events (type, at, job_id, queue, status, attempts, fencing_token, error_code, "
-     "concurrency_key, traceparent) SELECT ?2, ?3, id, queue, ?4, attempts, fencing_token, "
-     "error_code, concurrency_key, traceparent FROM jobs WHERE id = ?1",
+     "INSERT OR FAIL INTO events (type, at, job_id, queue, status, attempts, fencing_token, "
+     "error_code, concurrency_key, traceparent) SELECT ?2, ?3, id, queue, ?4, attempts, "
+     "fencing_token, error_code, concurrency_key, traceparent FROM jobs WHERE id = ?1",
      "the writer, after each write of a group: the event of one change of job ?1 (type ?2, "
-     "API status ?4), its other fields as the write left the row (sqlite_events_write)"},
+     "API status ?4), its other fields as the write left the row (sqlite_events_write). OR "
+     "FAIL: at most one row, so nothing to undo on failure, and SQLite keeps no statement "
+     "journal for it (an INSERT ... SELECT that may ABORT copies each page it changes)"},
     [STMT_EVENTS_READ] = {STMT_EVENTS_READ, STMT_ON_READER,
      "SELECT seq, type, at, job_id, queue, status, attempts, fencing_token, error_code, "
      "concurrency_key, traceparent FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
@@ -607,8 +609,11 @@ static const struct stmt_def stmts[STMT_COUNT] = {
      STMT_ON_READER, "SELECT pruned_through FROM events_kept WHERE id = 1",
      "events read: the highest seq deleted (a cursor below it gets a gap)"},
     [STMT_EVENTS_BOUNDS] = {STMT_EVENTS_BOUNDS, STMT_ON_WRITER,
-     "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM events",
-     "sweep events: the oldest and newest seq (seq is dense here: max - min + 1 events)"},
+     "SELECT coalesce((SELECT min(seq) FROM events), 0), "
+     "coalesce((SELECT max(seq) FROM events), 0)",
+     "sweep events: the oldest and newest seq (seq is dense here: max - min + 1 events); "
+     "two subqueries, as SQLite reads one end of the rowid for a lone min or max and scans "
+     "the whole log for both in one query"},
     [STMT_EVENTS_PRUNE] = {STMT_EVENTS_PRUNE, STMT_ON_WRITER,
      "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq < ?3 "
      "ORDER BY seq LIMIT ?2) AND (at < ?1 OR seq <= ?4) RETURNING seq",

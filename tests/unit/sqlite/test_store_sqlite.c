@@ -7,6 +7,7 @@
 
 #include "sqlite_conn.h"
 #include "sqlite_schema.h"
+#include "sqlite_stmt.h"
 #include "test_store_util.h"
 
 TEST(open_creates_parent_dir_and_wal)
@@ -208,7 +209,57 @@ TEST(upgrade_keeps_one_running_attempt)
     store_close(s);
 }
 
+/* Step st once to its end, then reset it; *peak: the most bytes SQLite held meanwhile beyond
+ * what it held before. */
+static void step_peak(sqlite3_stmt *st, sqlite3_int64 *peak)
+{
+    sqlite3_int64 cur = 0, hi = 0;
+    sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 1);
+    sqlite3_int64 before = cur;
+    *peak = -1;
+    CHECK_INT(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0);
+    sqlite3_reset(st);
+    *peak = hi - before;
+}
+
+/* The event log's statements on the writer's path stay cheap (docs/events.md "Cost"): the
+ * sweep's bounds read the two ends of the log instead of scanning it, and an event's insert
+ * keeps no statement journal (which would copy the page it changes, every time). */
+TEST(event_statements_stay_cheap)
+{
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    for (int i = 0; i < 300; i++)
+        CHECK(enqueue(s, "q", 0, T0, T0) > 0);
+    store_close(s);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(DB_PATH, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_prepare_v2(db, sqlite_stmt_sql(STMT_EVENTS_BOUNDS), -1, &st, NULL) == SQLITE_OK);
+    CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+    CHECK_INT(sqlite3_column_int64(st, 0), 1);
+    CHECK_INT(sqlite3_column_int64(st, 1), 300);
+    CHECK_INT(sqlite3_stmt_status(st, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0), 0);
+    CHECK(sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 0) < 100);
+    sqlite3_finalize(st);
+    st = NULL;
+    CHECK(sqlite3_prepare_v2(db, sqlite_stmt_sql(STMT_EVENT_ADD), -1, &st, NULL) == SQLITE_OK);
+    CHECK(sqlite3_bind_int64(st, 1, 1) == SQLITE_OK && sqlite3_bind_int64(st, 2, 1) == SQLITE_OK &&
+          sqlite3_bind_int64(st, 3, T0) == SQLITE_OK && sqlite3_bind_int64(st, 4, 1) == SQLITE_OK);
+    sqlite3_int64 peak = 0;
+    step_peak(st, &peak); /* the first: the statement's own memory, the pages read */
+    step_peak(st, &peak);
+    CHECK(peak >= 0 && peak < 2048); /* a statement journal would hold a copy of a 4 KiB page */
+    CHECK_INT(sqlite3_changes(db), 1);
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
 TEST_MAIN(TEST_ENTRY(open_creates_parent_dir_and_wal), TEST_ENTRY(open_refuses_memory_and_bad_dir),
           TEST_ENTRY(enqueue_batch_all_or_nothing), TEST_ENTRY(busy_is_retried_then_reported),
           TEST_ENTRY(error_results_map), TEST_ENTRY(read_error_is_reported),
-          TEST_ENTRY(migrations_set_user_version), TEST_ENTRY(upgrade_keeps_one_running_attempt))
+          TEST_ENTRY(migrations_set_user_version), TEST_ENTRY(upgrade_keeps_one_running_attempt),
+          TEST_ENTRY(event_statements_stay_cheap))
