@@ -9,7 +9,9 @@ job enqueued natively is received through SQS, a message sent through SQS is a j
 tests/sqs/node_modules, python3-boto3 (for /usr/bin/python3) and awscli come from
 scripts/deps.sh; the tests fail, naming it, when one is missing."""
 
+import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -30,7 +32,10 @@ class SqsServerTest(ServerTest):
     @classmethod
     def setUpClass(cls):
         cls.sqs_port = free_port()
-        cls.server_args = ("--sweep-interval", "1",
+        # --backoff-base 0: a message whose visibility timeout passed is visible again at the
+        # sweeper's next pass (each second), as on AWS, not after a retry delay too: the
+        # expiries these tests wait for take a second or two of real time, not four.
+        cls.server_args = ("--sweep-interval", "1", "--backoff-base", "0",
                            "--sqs-listen", "127.0.0.1:%d" % cls.sqs_port)
         super().setUpClass()
 
@@ -80,6 +85,9 @@ class SqsJsClient(SqsServerTest):
 
     def test_sqs_consumer_heartbeat_release_delete(self):
         self.sqs("consumer")
+
+    def test_sqs_consumer_stale_receipt_handle_refused(self):
+        self.sqs("consumer_stale")
 
     def test_native_job_received_through_sqs(self):
         q = self.sqs_queue()
@@ -135,16 +143,28 @@ class SqsBoto(SqsServerTest):
 class SqsAwsCli(SqsServerTest):
     """Debian's awscli, as a shell script would use it."""
 
-    def aws(self, *args, ok=True):
+    def aws_start(self, *args):
+        """`aws sqs ARGS` started against this server: a subprocess.Popen (stdout, stderr
+        piped)."""
         exe = shutil.which("aws")
         self.assertIsNotNone(exe, "awscli is missing: run scripts/deps.sh")
         env = dict(os.environ, AWS_ACCESS_KEY_ID="jobq", AWS_SECRET_ACCESS_KEY="jobq",
                    AWS_DEFAULT_REGION="us-east-1", AWS_PAGER="", AWS_MAX_ATTEMPTS="1",
                    HOME=tempfile.gettempdir())
-        p = subprocess.run([exe, "--endpoint-url", "http://127.0.0.1:%d" % self.sqs_port,
-                            "--output", "json", "sqs"] + list(args),
-                           capture_output=True, env=env, timeout=SCENARIO_TIMEOUT)
-        out, err = p.stdout.decode(), p.stderr.decode()
+        return subprocess.Popen([exe, "--endpoint-url", "http://127.0.0.1:%d" % self.sqs_port,
+                                 "--output", "json", "sqs"] + list(args),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+
+    def aws(self, *args, ok=True, proc=None):
+        """Runs `aws sqs ARGS` (or waits for proc, aws_start's) and returns its JSON output
+        (ok: it must succeed) or its stderr (ok=False: it must fail)."""
+        p = proc or self.aws_start(*args)
+        try:
+            out, err = p.communicate(timeout=SCENARIO_TIMEOUT)
+        finally:
+            p.kill()
+        out, err = out.decode(), err.decode()
         if ok:
             self.assertEqual(p.returncode, 0, "aws sqs %s: %s" % (" ".join(args), err))
             return json.loads(out) if out.strip() else {}
@@ -177,6 +197,59 @@ class SqsAwsCli(SqsServerTest):
         err = self.aws("get-queue-url", "--queue-name", "never-made-" + self.sqs_queue(),
                        ok=False)
         self.assertIn("NonExistentQueue", err)
+
+    def test_attributes_visibility_batches_purge_long_poll(self):
+        url = self.aws("create-queue", "--queue-name", self.sqs_queue())["QueueUrl"]
+        attrs = {"color": {"DataType": "String", "StringValue": "blue"},
+                 "n": {"DataType": "Number", "StringValue": "7"}}
+        sent = self.aws("send-message", "--queue-url", url, "--message-body", "a",
+                        "--message-attributes", json.dumps(attrs))
+        self.assertEqual(sent["MD5OfMessageBody"], hashlib.md5(b"a").hexdigest())
+        m = self.aws("receive-message", "--queue-url", url, "--visibility-timeout", "3",
+                     "--message-attribute-names", "All", "--attribute-names", "All",
+                     "--wait-time-seconds", "1")["Messages"][0]
+        received = time.monotonic()
+        self.assertEqual(m["MD5OfBody"], sent["MD5OfMessageBody"])
+        self.assertEqual(m["MD5OfMessageAttributes"], sent["MD5OfMessageAttributes"])
+        self.assertEqual(m["MessageAttributes"], attrs)
+        self.assertEqual(m["Attributes"]["ApproximateReceiveCount"], "1")
+        # Extended: still hidden past its first 3 s (and the sweeper's pass each second).
+        self.aws("change-message-visibility", "--queue-url", url, "--receipt-handle",
+                 m["ReceiptHandle"], "--visibility-timeout", "30")
+        wait = max(1, math.ceil(4.5 - (time.monotonic() - received)))
+        hidden = self.aws("receive-message", "--queue-url", url, "--wait-time-seconds", str(wait))
+        self.assertNotIn("Messages", hidden)
+        # A batch with a failing entry: the other is sent.
+        r = self.aws("send-message-batch", "--queue-url", url, "--entries", json.dumps([
+            {"Id": "ok", "MessageBody": "b"},
+            {"Id": "bad", "MessageBody": "c", "DelaySeconds": 901}]))
+        self.assertEqual([e["Id"] for e in r["Successful"]], ["ok"], r)
+        self.assertEqual([(e["Id"], e["Code"]) for e in r["Failed"]],
+                         [("bad", "InvalidParameterValue")], r)
+        # Purge drops the queued "b", not "a" in flight.
+        self.aws("purge-queue", "--queue-url", url)
+        a = self.aws("get-queue-attributes", "--queue-url", url, "--attribute-names",
+                     "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
+        self.assertEqual(a["Attributes"], {"ApproximateNumberOfMessages": "0",
+                                           "ApproximateNumberOfMessagesNotVisible": "1"})
+        listed = self.aws("list-queues", "--queue-name-prefix", self.sqs_queue())
+        self.assertEqual(listed["QueueUrls"], [url])
+        r = self.aws("delete-message-batch", "--queue-url", url, "--entries", json.dumps([
+            {"Id": "ok", "ReceiptHandle": m["ReceiptHandle"]},
+            {"Id": "bad", "ReceiptHandle": "nope"}]))
+        self.assertEqual([e["Id"] for e in r["Successful"]], ["ok"], r)
+        self.assertEqual([(e["Id"], e["Code"]) for e in r["Failed"]],
+                         [("bad", "ReceiptHandleIsInvalid")], r)
+        err = self.aws("receive-message", "--queue-url", url, "--max-number-of-messages", "11",
+                       ok=False)
+        self.assertIn("InvalidParameterValue", err)
+        # A long poll answers with a message sent while it waits, long before its 10 s.
+        t0 = time.monotonic()
+        poll = self.aws_start("receive-message", "--queue-url", url, "--wait-time-seconds", "10")
+        self.aws("send-message", "--queue-url", url, "--message-body", "late")
+        got = self.aws(proc=poll)
+        self.assertEqual(got["Messages"][0]["Body"], "late")
+        self.assertLess(time.monotonic() - t0, 8)
 
 
 class SqsWire(SqsServerTest):

@@ -43,6 +43,7 @@ class SqsDlqBoto(SqsScenarioTest):
 
 class SqsDlqAwsCli(SqsServerTest):
     aws = test_sqs.SqsAwsCli.aws  # awscli as a shell script would use it
+    aws_start = test_sqs.SqsAwsCli.aws_start
 
     def test_move_and_sources(self):
         q = self.sqs_queue()

@@ -98,11 +98,12 @@ const scenarios = {
   async visibility() {
     const QueueUrl = await url();
     await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "v" });
-    const m = await receiveOne(QueueUrl, { VisibilityTimeout: 2 });
-    // Extended (sqs-consumer's heartbeat): not visible while the extension lasts.
+    const m = await receiveOne(QueueUrl, { VisibilityTimeout: 1 });
+    // Extended (sqs-consumer's heartbeat): not visible while the extension lasts, past the
+    // first second and the sweeper's pass.
     await send(sqs.ChangeMessageVisibilityCommand, { QueueUrl, ReceiptHandle: m.ReceiptHandle,
                                                      VisibilityTimeout: 30 });
-    const hidden = await send(sqs.ReceiveMessageCommand, { QueueUrl, WaitTimeSeconds: 3 });
+    const hidden = await send(sqs.ReceiveMessageCommand, { QueueUrl, WaitTimeSeconds: 2 });
     assert.equal(hidden.Messages, undefined);
     // Expiry: a short timeout makes it visible again by itself.
     await send(sqs.ChangeMessageVisibilityCommand, { QueueUrl, ReceiptHandle: m.ReceiptHandle,
@@ -284,7 +285,7 @@ const scenarios = {
       handleMessage: async (m) => {
         handled[m.Body] = (handled[m.Body] || 0) + 1;
         if (m.Body === "slow")
-          await new Promise((r) => setTimeout(r, 7000)); // past the timeout, sweep and backoff
+          await new Promise((r) => setTimeout(r, 4000)); // past the timeout and a sweep
         if (m.Body === "boom" && !failedOnce) {
           failedOnce = true;
           throw new Error("boom");
@@ -314,6 +315,41 @@ const scenarios = {
     // heartbeat may still come after the release: that one is refused (the message is not in
     // flight any more), as SQS refuses it. Nothing else may fail.
     assert.deepEqual(errors.filter((e) => e.cause?.name !== "MessageNotInflight"), []);
+  },
+
+  // sqs-consumer, unchanged, as a zombie: its handler outlives the visibility timeout (no
+  // heartbeat), another consumer receives the message meanwhile, and the zombie's delete is
+  // refused (an "error" event, ReceiptHandleIsInvalid); the live handle deletes it.
+  async consumer_stale() {
+    const QueueUrl = await url();
+    await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "zombie" });
+    const deadline = Date.now() + 30000;
+    const errors = [];
+    let received = false, other = null;
+    const consumer = Consumer.create({
+      queueUrl: QueueUrl,
+      sqs: client,
+      waitTimeSeconds: 1,
+      visibilityTimeout: 1,
+      handleMessage: async (m) => {
+        received = true;
+        while (!other && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        return m;
+      },
+    });
+    consumer.on("error", (e) => errors.push(e));
+    consumer.start();
+    while (!received && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    other = await receiveOne(QueueUrl, { VisibilityTimeout: 30 });
+    assert.equal(other.Body, "zombie");
+    while (!errors.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    consumer.stop({ abort: true });
+    assert.equal(errors.length, 1, `errors: ${errors}`);
+    assert.equal(errors[0].code, "ReceiptHandleIsInvalid", `${errors[0]}`);
+    await send(sqs.DeleteMessageCommand, { QueueUrl, ReceiptHandle: other.ReceiptHandle });
+    const a = await send(sqs.GetQueueAttributesCommand, { QueueUrl, AttributeNames: ["All"] });
+    assert.equal(a.Attributes.ApproximateNumberOfMessages, "0");
+    assert.equal(a.Attributes.ApproximateNumberOfMessagesNotVisible, "0");
   },
 
   // A job enqueued natively (the test enqueued {"n": 1}) is received with its payload as body.
