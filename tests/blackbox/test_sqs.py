@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import unittest
 
 from harness import Client, ServerTest, free_port
 
@@ -26,18 +27,39 @@ SCENARIO_TIMEOUT = 120
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's, with python3-boto3 (not a virtualenv's)
 
 
+_module_servers = {}  # test module -> (Server, its SQS port): one jobqd per module
+
+
+def _stop_module_server(module):
+    srv = _module_servers.pop(module)[0]
+    try:
+        srv.stop_checked()
+    finally:
+        srv.cleanup()
+
+
 class SqsServerTest(ServerTest):
-    """One jobqd per class with an SQS listener on a port of its own."""
+    """One jobqd per test module with an SQS listener on a port of its own, shared by the
+    module's classes (each test uses queues of its own) and stopped, checked, when the
+    module's tests end."""
 
     @classmethod
     def setUpClass(cls):
-        cls.sqs_port = free_port()
-        # --backoff-base 0: a message whose visibility timeout passed is visible again at the
-        # sweeper's next pass (each second), as on AWS, not after a retry delay too: the
-        # expiries these tests wait for take a second or two of real time, not four.
-        cls.server_args = ("--sweep-interval", "1", "--backoff-base", "0",
-                           "--sqs-listen", "127.0.0.1:%d" % cls.sqs_port)
-        super().setUpClass()
+        if cls.__module__ not in _module_servers:
+            cls.sqs_port = free_port()
+            # --backoff-base 0: a message whose visibility timeout passed is visible again at
+            # the sweeper's next pass (each second), as on AWS, not after a retry delay too:
+            # the expiries these tests wait for take a second or two of real time, not four.
+            cls.server_args = ("--sweep-interval", "1", "--backoff-base", "0",
+                               "--sqs-listen", "127.0.0.1:%d" % cls.sqs_port)
+            super().setUpClass()
+            _module_servers[cls.__module__] = (cls.server, cls.sqs_port)
+            unittest.addModuleCleanup(_stop_module_server, cls.__module__)
+        cls.server, cls.sqs_port = _module_servers[cls.__module__]
+
+    @classmethod
+    def tearDownClass(cls):
+        pass  # the module's server stops when the module's tests end
 
     def sqs(self, scenario, queue=None):
         node = shutil.which("node")
