@@ -8,7 +8,6 @@ each other, and a long poll on one is woken by a send or a native enqueue on the
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -33,9 +32,7 @@ class SqsScenarioTest(SqsServerTest):
 
 class SqsFifoJs(SqsScenarioTest):
     def js(self, scenario):
-        node = shutil.which("node")
-        self.assertIsNotNone(node, "node is missing: run scripts/deps.sh")
-        self.run_scenario([node, "sqs.mjs", "fifo_" + scenario])
+        self.sqs("fifo_" + scenario)
 
     def test_order_within_group_across_receives(self):
         self.js("order")

@@ -1,13 +1,18 @@
 // Drives jobqd's SQS listener with the AWS SDK for JavaScript, unchanged (its MD5 checks on).
 // Usage: node sqs.mjs SCENARIO ENDPOINT QUEUE; exits 0 when the scenario holds, else prints
-// why and exits 1. tests/blackbox/test_sqs.py runs each scenario.
+// why and exits 1. Or node sqs.mjs serve ENDPOINT: reads lines "SCENARIO QUEUE" and answers
+// each with a line of JSON, {"ok": true} or {"ok": false, "error": WHY}, so that one node
+// (and one load of the SDK) serves a test module: tests/blackbox/test_sqs.py runs each
+// scenario so.
 import assert from "node:assert/strict";
+import * as readline from "node:readline";
 import * as sqs from "@aws-sdk/client-sqs";
 import { Consumer } from "sqs-consumer";
 import { dlqScenarios } from "./dlq.mjs";
 import { fifoScenarios } from "./fifo.mjs";
 
-const [scenario, endpoint, queue] = process.argv.slice(2);
+const [scenario, endpoint] = process.argv.slice(2);
+let queue = process.argv[4]; // the scenario's queue (serve: each line's)
 const client = new sqs.SQSClient({
   endpoint,
   region: "us-east-1",
@@ -367,12 +372,30 @@ const scenarios = {
   },
 };
 
-Object.assign(scenarios, fifoScenarios({ client, send, failure, queue }),
-              dlqScenarios({ client, send, failure, queue }));
+// Runs scenario name on queue; throws why it failed.
+async function run(name) {
+  const all = Object.assign({}, scenarios, fifoScenarios({ client, send, failure, queue }),
+                            dlqScenarios({ client, send, failure, queue }));
+  if (!Object.hasOwn(all, name)) throw new Error(`no scenario ${name}`);
+  await all[name]();
+}
 
-try {
-  await scenarios[scenario]();
-} catch (e) {
-  console.error(`scenario ${scenario} failed:`, e);
-  process.exit(1);
+if (scenario === "serve") {
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    const [name, q] = line.trim().split(" ");
+    queue = q;
+    try {
+      await run(name);
+      console.log(JSON.stringify({ ok: true }));
+    } catch (e) {
+      console.log(JSON.stringify({ ok: false, error: `scenario ${name} failed: ${e.stack || e}` }));
+    }
+  }
+} else {
+  try {
+    await run(scenario);
+  } catch (e) {
+    console.error(`scenario ${scenario} failed:`, e);
+    process.exit(1);
+  }
 }
