@@ -119,7 +119,7 @@ int sqs_auth_check_or_reply(struct request *rq)
                         "Credential should be scoped to correct service: 'sqs'.");
         return -1;
     }
-    int64_t now = clock_now();
+    int64_t now = store_clock_now(rq->app->store, clock_now());
     if (t > now + SIGV4_SKEW_SECONDS || t < now - SIGV4_SKEW_SECONDS) {
         sqs_reply_error(rq, SQS_AUTH_EXPIRED,
                         "Request has expired: X-Amz-Date %.16s is more than %d minutes from "

@@ -473,6 +473,8 @@ struct store_ops {
     /* May be NULL: the backend's claims see due jobs by themselves. */
     enum store_result (*next_due)(struct store *s, int64_t *run_at);
     enum store_result (*ping)(struct store *s);
+    /* May be NULL: the store's clock is this process's. */
+    int64_t (*clock)(struct store *s, int64_t now);
     void (*stats)(struct store *s, struct store_stats *out);
     /* May be NULL: the backend reports no figures of its own. */
     size_t (*metrics)(struct store *s, struct store_metric out[STORE_METRICS_MAX]);
@@ -727,6 +729,15 @@ static inline enum store_result store_next_due(struct store *s, int64_t *run_at)
 static inline enum store_result store_ping(struct store *s)
 {
     return s->ops->ping(s);
+}
+
+/* now (this process's clock, epoch seconds) on the store's clock: the time the store decides
+ * writes at (PostgreSQL: the database's, through the skew measured at every connect and
+ * ping; SQLite: now itself). For a check that must agree with the store without a round trip
+ * (an SQS request's SigV4 date). No I/O; this function can't fail. Thread-safe. */
+static inline int64_t store_clock_now(struct store *s, int64_t now)
+{
+    return s->ops->clock ? s->ops->clock(s, now) : now;
 }
 
 /* Start call (see struct store_call) and return without waiting for it: call->done(call)

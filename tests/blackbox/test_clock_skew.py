@@ -7,13 +7,18 @@ clock, so a lagging host shortens no delay:
   created_at, claimed_at, heartbeat_at, lease_expires_at, finished_at and a retried job's
   run_at are the database's time;
 - on SQLite the store's clock is the process's own (the faked one): the same holds by it.
+And the SQS listener checks a SigV4 date on the store's clock too (SigV4OnTheStoreClock).
 Every wait is bounded; claims are polled with a deadline.
 """
 
+import os
+import shutil
+import tempfile
 import time
 import unittest
 
-from harness import WRAPPER, Server, ServerTest, backend, faketime_env
+import test_sqs_auth
+from harness import WRAPPER, Client, Server, ServerTest, backend, faketime_env, free_port
 
 LAG = 30  # seconds the jobqd's clock is behind the test's
 DELAY = 5  # delay_seconds and retry_in_seconds of the jobs below
@@ -114,6 +119,57 @@ class LaggingHost(ServerTest):
         retried = self.act(j["id"], "retry").json
         self.assert_near(retried["run_at"], int(self.store_now()), 2)
         self.assertEqual(self.claim_one()["id"], j["id"])
+
+
+SIGV4_LAG = 20 * 60  # past SigV4's 15 minutes
+
+
+@unittest.skipIf(WRAPPER, "LD_PRELOAD would reach the wrapper as well as jobqd")
+class SigV4OnTheStoreClock(unittest.TestCase):
+    """The SQS listener checks a request's X-Amz-Date against the store's clock: a jobqd
+    whose host lags 20 minutes accepts a request signed now on PostgreSQL (the database's
+    clock, this test's), and refuses it as RequestExpired on SQLite (the process's clock is
+    the store's there)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="jobq-sigv4-")
+        tokens = os.path.join(cls.tmp, "tokens")
+        with open(tokens, "w") as f:
+            f.write("%s:admin\n" % test_sqs_auth.pair(test_sqs_auth.ADMIN))
+        os.chmod(tokens, 0o600)
+        cls.sqs_port = free_port()
+        cls.server = Server(("--auth-token-file", tokens,
+                             "--sqs-listen", "127.0.0.1:%d" % cls.sqs_port),
+                            env=faketime_env(-SIGV4_LAG))
+        try:
+            cls.server.start()
+        except Exception:
+            cls.server.cleanup()
+            shutil.rmtree(cls.tmp, True)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.stop_checked()
+        finally:
+            cls.server.cleanup()
+            shutil.rmtree(cls.tmp, True)
+
+    def test_date_checked_on_the_store_clock(self):
+        body = b'{"QueueName": "sigv4-clock"}'
+        hdrs = test_sqs_auth.sign("POST", "127.0.0.1:%d" % self.sqs_port, "/", {
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "AmazonSQS.CreateQueue"}, body, test_sqs_auth.ADMIN)
+        c = Client(self.sqs_port)
+        self.addCleanup(c.close)
+        r = c.request("POST", "/", raw=body, headers=hdrs)
+        if backend() == "pg":
+            self.assertEqual(r.status, 200, r)
+        else:
+            self.assertEqual(r.status, 400, r)
+            self.assertEqual(r.header("x-amzn-query-error"), "RequestExpired;Sender", r)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ dead-letter queue with its body and attributes; ListDeadLetterSourceQueues; the 
 rules' errors."""
 
 import json
-import shutil
 import subprocess
 import time
 
@@ -17,9 +16,7 @@ from test_sqs_fifo import SqsScenarioTest
 
 class SqsDlqJs(SqsScenarioTest):
     def js(self, scenario):
-        node = shutil.which("node")
-        self.assertIsNotNone(node, "node is missing: run scripts/deps.sh")
-        self.run_scenario([node, "sqs.mjs", "dlq_" + scenario])
+        self.sqs("dlq_" + scenario)
 
     def test_move_after_max_receives_and_sources(self):
         self.js("move")
@@ -43,6 +40,7 @@ class SqsDlqBoto(SqsScenarioTest):
 
 class SqsDlqAwsCli(SqsServerTest):
     aws = test_sqs.SqsAwsCli.aws  # awscli as a shell script would use it
+    aws_start = test_sqs.SqsAwsCli.aws_start
 
     def test_move_and_sources(self):
         q = self.sqs_queue()

@@ -4,12 +4,12 @@ boto3 and awscli (query protocol, tests/sqs/boto_fifo.py through boto.py): send 
 a message group across receives (also after a visibility timeout passes), one message of a group in flight,
 deduplication by MessageDeduplicationId and by content, and the FIFO rules' errors. On
 PostgreSQL, two jobqd processes on one database keep a group's order and deduplicate across
-each other."""
+each other, and a long poll on one is woken by a send or a native enqueue on the other."""
 
 import json
 import os
-import shutil
 import subprocess
+import threading
 import time
 import unittest
 
@@ -32,15 +32,18 @@ class SqsScenarioTest(SqsServerTest):
 
 class SqsFifoJs(SqsScenarioTest):
     def js(self, scenario):
-        node = shutil.which("node")
-        self.assertIsNotNone(node, "node is missing: run scripts/deps.sh")
-        self.run_scenario([node, "sqs.mjs", "fifo_" + scenario])
+        self.sqs("fifo_" + scenario)
 
     def test_order_within_group_across_receives(self):
         self.js("order")
 
-    def test_dedup_by_id(self):
+    def test_dedup_by_id_message_is_a_job(self):
         self.js("dedup")
+        jobs = self.c.get("/jobs?queue=%s.fifo" % self.sqs_queue()).json["jobs"]
+        self.assertEqual(len(jobs), 1, jobs)
+        self.assertEqual(jobs[0]["concurrency_key"], "fifo:%s.fifo/g" % self.sqs_queue())
+        self.assertEqual(jobs[0]["dedup"]["mode"], "window", jobs[0])
+        self.assertEqual(jobs[0]["dedup"]["seconds"], 300, jobs[0])
 
     def test_dedup_by_content(self):
         self.js("content")
@@ -50,14 +53,6 @@ class SqsFifoJs(SqsScenarioTest):
 
     def test_sqs_consumer_one_at_a_time_in_order(self):
         self.js("consumer")
-
-    def test_fifo_message_is_a_job(self):
-        self.js("dedup")
-        jobs = self.c.get("/jobs?queue=%s.fifo" % self.sqs_queue()).json["jobs"]
-        self.assertEqual(len(jobs), 1, jobs)
-        self.assertEqual(jobs[0]["concurrency_key"], "fifo:%s.fifo/g" % self.sqs_queue())
-        self.assertEqual(jobs[0]["dedup"]["mode"], "window", jobs[0])
-        self.assertEqual(jobs[0]["dedup"]["seconds"], 300, jobs[0])
 
 
 class SqsFifoBoto(SqsScenarioTest):
@@ -80,6 +75,7 @@ class SqsFifoBoto(SqsScenarioTest):
 
 class SqsFifoAwsCli(SqsServerTest):
     aws = test_sqs.SqsAwsCli.aws  # awscli as a shell script would use it
+    aws_start = test_sqs.SqsAwsCli.aws_start
 
     def test_dedup_order_and_errors(self):
         name = self.sqs_queue() + ".fifo"
@@ -106,21 +102,33 @@ class SqsFifoAwsCli(SqsServerTest):
 
 
 @unittest.skipUnless(backend() == "pg", "several processes share a database on PostgreSQL")
-class SqsFifoProcesses(unittest.TestCase):
+class SqsProcesses(unittest.TestCase):
     """Two jobqd processes on one PostgreSQL database: a group's order and the deduplication
-    hold across them."""
+    hold across them, and a long poll on one is woken by a send (or a native enqueue) on the
+    other as a native claim is (its NOTIFY), not at the end of its wait."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.servers, cls.ports = [], []
+        try:
+            for i in range(2):
+                port = free_port()
+                srv = Server(["--sweep-interval", "1", "--sqs-listen", "127.0.0.1:%d" % port],
+                             db=cls.servers[0].db if cls.servers else None)
+                cls.servers.append(srv)
+                srv.start()
+                cls.ports.append(port)
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for srv in reversed(cls.servers):
+            srv.cleanup()
 
     def setUp(self):
-        self.servers, self.ports = [], []
-        for i in range(2):
-            port = free_port()
-            srv = Server(["--sweep-interval", "1", "--sqs-listen", "127.0.0.1:%d" % port],
-                         db=self.servers[0].db if self.servers else None)
-            self.addCleanup(srv.cleanup)
-            srv.start()
-            self.servers.append(srv)
-            self.ports.append(port)
-        self.clients = [Client(p) for p in self.ports]
+        self.clients = [Client(p, timeout=30) for p in self.ports]
         for c in self.clients:
             self.addCleanup(c.close)
 
@@ -129,6 +137,45 @@ class SqsFifoProcesses(unittest.TestCase):
             "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS." + action})
         self.assertEqual(r.status, 200, r)
         return r.json
+
+    def long_poll_woken_by(self, url, make):
+        """A ReceiveMessage waiting 10 s on process 0 while make() runs on process 1 after
+        0.3 s: the message comes within a second of make(), as a native claim's would (a
+        parked poll also looks again by itself every 1-2 s on a shared store: waitq.h; this
+        bound catches a wake that never came but for that). Returns the message."""
+        box = {}
+
+        def poll():
+            box["r"] = self.call(0, "ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 10})
+            box["t"] = time.monotonic()
+        t = threading.Thread(target=poll)
+        t.start()
+        time.sleep(0.3)  # the poll parks first (a send before it would be found by its look)
+        make()
+        made = time.monotonic()
+        t.join(15)
+        self.assertFalse(t.is_alive(), "the long poll never answered")
+        self.assertEqual(len(box["r"].get("Messages", [])), 1, box["r"])
+        self.assertLess(box["t"] - made, 1.0, "woken %.2f s after the message was made"
+                        % (box["t"] - made))
+        m = box["r"]["Messages"][0]
+        self.call(0, "DeleteMessage", {"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"]})
+        return m
+
+    def test_long_poll_woken_across_processes(self):
+        q = "wake-%d" % os.getpid()
+        url = self.call(0, "CreateQueue", {"QueueName": q})["QueueUrl"]
+        m = self.long_poll_woken_by(url, lambda: self.call(1, "SendMessage", {
+            "QueueUrl": url, "MessageBody": "through b"}))
+        self.assertEqual(m["Body"], "through b")
+
+        def native():
+            c = self.servers[1].client()
+            self.addCleanup(c.close)
+            r = c.post("/jobs", {"queue": q, "payload": {"native": True}})
+            self.assertEqual(r.status, 201, r)
+        m = self.long_poll_woken_by(url, native)
+        self.assertEqual(json.loads(m["Body"]), {"native": True})
 
     def test_order_and_dedup_across_processes(self):
         q = "procs-%d.fifo" % os.getpid()

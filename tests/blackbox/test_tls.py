@@ -2,7 +2,8 @@
 (IP SAN) are made with the openssl CLI in a temporary directory; a client that verifies
 against that CA runs a job through its life, a client that does not trust the CA fails
 verification, plain HTTP on the TLS port is closed without an answer and without a hang, and
-the server keeps serving HTTPS after both. Bad certificate and key files fail start-up."""
+the server keeps serving HTTPS after both; the SQS listener (--sqs-listen) speaks TLS too. Bad
+certificate and key files fail start-up."""
 
 import http.client
 import os
@@ -114,8 +115,10 @@ class TLSTest(ServerTest):
         cls.server = None
         try:
             make_pki(cls.pki)
+            cls.sqs_port = harness.free_port()
             cls.server = TLSServer(["--tls-cert", os.path.join(cls.pki, "server.pem"),
-                                    "--tls-key", os.path.join(cls.pki, "server.key")],
+                                    "--tls-key", os.path.join(cls.pki, "server.key"),
+                                    "--sqs-listen", "%s:%d" % (HOST, cls.sqs_port)],
                                    os.path.join(cls.pki, "ca.pem"))
             cls.server.start()
         except Exception:
@@ -184,6 +187,17 @@ class TLSTest(ServerTest):
             self.assertEqual(c.conn.sock.version(), "TLSv1.2")
         finally:
             c.close()
+
+    def test_sqs_listener_speaks_tls(self):
+        """--sqs-listen serves over the main listener's TLS, and its queue URLs say https
+        (docs/sqs.md, Options)."""
+        c = TLSClient(self.sqs_port, self.server.context)
+        self.addCleanup(c.close)
+        r = c.request("POST", "/", raw=b'{"QueueName": "tls-q"}', headers={
+            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["QueueUrl"],
+                         "https://%s:%d/000000000000/tls-q" % (HOST, self.sqs_port))
 
     def test_plain_http_is_closed_without_a_hang(self):
         for attempt in range(3):

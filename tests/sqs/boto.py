@@ -69,7 +69,12 @@ def longpoll():
 def visibility():
     url = sqs.create_queue(QueueName=queue)["QueueUrl"]
     sqs.send_message(QueueUrl=url, MessageBody="v")
-    m = receive_one(url, VisibilityTimeout=30)
+    m = receive_one(url, VisibilityTimeout=1)
+    # Extended past its first second: still hidden after it (and the sweeper's pass).
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"],
+                                  VisibilityTimeout=30)
+    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2)
+    # Shortened: visible again by itself once it passes.
     sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"],
                                   VisibilityTimeout=1)
     back = receive_one(url, AttributeNames=["ApproximateReceiveCount"])

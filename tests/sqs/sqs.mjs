@@ -1,13 +1,18 @@
 // Drives jobqd's SQS listener with the AWS SDK for JavaScript, unchanged (its MD5 checks on).
 // Usage: node sqs.mjs SCENARIO ENDPOINT QUEUE; exits 0 when the scenario holds, else prints
-// why and exits 1. tests/blackbox/test_sqs.py runs each scenario.
+// why and exits 1. Or node sqs.mjs serve ENDPOINT: reads lines "SCENARIO QUEUE" and answers
+// each with a line of JSON, {"ok": true} or {"ok": false, "error": WHY}, so that one node
+// (and one load of the SDK) serves a test module: tests/blackbox/test_sqs.py runs each
+// scenario so.
 import assert from "node:assert/strict";
+import * as readline from "node:readline";
 import * as sqs from "@aws-sdk/client-sqs";
 import { Consumer } from "sqs-consumer";
 import { dlqScenarios } from "./dlq.mjs";
 import { fifoScenarios } from "./fifo.mjs";
 
-const [scenario, endpoint, queue] = process.argv.slice(2);
+const [scenario, endpoint] = process.argv.slice(2);
+let queue = process.argv[4]; // the scenario's queue (serve: each line's)
 const client = new sqs.SQSClient({
   endpoint,
   region: "us-east-1",
@@ -98,11 +103,12 @@ const scenarios = {
   async visibility() {
     const QueueUrl = await url();
     await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "v" });
-    const m = await receiveOne(QueueUrl, { VisibilityTimeout: 2 });
-    // Extended (sqs-consumer's heartbeat): not visible while the extension lasts.
+    const m = await receiveOne(QueueUrl, { VisibilityTimeout: 1 });
+    // Extended (sqs-consumer's heartbeat): not visible while the extension lasts, past the
+    // first second and the sweeper's pass.
     await send(sqs.ChangeMessageVisibilityCommand, { QueueUrl, ReceiptHandle: m.ReceiptHandle,
                                                      VisibilityTimeout: 30 });
-    const hidden = await send(sqs.ReceiveMessageCommand, { QueueUrl, WaitTimeSeconds: 3 });
+    const hidden = await send(sqs.ReceiveMessageCommand, { QueueUrl, WaitTimeSeconds: 2 });
     assert.equal(hidden.Messages, undefined);
     // Expiry: a short timeout makes it visible again by itself.
     await send(sqs.ChangeMessageVisibilityCommand, { QueueUrl, ReceiptHandle: m.ReceiptHandle,
@@ -284,7 +290,7 @@ const scenarios = {
       handleMessage: async (m) => {
         handled[m.Body] = (handled[m.Body] || 0) + 1;
         if (m.Body === "slow")
-          await new Promise((r) => setTimeout(r, 7000)); // past the timeout, sweep and backoff
+          await new Promise((r) => setTimeout(r, 4000)); // past the timeout and a sweep
         if (m.Body === "boom" && !failedOnce) {
           failedOnce = true;
           throw new Error("boom");
@@ -316,6 +322,41 @@ const scenarios = {
     assert.deepEqual(errors.filter((e) => e.cause?.name !== "MessageNotInflight"), []);
   },
 
+  // sqs-consumer, unchanged, as a zombie: its handler outlives the visibility timeout (no
+  // heartbeat), another consumer receives the message meanwhile, and the zombie's delete is
+  // refused (an "error" event, ReceiptHandleIsInvalid); the live handle deletes it.
+  async consumer_stale() {
+    const QueueUrl = await url();
+    await send(sqs.SendMessageCommand, { QueueUrl, MessageBody: "zombie" });
+    const deadline = Date.now() + 30000;
+    const errors = [];
+    let received = false, other = null;
+    const consumer = Consumer.create({
+      queueUrl: QueueUrl,
+      sqs: client,
+      waitTimeSeconds: 1,
+      visibilityTimeout: 1,
+      handleMessage: async (m) => {
+        received = true;
+        while (!other && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        return m;
+      },
+    });
+    consumer.on("error", (e) => errors.push(e));
+    consumer.start();
+    while (!received && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    other = await receiveOne(QueueUrl, { VisibilityTimeout: 30 });
+    assert.equal(other.Body, "zombie");
+    while (!errors.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    consumer.stop({ abort: true });
+    assert.equal(errors.length, 1, `errors: ${errors}`);
+    assert.equal(errors[0].code, "ReceiptHandleIsInvalid", `${errors[0]}`);
+    await send(sqs.DeleteMessageCommand, { QueueUrl, ReceiptHandle: other.ReceiptHandle });
+    const a = await send(sqs.GetQueueAttributesCommand, { QueueUrl, AttributeNames: ["All"] });
+    assert.equal(a.Attributes.ApproximateNumberOfMessages, "0");
+    assert.equal(a.Attributes.ApproximateNumberOfMessagesNotVisible, "0");
+  },
+
   // A job enqueued natively (the test enqueued {"n": 1}) is received with its payload as body.
   async native() {
     const QueueUrl = await url();
@@ -331,12 +372,30 @@ const scenarios = {
   },
 };
 
-Object.assign(scenarios, fifoScenarios({ client, send, failure, queue }),
-              dlqScenarios({ client, send, failure, queue }));
+// Runs scenario name on queue; throws why it failed.
+async function run(name) {
+  const all = Object.assign({}, scenarios, fifoScenarios({ client, send, failure, queue }),
+                            dlqScenarios({ client, send, failure, queue }));
+  if (!Object.hasOwn(all, name)) throw new Error(`no scenario ${name}`);
+  await all[name]();
+}
 
-try {
-  await scenarios[scenario]();
-} catch (e) {
-  console.error(`scenario ${scenario} failed:`, e);
-  process.exit(1);
+if (scenario === "serve") {
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    const [name, q] = line.trim().split(" ");
+    queue = q;
+    try {
+      await run(name);
+      console.log(JSON.stringify({ ok: true }));
+    } catch (e) {
+      console.log(JSON.stringify({ ok: false, error: `scenario ${name} failed: ${e.stack || e}` }));
+    }
+  }
+} else {
+  try {
+    await run(scenario);
+  } catch (e) {
+    console.error(`scenario ${scenario} failed:`, e);
+    process.exit(1);
+  }
 }

@@ -21,6 +21,11 @@ int64_t pg_now(struct pg_store *st, int64_t now)
     return now + skew_s(st);
 }
 
+int64_t pg_clock(struct store *s, int64_t now)
+{
+    return pg_now((struct pg_store *)s, now);
+}
+
 int64_t pg_host_time(struct pg_store *st, int64_t t)
 {
     return t - skew_s(st);

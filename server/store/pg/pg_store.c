@@ -44,6 +44,7 @@ static const struct store_ops pg_ops = {
     .sweep = pg_sweep,
     .next_due = NULL, /* claims see due jobs by themselves */
     .ping = pg_read_ping,
+    .clock = pg_clock,
     .stats = pg_read_stats,
     .metrics = pg_read_metrics,
     .abandon = pg_store_abandon,

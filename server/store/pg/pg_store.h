@@ -523,6 +523,9 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
 /* The caller's now on the database's clock (see the top of this file). */
 int64_t pg_now(struct pg_store *st, int64_t now);
 
+/* pg_now for the seam (struct store_ops' clock): s is a pg_store. This function can't fail. */
+int64_t pg_clock(struct store *s, int64_t now);
+
 /* A time t on the database's clock as the caller's clock shows it (pg_now's inverse): for
  * the hooks, whose callers time their waits on their own clock. */
 int64_t pg_host_time(struct pg_store *st, int64_t t);

@@ -7,7 +7,9 @@
  * behind the clock, as a call that waited that long keeps it; the store's clock is the real
  * one (on PostgreSQL the database's, this host's to within the skew it measures). And a
  * claim decided at a now older than the newest second its key counts a claim in counts in
- * that second (limit_claim_second), so that no rate window admits more than its limit. */
+ * that second (limit_claim_second), so that no rate window admits more than its limit.
+ * store_clock_now() turns this process's clock into the store's without a round trip (the
+ * SQS listener checks a SigV4 date with it). */
 #include "clock.h"
 #include "test_store_util.h"
 
@@ -180,8 +182,25 @@ TEST(a_late_lease_call_finds_the_lease_ended)
     store_close(s);
 }
 
+TEST(store_clock_now_is_the_stores_clock)
+{
+    /* This process's clock an hour behind the real one (the database's on PostgreSQL). */
+    int64_t real = clock_now();
+    clock_set_fake(real - 3600);
+    struct store *s = open_store();
+    CHECK(s != NULL);
+    int64_t t = store_clock_now(s, clock_now());
+    if (backend_pg())
+        CHECK(t >= real - 2 && t <= real + 5); /* the skew measured at connect */
+    else
+        CHECK_INT(t, real - 3600); /* one process owns the file: its clock is the store's */
+    store_close(s);
+    clock_set_fake(-1);
+}
+
 TEST_MAIN(TEST_ENTRY(a_late_claim_is_dated_when_it_runs),
           TEST_ENTRY(a_late_claim_takes_no_job_that_expired_meanwhile),
           TEST_ENTRY(a_late_claim_counts_in_the_window_it_ran_in),
           TEST_ENTRY(a_claim_behind_the_newest_counts_in_the_newest_second),
-          TEST_ENTRY(a_late_lease_call_finds_the_lease_ended))
+          TEST_ENTRY(a_late_lease_call_finds_the_lease_ended),
+          TEST_ENTRY(store_clock_now_is_the_stores_clock))
