@@ -345,7 +345,13 @@ const scenarios = {
     await text(page, `#d-deps [data-link="dep-${args.right}"]`, /running/, 'the other parent');
     await text(page, `#d-kids [data-link="kid-${args.callback}"]`, /blocked/, 'a child and its status');
     const row = page.locator('#queue-table tbody tr', { has: button(page, `Show the jobs of queue ${args.queue}`) });
-    const cells = await row.locator('td.num').allTextContents();
+    // The queues table may come after the job's detail: wait for the row's counts.
+    await visible(row.locator('td.num'), "the queue's row");
+    let cells = [];
+    for (const until = Date.now() + WAIT; Date.now() < until; await page.waitForTimeout(100)) {
+      cells = await row.locator('td.num').allTextContents();
+      if (cells[2] === '2') break;
+    }
     check(cells[2] === '2', `the queue's blocked column says 2 (${JSON.stringify(cells)})`);
     await shot(page, 'blocked');
 
