@@ -68,7 +68,7 @@ int sqs_redrive_allow_check(const char *text, char *err, size_t errlen)
         int n = cJSON_IsArray(arns) ? cJSON_GetArraySize(arns) : 0;
         char name[JOB_QUEUE_MAX + 1];
         ok = n >= 1 && n <= SQS_ALLOW_SOURCES_MAX;
-        for (const cJSON *a = arns->child; ok && a; a = a->next)
+        for (const cJSON *a = ok ? arns->child : NULL; a && ok; a = a->next)
             ok = arn_queue(cJSON_GetStringValue(a), name) == 0;
     }
     cJSON_Delete(p);
