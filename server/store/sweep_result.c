@@ -1,11 +1,12 @@
-/* Noting the leases a sweep batch ended and the jobs it expired (store.h: sweep_result_note),
+/* Noting the leases a sweep batch ended and the jobs it expired (sweep_result.h),
  * for the backends. Apart from store.c, which opens the backends: calls flow down. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sweep_result.h"
+
 #include "log.h"
-#include "store.h"
 
 /* The row of queue among the rows the running part noted (made when missing, with room for
  * cap rows for the part), or NULL when out of memory or past cap (logged). */

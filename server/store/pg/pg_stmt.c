@@ -6,6 +6,7 @@
 #include "pg_lanes.h"
 #include "pg_row.h"
 #include "pg_stmt_parts.h"
+#include "pg_stmt_sqs.h"
 #include "pg_stmt_webhook.h"
 
 /* clang-format off */
@@ -747,27 +748,17 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "count walks $3 index entries); the highest seq deleted is kept for the readers' gaps. "
      "Then, for /metrics: the oldest seq left (the statement sees the rows before its delete), "
      "the rows ever inserted and the live rows left, from the table's statistics"},
-    [PG_SQS_QUEUE_GET] = {PG_SQS_QUEUE_GET, "sqs_queue_get",
-     "SELECT name, attributes::text, created_at, modified_at FROM jobq_sqs_queues "
-     "WHERE name = $1",
+    /* The SQS queue statements' SQL: pg_stmt_sqs.h. */
+    [PG_SQS_QUEUE_GET] = {PG_SQS_QUEUE_GET, "sqs_queue_get", SQL_SQS_QUEUE_GET,
      "sqs queues read of one name; sqs queue put: the row as stored"},
-    [PG_SQS_QUEUES_LIST] = {PG_SQS_QUEUES_LIST, "sqs_queues_list",
-     "SELECT name, attributes::text, created_at, modified_at FROM jobq_sqs_queues "
-     "WHERE name COLLATE \"C\" > $2 AND left(name, length($1)) = $1 ORDER BY name COLLATE \"C\" "
-     "LIMIT $3::int",
+    [PG_SQS_QUEUES_LIST] = {PG_SQS_QUEUES_LIST, "sqs_queues_list", SQL_SQS_QUEUES_LIST,
      "sqs queues read of a prefix (ListQueues), after a name"},
-    [PG_SQS_QUEUE_INSERT] = {PG_SQS_QUEUE_INSERT, "sqs_queue_insert",
-     "INSERT INTO jobq_sqs_queues (name, attributes, created_at, modified_at) "
-     "VALUES ($1, $2::jsonb, $3::bigint, $3::bigint) ON CONFLICT (name) DO NOTHING "
-     "RETURNING name, attributes::text, created_at, modified_at",
+    [PG_SQS_QUEUE_INSERT] = {PG_SQS_QUEUE_INSERT, "sqs_queue_insert", SQL_SQS_QUEUE_INSERT,
      "sqs queue put (create): the new row, nothing when it exists"},
-    [PG_SQS_QUEUE_MERGE] = {PG_SQS_QUEUE_MERGE, "sqs_queue_merge",
-     "UPDATE jobq_sqs_queues SET attributes = attributes || $2::jsonb, "
-     "modified_at = $3::bigint WHERE name = $1 "
-     "RETURNING name, attributes::text, created_at, modified_at",
+    [PG_SQS_QUEUE_MERGE] = {PG_SQS_QUEUE_MERGE, "sqs_queue_merge", SQL_SQS_QUEUE_MERGE,
      "sqs queue put (merge): the attributes given replace the stored ones"},
-    [PG_SQS_QUEUE_DELETE] = {PG_SQS_QUEUE_DELETE, "sqs_queue_delete",
-     "DELETE FROM jobq_sqs_queues WHERE name = $1 RETURNING name", "sqs queue delete"},
+    [PG_SQS_QUEUE_DELETE] = {PG_SQS_QUEUE_DELETE, "sqs_queue_delete", SQL_SQS_QUEUE_DELETE,
+     "sqs queue delete"},
     /* The webhook statements' SQL: pg_stmt_webhook.h. */
     [PG_WEBHOOK_LOCK] = {PG_WEBHOOK_LOCK, "webhook_lock", SQL_WEBHOOK_LOCK,
      "webhook put: one at a time across processes (the count of subscriptions holds)"},

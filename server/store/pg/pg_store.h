@@ -22,7 +22,8 @@
  * connection: statements, errors, round trips). Beside them: pg_clock.c (the database's
  * clock and the round trip to it), pg_due.c (a commit's news, and the due list), pg_listen.c
  * (NOTIFY and LISTEN), pg_row.c (rows into struct job), pg_arr.c (array parameters),
- * pg_stmt.c (the statement table), pg_schema.c (migrations), the reads (pg_read.c,
+ * pg_stmt.c (the statement table; the SQL of some of its rows in pg_stmt_parts.h,
+ * pg_stmt_sqs.h and pg_stmt_webhook.h), pg_schema.c (migrations), the reads (pg_read.c,
  * pg_links.c, pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target
  * (pg_import.c). */
 #ifndef JOBQ_PG_STORE_H
