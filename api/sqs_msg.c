@@ -1,5 +1,6 @@
 /* SQS messages as jobs, and their digests (see sqs_msg.h). */
 #include "sqs_msg.h"
+#include "mdbuf.h"
 #include "sha256.h"
 
 #include <inttypes.h>
@@ -14,9 +15,7 @@
 /* MD5 (RFC 1321). */
 struct md5 {
     uint32_t h[4];
-    uint64_t len;
-    unsigned char buf[64];
-    size_t nbuf;
+    struct mdbuf b; /* bytes not yet compressed (mdbuf.h) */
 };
 
 static const uint32_t md5_k[64] = {
@@ -33,8 +32,10 @@ static const unsigned char md5_r[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17,
                                         4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
                                         6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
 
-static void md5_block(struct md5 *m, const unsigned char *p)
+static void md5_block(void *state, const unsigned char chunk[64])
 {
+    struct md5 *m = state;
+    const unsigned char *p = chunk;
     uint32_t w[16];
     for (int i = 0; i < 16; i++)
         w[i] = (uint32_t)p[i * 4] | (uint32_t)p[i * 4 + 1] << 8 | (uint32_t)p[i * 4 + 2] << 16 |
@@ -76,32 +77,12 @@ static void md5_init(struct md5 *m)
 
 static void md5_add(struct md5 *m, const void *data, size_t n)
 {
-    const unsigned char *p = data;
-    m->len += n;
-    while (n > 0) {
-        size_t take = 64 - m->nbuf < n ? 64 - m->nbuf : n;
-        memcpy(m->buf + m->nbuf, p, take);
-        m->nbuf += take;
-        p += take;
-        n -= take;
-        if (m->nbuf == 64) {
-            md5_block(m, m->buf);
-            m->nbuf = 0;
-        }
-    }
+    mdbuf_add(&m->b, data, n, md5_block, m);
 }
 
 static void md5_hex(struct md5 *m, char out[33])
 {
-    uint64_t bits = m->len * 8;
-    unsigned char pad = 0x80, zero = 0;
-    md5_add(m, &pad, 1);
-    while (m->nbuf != 56)
-        md5_add(m, &zero, 1);
-    unsigned char lenb[8];
-    for (int i = 0; i < 8; i++)
-        lenb[i] = (unsigned char)(bits >> (8 * i));
-    md5_add(m, lenb, 8);
+    mdbuf_pad(&m->b, 0, md5_block, m);
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", (unsigned)(m->h[i / 4] >> (8 * (i % 4))) & 0xff);
 }

@@ -18,8 +18,10 @@ static uint32_t ror(uint32_t x, unsigned n)
     return x >> n | x << (32 - n);
 }
 
-static void block(struct sha256 *s, const unsigned char *p)
+static void block(void *state, const unsigned char chunk[64])
 {
+    struct sha256 *s = state;
+    const unsigned char *p = chunk;
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
         w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
@@ -62,32 +64,12 @@ void sha256_init(struct sha256 *s)
 
 void sha256_add(struct sha256 *s, const void *data, size_t n)
 {
-    const unsigned char *p = data;
-    s->bytes += n;
-    while (n > 0) {
-        size_t take = 64 - s->n < n ? 64 - s->n : n;
-        memcpy(s->buf + s->n, p, take);
-        s->n += take;
-        p += take;
-        n -= take;
-        if (s->n == 64) {
-            block(s, s->buf);
-            s->n = 0;
-        }
-    }
+    mdbuf_add(&s->b, data, n, block, s);
 }
 
 void sha256_final(struct sha256 *s, unsigned char out[SHA256_LEN])
 {
-    uint64_t bits = s->bytes * 8;
-    static const unsigned char pad = 0x80, zero = 0;
-    sha256_add(s, &pad, 1);
-    while (s->n != 56)
-        sha256_add(s, &zero, 1);
-    unsigned char len[8];
-    for (int i = 0; i < 8; i++)
-        len[i] = (unsigned char)(bits >> (56 - 8 * i));
-    sha256_add(s, len, 8);
+    mdbuf_pad(&s->b, 1, block, s);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (unsigned char)(s->h[i] >> 24);
         out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);

@@ -6,15 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mdbuf.h"
+
 #define SHA256_LEN 32
 #define SHA256_HEX_LEN 64
 
 /* A digest under way: sha256_init(), any number of sha256_add(), then sha256_final(). */
 struct sha256 {
     uint32_t h[8];
-    uint64_t bytes; /* how many bytes were added */
-    unsigned char buf[64];
-    size_t n; /* bytes in buf */
+    struct mdbuf b; /* bytes not yet compressed (mdbuf.h) */
 };
 
 /* Start a digest. */
