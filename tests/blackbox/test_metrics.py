@@ -145,6 +145,9 @@ class MetricsTest(ServerTest):
             self.assertGreaterEqual(s[("jobq_pg_connects_total", ())], 2)  # pool + listener
             self.assertIn(("jobq_pg_notifications_sent_total", ()), s)
             self.assertIn(("jobq_pg_clock_skew_seconds", ()), s)
+            # measured at the first connect already, then by the listener's probes
+            self.assertGreater(s[("jobq_pg_round_trip_seconds", ())], 0)
+            self.assertLess(s[("jobq_pg_round_trip_seconds", ())], 1)
             self.assertNotIn(("jobq_sqlite_readers", ()), s)
         else:
             self.assertGreaterEqual(s[("jobq_sqlite_readers", ())], 1)

@@ -8,6 +8,7 @@ static struct admit_state busy(int64_t rtt_us, int64_t since_us)
 {
     return (struct admit_state){.inflight = 1,
                                 .queued = 8,
+                                .group_max = 64,
                                 .group_us = 3000,
                                 .rtt_us = rtt_us,
                                 .since_start_us = since_us,
@@ -34,9 +35,9 @@ TEST(an_idle_executor_starts_at_once)
 TEST(enough_calls_waiting_start_another_group_at_once)
 {
     struct admit_state s = busy(50, 0);
-    s.queued = ADMIT_JOIN;
+    s.queued = 64; /* a full group */
     CHECK_INT(admit_wait(&s), 0);
-    s.queued = ADMIT_JOIN - 1;
+    s.queued = 63;
     CHECK(admit_wait(&s) > 0);
 }
 
@@ -113,6 +114,48 @@ TEST(a_few_calls_hold_less_as_the_round_trip_grows)
     }
 }
 
+/* Groups' times vary with their calls: the near hold is twice the time most groups end
+ * within, not twice the average, which one-call groups pull down. */
+TEST(on_a_near_database_the_hold_follows_the_usual_time_not_the_average)
+{
+    struct admit_state s = busy(0, 0);
+    s.usual_us = 5000;
+    CHECK_INT(admit_wait(&s), 10000);
+    s.since_start_us = 7000; /* past twice the average, short of the usual time's */
+    CHECK(admit_wait(&s) > 0);
+    s.since_start_us = 10000;
+    CHECK_INT(admit_wait(&s), 0);
+    s.usual_us = 1000; /* never below the average */
+    s.since_start_us = 0;
+    CHECK_INT(admit_wait(&s), 6000);
+}
+
+/* A far database: the network's wait is what overlap wins back, whatever the usual time. */
+TEST(on_a_far_database_the_usual_time_does_not_hold_groups_back)
+{
+    struct admit_state s = busy(1000, 0);
+    s.usual_us = 9000;
+    CHECK_INT(admit_wait(&s), 500);
+}
+
+/* The usual time: the 90th percentile of the last ADMIT_TIMES groups' times. */
+TEST(the_usual_time_is_the_90th_percentile_of_the_last_groups)
+{
+    struct admit_times t = {0};
+    CHECK_INT(admit_usual(&t), 0);
+    admit_record(&t, 700);
+    CHECK_INT(admit_usual(&t), 700);
+    for (int i = 0; i < 100; i++) /* 100 groups: only the last 64 count */
+        admit_record(&t, i < 36 ? 1000000 : 100 + (i - 36) * 10);
+    /* the last 64: 100, 110, ..., 730; the 90th percentile is index 63 * 90 / 100 = 56 */
+    CHECK_INT(admit_usual(&t), 660);
+    for (int i = 0; i < 6; i++) /* a few stalled groups do not make a stall usual */
+        admit_record(&t, 5000000);
+    CHECK(admit_usual(&t) < 1000);
+    admit_record(&t, -5); /* a clock that went back counts as 0 */
+    CHECK(admit_usual(&t) >= 0);
+}
+
 TEST(no_measured_time_starts_at_once)
 {
     struct admit_state s = busy(0, 0);
@@ -128,4 +171,7 @@ TEST_MAIN(TEST_ENTRY(nothing_waiting_means_nothing_to_start),
           TEST_ENTRY(the_hold_falls_as_the_round_trip_grows), TEST_ENTRY(more_cores_hold_less),
           TEST_ENTRY(a_few_calls_wait_four_times_as_long_on_a_near_database),
           TEST_ENTRY(a_few_calls_hold_less_as_the_round_trip_grows),
+          TEST_ENTRY(on_a_near_database_the_hold_follows_the_usual_time_not_the_average),
+          TEST_ENTRY(on_a_far_database_the_usual_time_does_not_hold_groups_back),
+          TEST_ENTRY(the_usual_time_is_the_90th_percentile_of_the_last_groups),
           TEST_ENTRY(no_measured_time_starts_at_once))

@@ -80,10 +80,20 @@ enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c)
         return STORE_UNAVAILABLE;
     }
     atomic_store(&st->skew_ms, server - (t0 + t1) / 2);
-    /* The round trip without the server's own delays: the least measured (a busy server
-     * answers late). */
-    int64_t rtt = atomic_load(&st->rtt_us), sample = m1 - m0;
-    if (rtt == 0 || sample < rtt)
-        atomic_store(&st->rtt_us, sample > 0 ? sample : 1);
+    pg_rtt_record(st, m1 - m0);
     return STORE_OK;
+}
+
+void pg_rtt_record(struct pg_store *st, int64_t us)
+{
+    unsigned i = atomic_fetch_add(&st->rtt_n, 1) % PG_RTT_SAMPLES;
+    atomic_store(&st->rtt_samples[i], us > 0 ? us : 1);
+    /* The least: a busy server, or a busy host, answers late. */
+    int64_t least = 0;
+    for (unsigned k = 0; k < PG_RTT_SAMPLES; k++) {
+        int64_t v = atomic_load(&st->rtt_samples[k]);
+        if (v > 0 && (least == 0 || v < least))
+            least = v;
+    }
+    atomic_store(&st->rtt_us, least);
 }

@@ -164,7 +164,9 @@ static int64_t admit_in(const struct pg_store *st, int64_t now_us)
         return 0; /* each call ends at once (take_group) */
     struct admit_state a = {.inflight = st->inflight,
                             .queued = st->queued,
+                            .group_max = PG_GROUP_MAX,
                             .group_us = st->tx_us,
+                            .usual_us = st->tx_usual_us,
                             .rtt_us = atomic_load(&st->rtt_us),
                             .since_start_us = now_us - st->started_us,
                             .cpus = st->cpus};
@@ -207,8 +209,11 @@ static void *exec_main(void *arg)
         pthread_mutex_lock(&st->qmu);
         int64_t t1 = clock_mono_us();
         inflight_add(st, -1, t1);
-        if (!atomic_load(&st->abandoned))
+        if (!atomic_load(&st->abandoned)) {
             st->tx_us += (t1 - t0 - st->tx_us) / 8;
+            admit_record(&st->tx_times, t1 - t0);
+            st->tx_usual_us = admit_usual(&st->tx_times);
+        }
         /* This writer looks at the queue next: no one else needs waking for it. */
     }
     pthread_mutex_unlock(&st->qmu);
@@ -280,7 +285,7 @@ int pg_exec_push(struct pg_store *st, struct pg_call_node *node)
      * call would cost more than it saves. */
     if (st->inflight == 0)
         pthread_cond_signal(&st->qcv);
-    else if (st->queued >= ADMIT_JOIN)
+    else if (st->queued >= PG_GROUP_MAX)
         pthread_cond_broadcast(&st->qcv);
     else if (st->timed == 0)
         pthread_cond_signal(&st->qcv);

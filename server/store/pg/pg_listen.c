@@ -24,7 +24,8 @@
 
 #define LISTEN_POLL_MS 200 /* how often the thread looks at its stop flag */
 #define LISTEN_BACKOFF_MAX_MS 2000
-#define NOTIFY_GAP_MS 20 /* between two pg_notify statements of this process, at least */
+#define NOTIFY_GAP_MS 20  /* between two pg_notify statements of this process, at least */
+#define RTT_PROBE_MS 1000 /* between two probes of the round trip (pg_rtt_record) */
 
 struct pg_listener {
     pthread_t thread;
@@ -34,6 +35,7 @@ struct pg_listener {
     struct store_news pending; /* under mu: queues to announce */
     int wake[2];               /* a pipe: a byte wakes the thread to announce */
     int64_t last_notify_ms;
+    int64_t last_probe_ms;
 };
 
 void pg_listen_announce(struct pg_store *st, const struct store_news *n)
@@ -107,6 +109,29 @@ static void deliver(struct pg_store *st, const char *payload)
     }
 }
 
+/* Time one round trip on the listening connection: an empty query, which the server answers
+ * without parsing or planning anything, so the time is the link's and the two processes'.
+ * Returns 0, or -1 when the connection failed or gave no answer within the statement
+ * timeout. */
+static int probe_rtt(struct pg_store *st, struct pg_listener *l)
+{
+    l->last_probe_ms = clock_mono_ms();
+    int64_t t0 = clock_mono_us();
+    if (!PQsendQuery(l->conn.db, "") || pg_await(&l->conn, l->last_probe_ms + st->statement_ms))
+        return -1;
+    int64_t t1 = clock_mono_us();
+    int ok = 1;
+    PGresult *res;
+    while ((res = PQgetResult(l->conn.db)) != NULL) {
+        ok &= PQresultStatus(res) == PGRES_EMPTY_QUERY;
+        PQclear(res);
+    }
+    if (!ok)
+        return -1;
+    pg_rtt_record(st, t1 - t0);
+    return 0;
+}
+
 static int listen_on(struct pg_store *st, struct pg_listener *l)
 {
     if (pg_conn_open(st, &l->conn) != STORE_OK)
@@ -177,6 +202,8 @@ static void *listen_main(void *arg)
         }
         if (clock_mono_ms() >= l->last_notify_ms + NOTIFY_GAP_MS && announce_pending(st, l) != 0)
             pg_conn_close(&l->conn); /* the connection failed: connect again */
+        else if (clock_mono_ms() >= l->last_probe_ms + RTT_PROBE_MS && probe_rtt(st, l) != 0)
+            pg_conn_close(&l->conn);
         if (l->conn.db && PQstatus(l->conn.db) != CONNECTION_OK) {
             log_warn("postgresql: the listening connection was lost; reconnecting");
             pg_conn_close(&l->conn);

@@ -241,6 +241,11 @@ size_t pg_read_metrics(struct store *s, struct store_metric out[STORE_METRICS_MA
         (struct store_metric){"jobq_pg_clock_skew_seconds",
                               "The database server's clock minus this host's, which leases follow.",
                               0, (double)atomic_load(&st->skew_ms) / 1000.0};
+    out[k++] = (struct store_metric){
+        "jobq_pg_round_trip_seconds",
+        "The round trip to PostgreSQL: the least of the last ones measured (a probe a second), "
+        "which decides when write transactions overlap.",
+        0, (double)atomic_load(&st->rtt_us) / 1e6};
     struct pg_exec_figures f;
     pg_exec_figures(st, &f);
     out[k++] = (struct store_metric){"jobq_pg_writers",

@@ -34,6 +34,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "pg_stmt.h"
 #include "store.h"
 #include "store_events.h"
@@ -75,6 +76,10 @@ struct pg_pool {
 #define PG_LANE_HINTS 256 /* queues whose claims go through lanes, remembered (pg_claim.c) */
 struct pg_due;
 
+/* The round trips a process's estimate is the least of: a probe a second (pg_listen.c) keeps
+ * it to the last several seconds, so it follows a link that changes. */
+#define PG_RTT_SAMPLES 8
+
 struct pg_store {
     struct store base; /* first: a struct store * is a struct pg_store * */
     char *url;         /* owned: the libpq URI */
@@ -86,7 +91,11 @@ struct pg_store {
     char proc[24]; /* this process's tag in NOTIFY payloads: its own are skipped */
     struct pg_pool pool;
     atomic_int_fast64_t skew_ms; /* server clock minus this host's clock */
-    atomic_int_fast64_t rtt_us;  /* a round trip to the server, as pg_clock_sync last measured */
+    /* A round trip to the server: the least of the last PG_RTT_SAMPLES measured (pg_rtt_record),
+     * the listener's probes and the clock's exchanges (0: none yet). */
+    atomic_int_fast64_t rtt_us;
+    atomic_int_fast64_t rtt_samples[PG_RTT_SAMPLES];
+    atomic_uint rtt_n;
     /* Executor: threads that run submitted calls (pg_exec.c), all under qmu. */
     pthread_mutex_t qmu;
     pthread_cond_t qcv;
@@ -95,14 +104,16 @@ struct pg_store {
     int stop;
     int nthreads; /* writer threads: the most transactions in flight (--pg-writers) */
     pthread_t *threads;
-    int inflight;           /* groups running now */
-    int timed;              /* writers waiting on a timer to start a group beside them */
-    int cpus;               /* of this host, for admit_wait */
-    int64_t tx_us;          /* a group's time from start to end, smoothed (microseconds) */
-    int64_t inflight_at_us; /* when inflight last changed (clock_mono_us) */
-    int64_t started_us;     /* when the newest group started (clock_mono_us) */
-    uint64_t inflight_us;   /* the integral of inflight over time (microseconds) */
-    uint64_t groups;        /* groups started */
+    int inflight;                /* groups running now */
+    int timed;                   /* writers waiting on a timer to start a group beside them */
+    int cpus;                    /* of this host, for admit_wait */
+    int64_t tx_us;               /* a group's time from start to end, smoothed (microseconds) */
+    struct admit_times tx_times; /* the last groups' times, for their usual time */
+    int64_t tx_usual_us;         /* admit_usual(&tx_times), as of the last group's end */
+    int64_t inflight_at_us;      /* when inflight last changed (clock_mono_us) */
+    int64_t started_us;          /* when the newest group started (clock_mono_us) */
+    uint64_t inflight_us;        /* the integral of inflight over time (microseconds) */
+    uint64_t groups;             /* groups started */
     struct pg_listener *listener;
     pthread_mutex_t due_mu;
     struct pg_due *due; /* under due_mu: [0, ndue) of PG_DUE_MAX */
@@ -535,6 +546,10 @@ int64_t pg_host_time(struct pg_store *st, int64_t t);
  * STORE_UNAVAILABLE (logged) also when the server is a standby, or when a newer jobqd applied
  * a migration that does not keep this program working (pg_schema.h). */
 enum store_result pg_clock_sync(struct pg_store *st, struct pg_conn *c);
+
+/* Record a measured round trip of us microseconds and update st->rtt_us to the least of the
+ * last PG_RTT_SAMPLES. Any thread; this function can't fail. */
+void pg_rtt_record(struct pg_store *st, int64_t us);
 
 /* The time calls[0..n) run at, read when they are about to run: once their connection is
  * taken and their transaction begun, and again after a wait for a lock they decide under.

@@ -456,7 +456,52 @@ TEST(calls_wait_for_an_open_connection_when_the_server_refuses_more)
     admin_sql(sql);
 }
 
+/* The round trip that decides when groups overlap: the least of the last PG_RTT_SAMPLES
+ * measured, so one slow exchange does not count and a link that changed counts once the old
+ * samples are out. */
+TEST(the_round_trip_is_the_least_of_the_last_samples)
+{
+    static struct pg_store st; /* zeroed: no sample yet */
+    pg_rtt_record(&st, 900);
+    CHECK_INT(atomic_load(&st.rtt_us), 900);
+    pg_rtt_record(&st, 5000); /* a busy server answers late */
+    CHECK_INT(atomic_load(&st.rtt_us), 900);
+    pg_rtt_record(&st, 40);
+    CHECK_INT(atomic_load(&st.rtt_us), 40);
+    for (int i = 0; i < PG_RTT_SAMPLES; i++) /* the link became 1 ms slower */
+        pg_rtt_record(&st, 1040 + i);
+    CHECK_INT(atomic_load(&st.rtt_us), 1040);
+    pg_rtt_record(&st, -3); /* a clock that went back counts as the least possible */
+    CHECK_INT(atomic_load(&st.rtt_us), 1);
+}
+
+/* Besides the exchange at each connect, the listener times a round trip once a second. */
+TEST(the_listener_measures_the_round_trip_every_second)
+{
+    int made = fresh_db();
+    CHECK(made >= 0);
+    if (made == 0)
+        return;
+    struct store *s = open_pg_pool(2);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    struct pg_store *st = (struct pg_store *)s;
+    unsigned n0 = atomic_load(&st->rtt_n);
+    CHECK(n0 >= 1); /* the connect's */
+    int64_t until = clock_mono_ms() + 5000;
+    while (atomic_load(&st->rtt_n) < n0 + 2 && clock_mono_ms() < until)
+        nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    CHECK(atomic_load(&st->rtt_n) >= n0 + 2); /* two probes within 5 s */
+    CHECK(atomic_load(&st->rtt_us) > 0);
+    CHECK(atomic_load(&st->rtt_us) < 1000000);
+    store_close(s);
+    drop_db();
+}
+
 TEST_MAIN(TEST_ENTRY(a_write_held_on_a_row_lock_does_not_hold_up_the_others),
           TEST_ENTRY(a_call_is_answered_at_its_commit_not_after_the_rest_of_its_group),
           TEST_ENTRY(transactions_in_flight_follow_the_load_up_to_the_writers),
-          TEST_ENTRY(calls_wait_for_an_open_connection_when_the_server_refuses_more))
+          TEST_ENTRY(calls_wait_for_an_open_connection_when_the_server_refuses_more),
+          TEST_ENTRY(the_round_trip_is_the_least_of_the_last_samples),
+          TEST_ENTRY(the_listener_measures_the_round_trip_every_second))
