@@ -11,14 +11,14 @@
  *   database is small beside a group's time, twice a group's usual time, the time most
  *   groups end within (a group stalled far past it lets the others by; an average would
  *   count a one-call group as usual and let a second group start beside every large one,
- *   which on 2 cores costs both transactions more than it saves); once the round trip is a quarter of it or more, a quarter
- *   of the server's part (the network's wait is what overlap wins back); a line between the
- *   two. The hold is for a 2-core host and shrinks with more cores (2 / cpus of it): the
- *   writers' own work, and the database's, spread over them. With fewer than ADMIT_FEW calls
- *   waiting the hold is four times as long while the round trip is small beside a group's
- *   time (a group of their own would cost a commit for little), falling on a line to once
- *   where the round trip is a quarter of it (then they would wait a round trip more, which
- *   costs more than the commit). */
+ *   which on 2 cores costs both transactions more than it saves); once the round trip is a
+ *   quarter of it or more, a quarter of the server's part (the network's wait is what
+ *   overlap wins back); a line between the two. The hold is for a 2-core host and shrinks
+ *   with more cores (2 / cpus of it): the writers' own work, and the database's, spread over
+ *   them. With fewer than ADMIT_FEW calls waiting the hold is four times as long while the
+ *   round trip is small beside a group's time (a group of their own would cost a commit for
+ *   little), falling on a line to once where the round trip is a quarter of it (then they
+ *   would wait a round trip more, which costs more than the commit). */
 #ifndef JOBQ_ADMIT_H
 #define JOBQ_ADMIT_H
 

@@ -109,6 +109,16 @@ static void deliver(struct pg_store *st, const char *payload)
     }
 }
 
+/* Deliver the notifications libpq has read on the listening connection. */
+static void deliver_all(struct pg_store *st, struct pg_listener *l)
+{
+    PGnotify *n;
+    while ((n = PQnotifies(l->conn.db)) != NULL) {
+        deliver(st, n->extra);
+        PQfreemem(n);
+    }
+}
+
 /* Time one round trip on the listening connection: an empty query, which the server answers
  * without parsing or planning anything, so the time is the link's and the two processes'.
  * Returns 0, or -1 when the connection failed or gave no answer within the statement
@@ -195,15 +205,13 @@ static void *listen_main(void *arg)
             pg_conn_close(&l->conn);
             continue;
         }
-        PGnotify *n;
-        while ((n = PQnotifies(l->conn.db)) != NULL) {
-            deliver(st, n->extra);
-            PQfreemem(n);
-        }
+        deliver_all(st, l);
         if (clock_mono_ms() >= l->last_notify_ms + NOTIFY_GAP_MS && announce_pending(st, l) != 0)
             pg_conn_close(&l->conn); /* the connection failed: connect again */
         else if (clock_mono_ms() >= l->last_probe_ms + RTT_PROBE_MS && probe_rtt(st, l) != 0)
             pg_conn_close(&l->conn);
+        else
+            deliver_all(st, l); /* what came during those exchanges: the socket is read already */
         if (l->conn.db && PQstatus(l->conn.db) != CONNECTION_OK) {
             log_warn("postgresql: the listening connection was lost; reconnecting");
             pg_conn_close(&l->conn);
