@@ -36,13 +36,8 @@ int64_t admit_wait(const struct admit_state *s)
     return s->since_start_us >= hold ? 0 : hold - s->since_start_us;
 }
 
-void admit_record(struct admit_times *t, int64_t us)
-{
-    t->us[t->n % ADMIT_TIMES] = us > 0 ? us : 0;
-    t->n++;
-}
-
-int64_t admit_usual(const struct admit_times *t)
+/* The ADMIT_USUAL-th percentile of t's times (0: none). */
+static int64_t percentile(const struct admit_times *t)
 {
     size_t k = t->n < ADMIT_TIMES ? t->n : ADMIT_TIMES;
     if (k == 0)
@@ -55,4 +50,20 @@ int64_t admit_usual(const struct admit_times *t)
         v[j] = t->us[i];
     }
     return v[(k - 1) * ADMIT_USUAL / 100];
+}
+
+void admit_record(struct admit_times *t, int64_t us)
+{
+    if (us < 0)
+        us = 0;
+    if (t->n > 0 && t->usual > 0 && us / 2 > t->usual)
+        us = 2 * t->usual; /* a stall (admit.h) */
+    t->us[t->n % ADMIT_TIMES] = us;
+    t->n++;
+    t->usual = percentile(t);
+}
+
+int64_t admit_usual(const struct admit_times *t)
+{
+    return t->usual;
 }

@@ -32,7 +32,8 @@
 /* The times of the last ADMIT_TIMES groups (zeroed: none yet). */
 struct admit_times {
     int64_t us[ADMIT_TIMES];
-    size_t n; /* groups recorded: the next goes to us[n % ADMIT_TIMES] */
+    size_t n;      /* groups recorded: the next goes to us[n % ADMIT_TIMES] */
+    int64_t usual; /* admit_usual, as of the last record */
 };
 
 struct admit_state {
@@ -50,7 +51,10 @@ struct admit_state {
  * first); -1: nothing to start until a call comes. This function can't fail. */
 int64_t admit_wait(const struct admit_state *s);
 
-/* Record a group's time (microseconds). This function can't fail. */
+/* Record a group's time (microseconds). A time past twice the usual one (a group stalled on
+ * a lock, which is what the hold is there to see) counts as twice the usual time, so that a
+ * few stalls raise the usual time at most twofold instead of holding every group after them
+ * for as long as they lasted. This function can't fail. */
 void admit_record(struct admit_times *t, int64_t us);
 
 /* The usual time of a group: the ADMIT_USUAL-th percentile of the recorded times (0: none).

@@ -156,6 +156,21 @@ TEST(the_usual_time_is_the_90th_percentile_of_the_last_groups)
     CHECK(admit_usual(&t) >= 0);
 }
 
+/* Groups stalled on a lock count as twice the usual time: the usual time grows at most
+ * twofold, and the next stall is seen as soon as before. */
+TEST(stalls_raise_the_usual_time_at_most_twofold)
+{
+    struct admit_times t = {0};
+    for (int i = 0; i < ADMIT_TIMES; i++)
+        admit_record(&t, 1000);
+    for (int i = 0; i < 10; i++) /* 10 of 64: past the 90th percentile */
+        admit_record(&t, 9000000);
+    CHECK_INT(admit_usual(&t), 2000);
+    for (int i = 0; i < ADMIT_TIMES; i++) /* the slower groups are the usual ones now */
+        admit_record(&t, 3000);
+    CHECK_INT(admit_usual(&t), 3000);
+}
+
 TEST(no_measured_time_starts_at_once)
 {
     struct admit_state s = busy(0, 0);
@@ -174,4 +189,5 @@ TEST_MAIN(TEST_ENTRY(nothing_waiting_means_nothing_to_start),
           TEST_ENTRY(on_a_near_database_the_hold_follows_the_usual_time_not_the_average),
           TEST_ENTRY(on_a_far_database_the_usual_time_does_not_hold_groups_back),
           TEST_ENTRY(the_usual_time_is_the_90th_percentile_of_the_last_groups),
+          TEST_ENTRY(stalls_raise_the_usual_time_at_most_twofold),
           TEST_ENTRY(no_measured_time_starts_at_once))
