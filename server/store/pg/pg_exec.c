@@ -166,7 +166,7 @@ static int64_t admit_in(const struct pg_store *st, int64_t now_us)
                             .queued = st->queued,
                             .group_max = PG_GROUP_MAX,
                             .group_us = st->tx_us,
-                            .usual_us = st->tx_usual_us,
+                            .usual_us = admit_usual(&st->tx_times),
                             .rtt_us = atomic_load(&st->rtt_us),
                             .since_start_us = now_us - st->started_us,
                             .cpus = st->cpus};
@@ -212,7 +212,6 @@ static void *exec_main(void *arg)
         if (!atomic_load(&st->abandoned)) {
             st->tx_us += (t1 - t0 - st->tx_us) / 8;
             admit_record(&st->tx_times, t1 - t0);
-            st->tx_usual_us = admit_usual(&st->tx_times);
         }
         /* This writer looks at the queue next: no one else needs waking for it. */
     }

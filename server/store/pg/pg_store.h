@@ -109,7 +109,6 @@ struct pg_store {
     int cpus;                    /* of this host, for admit_wait */
     int64_t tx_us;               /* a group's time from start to end, smoothed (microseconds) */
     struct admit_times tx_times; /* the last groups' times, for their usual time */
-    int64_t tx_usual_us;         /* admit_usual(&tx_times), as of the last group's end */
     int64_t inflight_at_us;      /* when inflight last changed (clock_mono_us) */
     int64_t started_us;          /* when the newest group started (clock_mono_us) */
     uint64_t inflight_us;        /* the integral of inflight over time (microseconds) */
