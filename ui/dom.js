@@ -39,6 +39,32 @@ export function fillTable(table, rows) {
   replaceKeepFocus(table.tBodies[0], rows);
 }
 
+// A dialog that confirms a delete: `${id}-dialog` holding the form `${id}-form`, its button
+// `${id}-keep` and the element nameId that names the item. Returns ask(name), which opens it
+// for name; confirming closes it and calls onConfirm(name). Either way the keyboard focus
+// goes back to where it was.
+export function confirmDialog(id, nameId, onConfirm) {
+  let item = null;
+  let from = null;
+  function end() {
+    $(`${id}-dialog`).close();
+    if (from && from.isConnected) from.focus();
+  }
+  $(`${id}-keep`).addEventListener('click', end);
+  $(`${id}-form`).addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const name = item;
+    end();
+    onConfirm(name);
+  });
+  return (name) => {
+    item = name;
+    from = document.activeElement;
+    $(nameId).textContent = name;
+    $(`${id}-dialog`).showModal();
+  };
+}
+
 const pad = (n) => String(n).padStart(2, '0');
 
 // Epoch seconds in the IANA zone `zone` as "YYYY-MM-DD HH:MM:SS" followed by the zone's

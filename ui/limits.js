@@ -4,13 +4,15 @@
 // which creates or replaces) and delete one (DELETE, after a confirmation).
 
 import { api, seg } from './api.js';
-import { $, badge, el, fillTable, fmtTime } from './dom.js';
+import { $, badge, confirmDialog, el, fillTable, fmtTime } from './dom.js';
 
 // ui: {act(what, fn, said), report(source, err, what), clear(source)}
 export function makeLimits(ui) {
   let last = '';
-  let deleting = '';
-  let deleteFrom = null;
+  const askDelete = confirmDialog('limit-delete', 'limit-delete-key', (k) => {
+    ui.act(`Delete limit ${k}`, () => api('DELETE', `/limits/${seg(k)}`),
+      `Limit ${k} deleted: its jobs are no longer held back.`);
+  });
 
   function state(l) {
     if (l.paused_until !== null) {
@@ -102,27 +104,6 @@ export function makeLimits(ui) {
       (l) => `Limit ${l.key} set.`);
   });
   $('limit-form').addEventListener('reset', () => $('l-key').focus());
-
-  function askDelete(k) {
-    deleting = k;
-    deleteFrom = document.activeElement;
-    $('limit-delete-key').textContent = k;
-    $('limit-delete-dialog').showModal();
-  }
-
-  function endDelete() {
-    $('limit-delete-dialog').close();
-    if (deleteFrom && deleteFrom.isConnected) deleteFrom.focus();
-  }
-
-  $('limit-delete-keep').addEventListener('click', endDelete);
-  $('limit-delete-form').addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const k = deleting;
-    endDelete();
-    ui.act(`Delete limit ${k}`, () => api('DELETE', `/limits/${seg(k)}`),
-      `Limit ${k} deleted: its jobs are no longer held back.`);
-  });
 
   return { refresh, busy: () => $('limit-delete-dialog').open };
 }

@@ -7,13 +7,15 @@
 // one. A token that is not an admin's sees a line saying so instead.
 
 import { api, seg } from './api.js';
-import { $, badge, el, fillTable, fmtTime } from './dom.js';
+import { $, badge, confirmDialog, el, fillTable, fmtTime } from './dom.js';
 
 // ui: {act(what, fn, said), report(source, err, what), clear(source)}
 export function makeWebhooks(ui) {
   let last = '';
-  let deleting = null;
-  let deleteFrom = null;
+  const askDelete = confirmDialog('webhook-delete', 'webhook-delete-name', (name) => {
+    ui.act(`Delete webhook ${name}`, () => api('DELETE', `/webhooks/${seg(name)}`),
+      `Webhook ${name} deleted.`);
+  });
 
   function time(epoch) {
     return epoch === null ? '—' : fmtTime(epoch);
@@ -146,27 +148,6 @@ export function makeWebhooks(ui) {
       : `Webhook ${w.name} saved.`));
   });
   $('webhook-form').addEventListener('reset', () => $('w-name').focus());
-
-  function askDelete(name) {
-    deleting = name;
-    deleteFrom = document.activeElement;
-    $('webhook-delete-name').textContent = name;
-    $('webhook-delete-dialog').showModal();
-  }
-
-  function endDelete() {
-    $('webhook-delete-dialog').close();
-    if (deleteFrom && deleteFrom.isConnected) deleteFrom.focus();
-  }
-
-  $('webhook-delete-keep').addEventListener('click', endDelete);
-  $('webhook-delete-form').addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const name = deleting;
-    endDelete();
-    ui.act(`Delete webhook ${name}`, () => api('DELETE', `/webhooks/${seg(name)}`),
-      `Webhook ${name} deleted.`);
-  });
 
   return { refresh, busy: () => $('webhook-delete-dialog').open };
 }
