@@ -264,7 +264,7 @@ static void check_answers(const char *a, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int fd = connect_server();
-    static char answers[ANSWER_MAX];
+    static char answers[ANSWER_MAX + 1]; /* + 1: a NUL after the last byte read */
     size_t got = 0, sent = 0;
     int shut = 0, closed = 0;
     int64_t deadline = clock_mono_ms() + INPUT_DEADLINE_MS;
@@ -299,6 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     close(fd);
+    answers[got] = '\0'; /* check_answers reads numbers with atoi */
     check_answers(answers, got);
     return 0;
 }
