@@ -22,11 +22,16 @@ static int64_t few_times(int64_t hold, int64_t t, int64_t rtt)
     return hold * (4 * t - 12 * rtt) / t;
 }
 
+int admit_free(int cpus)
+{
+    return cpus >= 4 ? cpus / 2 : 1;
+}
+
 int64_t admit_wait(const struct admit_state *s)
 {
     if (s->queued == 0)
         return -1;
-    if (s->inflight <= 0 || s->queued >= s->group_max)
+    if (s->inflight < admit_free(s->cpus) || s->queued >= s->group_max)
         return 0;
     int cpus = s->cpus < 1 ? 1 : s->cpus;
     int64_t usual = s->usual_us > s->group_us ? s->usual_us : s->group_us;

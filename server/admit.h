@@ -4,7 +4,11 @@
  * A group of calls shares one transaction and one WAL flush; a second group in flight at the
  * same time takes calls that would otherwise have joined the next group, so it is worth
  * starting only when waiting would cost more than it saves:
- * - none is in flight: start at once (an idle process answers a lone call without delay);
+ * - fewer groups are in flight than admit_free allows: start at once (an idle process answers
+ *   a lone call without delay; on a host of many cores a group in flight keeps one of the
+ *   database's cores busy and leaves the others idle, so each group more in flight is
+ *   throughput until half of them are, the other half being the writers', the clients' and
+ *   the system's own);
  * - a full group's calls (group_max) or more wait: start (the offered load is more than one
  *   group takes; fewer all join the next group when the one in flight ends);
  * - else once the newest group in flight has run for a hold: while the round trip to the
@@ -46,6 +50,11 @@ struct admit_state {
     int64_t since_start_us; /* since the newest group in flight started */
     int cpus;               /* of this host (< 1 counts as 1) */
 };
+
+/* How many groups may be in flight before a call waits for one to end or for a hold: half
+ * the host's cores, at least one (so on 2 cores only an idle executor starts at once). This
+ * function can't fail. */
+int admit_free(int cpus);
 
 /* 0: start a group now; > 0: look again in that many microseconds (unless something changes
  * first); -1: nothing to start until a call comes. This function can't fail. */

@@ -77,12 +77,35 @@ TEST(the_hold_falls_as_the_round_trip_grows)
     CHECK_INT(last, 0); /* a group's time all round trip: overlap at once */
 }
 
+/* On a host of many cores a group in flight leaves most of the database's cores idle: groups
+ * start at once until half the cores have one. */
+TEST(more_cores_start_more_groups_at_once)
+{
+    CHECK_INT(admit_free(0), 1); /* unknown: as one core */
+    CHECK_INT(admit_free(2), 1);
+    CHECK_INT(admit_free(3), 1);
+    CHECK_INT(admit_free(4), 2);
+    CHECK_INT(admit_free(16), 8);
+    struct admit_state s = busy(0, 0);
+    s.cpus = 16;
+    s.queued = 1;
+    for (s.inflight = 1; s.inflight < 8; s.inflight++)
+        CHECK_INT(admit_wait(&s), 0);
+    CHECK(admit_wait(&s) > 0); /* 8 in flight: the hold */
+    s.cpus = 2;
+    s.inflight = 1;
+    CHECK(admit_wait(&s) > 0); /* 2 cores: one in flight already holds */
+}
+
+/* Past the groups that start at once, more cores hold less. */
 TEST(more_cores_hold_less)
 {
     struct admit_state s = busy(0, 0);
     s.cpus = 16;
+    s.inflight = 8;
     CHECK_INT(admit_wait(&s), 750); /* 6000 * 2 / 16 */
     s.cpus = 0;                     /* unknown: as one core */
+    s.inflight = 1;
     CHECK_INT(admit_wait(&s), 12000);
 }
 
@@ -183,7 +206,8 @@ TEST_MAIN(TEST_ENTRY(nothing_waiting_means_nothing_to_start),
           TEST_ENTRY(enough_calls_waiting_start_another_group_at_once),
           TEST_ENTRY(on_a_near_database_calls_wait_for_the_group_in_flight),
           TEST_ENTRY(on_a_far_database_groups_overlap),
-          TEST_ENTRY(the_hold_falls_as_the_round_trip_grows), TEST_ENTRY(more_cores_hold_less),
+          TEST_ENTRY(the_hold_falls_as_the_round_trip_grows),
+          TEST_ENTRY(more_cores_start_more_groups_at_once), TEST_ENTRY(more_cores_hold_less),
           TEST_ENTRY(a_few_calls_wait_four_times_as_long_on_a_near_database),
           TEST_ENTRY(a_few_calls_hold_less_as_the_round_trip_grows),
           TEST_ENTRY(on_a_near_database_the_hold_follows_the_usual_time_not_the_average),

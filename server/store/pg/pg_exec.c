@@ -278,11 +278,11 @@ int pg_exec_push(struct pg_store *st, struct pg_call_node *node)
         st->head = node;
     st->tail = node;
     st->queued++;
-    /* Wake a writer only when the call may start a group: none in flight (one takes it), the
-     * join count reached (every waiter looks), or no writer on a timer yet (one arms it).
-     * Else the writer whose group ends next, or the one on the timer, takes it: a wake-up per
-     * call would cost more than it saves. */
-    if (st->inflight == 0)
+    /* Wake a writer only when the call may start a group: fewer in flight than may start at
+     * once (one takes it), the join count reached (every waiter looks), or no writer on a
+     * timer yet (one arms it). Else the writer whose group ends next, or the one on the
+     * timer, takes it: a wake-up per call would cost more than it saves. */
+    if (st->inflight < admit_free(st->cpus))
         pthread_cond_signal(&st->qcv);
     else if (st->queued >= PG_GROUP_MAX)
         pthread_cond_broadcast(&st->qcv);
