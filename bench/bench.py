@@ -299,6 +299,14 @@ class Bench:
         res["db_procs"] = str(len([n for n in names if conns.get(n)]))
         res["db_active"] = "%.2f" % counter.mean_state("active", names)
         res["db_idle"] = "%.2f" % counter.mean_state("idle", names)
+        shares = counter.wait_shares(names)
+        for field, kind in (("db_on_cpu", "CPU"), ("db_lock", "Lock:"), ("db_lwlock", "LWLock:"),
+                            ("db_io", "IO:")):
+            res[field] = "%.2f" % sum(v for w, v in shares.items() if w.startswith(kind))
+        top = sorted(shares.items(), key=lambda kv: -kv[1])[:6]
+        print("    %s %s: waits of jobq's active backends: %s" % (
+            scenario, label, ", ".join("%s %.0f%%" % (w, 100 * v) for w, v in top) or "none"),
+            flush=True)
         res["pool_size"] = str(a.pool_size)
         others = {k: v for k, v in conns.items() if k not in names}
         if others:

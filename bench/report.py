@@ -52,7 +52,8 @@ NUMERIC = ["jobs_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "count", "errors",
            "prefill_s", "prefilled", "backlog", "rss_peak_mb", "rss_hwm_mb", "cpu_pct",
            "cpu_us_per_job", "gen_cpu_pct", "history_jobs", "db_cpu_pct", "db_mem_mb",
            "db_conns", "db_procs", "pool_size", "log_problems", "first_claim_ms",
-           "ten_claims_ms", "inflight", "ops_per_tx", "trips_per_op", "db_active", "db_idle"]
+           "ten_claims_ms", "inflight", "ops_per_tx", "trips_per_op", "db_active", "db_idle",
+           "db_on_cpu", "db_lock", "db_lwlock", "db_io"]
 
 
 def parse_result(text):
@@ -175,9 +176,12 @@ def resources(med):
     if pg:
         # in flight: jobqd's write transactions running, on average (its /metrics), all
         # processes together; active/idle: jobq's backends in pg_stat_activity, sampled at
-        # 5 Hz; calls/tx: write calls per transaction; trips/call: round trips per call
+        # 5 Hz; calls/tx: write calls per transaction; trips/call: round trips per call;
+        # active on CPU, Lock, LWLock, IO: shares of the active backends' samples with no wait
+        # event, waiting on a heavyweight lock, on a lightweight lock, on I/O
         header += ["PostgreSQL CPU %", "db conns/process", "tx in flight", "backends active",
-                   "backends idle", "calls/tx", "trips/call"]
+                   "backends idle", "calls/tx", "trips/call", "active on CPU", "Lock", "LWLock",
+                   "IO"]
     rows = []
     for sysname in present(med):
         m = med.get(("lifecycle", sysname))
@@ -188,7 +192,8 @@ def resources(med):
                 db_cpu = m["cpu_pct"] if sysname.startswith("pg-") else m["db_cpu_pct"]
                 rows[-1] += [fmt(db_cpu), fmt(m["db_conns"], 0), fmt(m["inflight"], 2),
                              fmt(m["db_active"], 2), fmt(m["db_idle"], 2), fmt(m["ops_per_tx"]),
-                             fmt(m["trips_per_op"], 2)]
+                             fmt(m["trips_per_op"], 2), fmt(m["db_on_cpu"], 2),
+                             fmt(m["db_lock"], 2), fmt(m["db_lwlock"], 2), fmt(m["db_io"], 2)]
     return header, rows
 
 

@@ -354,6 +354,9 @@ class ConnCounter:
         self.pg, self.dbname, self.interval = pg, dbname, interval
         self.most = {}
         self.states = {}  # (application_name, state) -> the sum of the counts sampled
+        # (application_name, wait) -> the sum of the active backends sampled in that wait:
+        # "type:event", or "CPU" for none
+        self.waits = {}
         self.samples = 0
         self.done = threading.Event()
 
@@ -367,10 +370,12 @@ class ConnCounter:
         return self
 
     def sample(self):
-        self.proc.stdin.write("SELECT application_name, coalesce(state, ''), count(*)"
+        self.proc.stdin.write("SELECT application_name, coalesce(state, ''),"
+                              " CASE WHEN wait_event IS NULL THEN 'CPU'"
+                              " ELSE wait_event_type || ':' || wait_event END, count(*)"
                               " FROM pg_stat_activity"
                               " WHERE datname = '%s' AND backend_type = 'client backend'"
-                              " GROUP BY 1, 2;\n\\echo --end--\n"
+                              " GROUP BY 1, 2, 3;\n\\echo --end--\n"
                               % self.dbname)
         self.proc.stdin.flush()
         counts = {}
@@ -380,11 +385,13 @@ class ConnCounter:
                     self.most[name] = max(self.most.get(name, 0), n)
                 self.samples += 1
                 return
-            parts = line.strip().rsplit("|", 2)
-            if len(parts) == 3 and parts[2].isdigit():
-                name, state, count = parts[0], parts[1], int(parts[2])
+            parts = line.strip().rsplit("|", 3)
+            if len(parts) == 4 and parts[3].isdigit():
+                name, state, wait, count = parts[0], parts[1], parts[2], int(parts[3])
                 counts[name] = counts.get(name, 0) + count
                 self.states[(name, state)] = self.states.get((name, state), 0) + count
+                if state == "active":
+                    self.waits[(name, wait)] = self.waits.get((name, wait), 0) + count
         raise ServerError("psql counting connections ended")
 
     def _run(self):
@@ -400,6 +407,16 @@ class ConnCounter:
         if not self.samples:
             return 0.0
         return sum(self.states.get((n, state), 0) for n in names) / self.samples
+
+    def wait_shares(self, names):
+        """{wait: its share of the active samples of the applications names}, wait being
+        "type:event" or "CPU" (no wait event: running, or ready to)."""
+        sums = {}
+        for (n, wait), c in self.waits.items():
+            if n in names:
+                sums[wait] = sums.get(wait, 0) + c
+        total = sum(sums.values())
+        return {w: c / total for w, c in sums.items()} if total else {}
 
     def stop(self):
         self.done.set()
