@@ -113,7 +113,7 @@ struct store *pg_store_open(const struct store_options *opts)
         free(st);
         return NULL;
     }
-    if (pg_exec_start(st, writers) != 0 || pg_listen_start(st) != 0) {
+    if (pg_exec_start(st, writers) != 0 || pg_listen_start(st) != 0 || pg_stats_start(st) != 0) {
         pg_store_close(&st->base);
         return NULL;
     }
@@ -125,6 +125,7 @@ struct store *pg_store_open(const struct store_options *opts)
 static void pg_store_close(struct store *s)
 {
     struct pg_store *st = pg_store_of(s);
+    pg_stats_stop(st);
     pg_exec_stop(st); /* first: its threads hand notifications to the listener */
     pg_listen_stop(st);
     pg_pool_destroy(&st->pool);

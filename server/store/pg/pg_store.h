@@ -21,7 +21,7 @@
  * one-statement calls) -> pg_tx.c (one transaction) -> pg_pool.c -> pg_conn.c (one
  * connection: statements, errors, round trips). Beside them: pg_clock.c (the database's
  * clock and the round trip to it), pg_due.c (a commit's news, and the due list), pg_listen.c
- * (NOTIFY and LISTEN), pg_row.c (rows into struct job), pg_arr.c (array parameters),
+ * (NOTIFY and LISTEN), pg_stats.c (the jobs table's planner statistics), pg_row.c (rows into struct job), pg_arr.c (array parameters),
  * pg_stmt.c (the statement table; the SQL of some of its rows in pg_stmt_parts.h,
  * pg_stmt_sqs.h and pg_stmt_webhook.h), pg_schema.c (migrations), the reads (pg_read.c,
  * pg_links.c, pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target
@@ -114,12 +114,12 @@ struct pg_store {
     uint64_t inflight_us;        /* the integral of inflight over time (microseconds) */
     uint64_t groups;             /* groups started */
     struct pg_listener *listener;
+    struct pg_stats *stats; /* pg_stats.c */
     pthread_mutex_t due_mu;
     struct pg_due *due; /* under due_mu: [0, ndue) of PG_DUE_MAX */
     size_t ndue;
-    atomic_int abandoned;     /* store_abandon(): calls end STORE_UNAVAILABLE */
-    int64_t analyze_after_ms; /* the sweeper's thread only (pg_sweep.c) */
-    int64_t lanes_swept;      /* the sweeper's thread only: the last lane it looked at */
+    atomic_int abandoned; /* store_abandon(): calls end STORE_UNAVAILABLE */
+    int64_t lanes_swept;  /* the sweeper's thread only: the last lane it looked at */
     /* The queues whose last claim here found a lane that may hold a job for it: a hash of
      * the queue's name per slot (0: none; collisions only cost a guess). pg_claim.c. */
     atomic_uint_fast64_t lane_hints[PG_LANE_HINTS];
@@ -584,5 +584,14 @@ void pg_listen_stop(struct pg_store *st);
 /* Hand the queues of n (committed) to the listener, which NOTIFYs the other processes soon,
  * coalescing (see pg_listen.c). n stays the caller's. No-op without a listener. */
 void pg_listen_announce(struct pg_store *st, const struct store_news *n);
+
+/* --- pg_stats.c ----------------------------------------------------------------------------- */
+
+/* Start / stop the thread that keeps the planner's statistics of the jobs table fresh: once a
+ * second it asks whether they are stale (PG_STATS_STALE) on a pooled connection and, at most
+ * once per 10 s, runs ANALYZE there, outside any transaction. Start returns 0, or -1
+ * (logged). */
+int pg_stats_start(struct pg_store *st);
+void pg_stats_stop(struct pg_store *st);
 
 #endif

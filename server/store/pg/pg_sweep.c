@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "lease.h"
 #include "limit.h"
 #include "log.h"
@@ -263,32 +262,6 @@ static enum store_result lanes_tx(struct pg_conn *c, void *p, struct store_news 
     return r;
 }
 
-/* The sweeper keeps the planner's statistics of the jobs table fresh: a queue's table swings
- * from empty to a million rows and back faster than autovacuum looks (once a minute), and a
- * claim planned without statistics can sort every queued job (60,000 jobs loaded at once:
- * 45 ms per claim until the next ANALYZE). Looked at every sweep; an ANALYZE at most once
- * per ANALYZE_GAP_MS, outside any transaction. */
-#define ANALYZE_GAP_MS 10000
-
-static void refresh_stats(struct pg_store *st)
-{
-    if (clock_mono_ms() < st->analyze_after_ms)
-        return;
-    struct pg_conn *c = NULL;
-    if (pg_pool_take(st, &c) != STORE_OK)
-        return;
-    enum store_result r;
-    PGresult *res = pg_conn_exec(c, PG_STATS_STALE, 0, NULL, "stats", &r);
-    int stale = res && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-    PQclear(res);
-    if (stale) {
-        st->analyze_after_ms = clock_mono_ms() + ANALYZE_GAP_MS;
-        if (pg_command(c, "ANALYZE jobq_jobs", "analyze") == STORE_OK)
-            log_debug("postgresql: the jobs table's statistics were stale: analyzed");
-    }
-    pg_pool_give(st, c);
-}
-
 enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int batch,
                            struct sweep_result *res)
 {
@@ -345,6 +318,5 @@ enum store_result pg_sweep(struct store *s, int64_t now, int64_t retention, int 
         else
             res->lanes = res->claims = 0;
     }
-    refresh_stats(st);
     return r;
 }
