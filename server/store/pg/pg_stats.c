@@ -14,7 +14,9 @@
  * (once a minute), and a claim planned on statistics that say few jobs are queued sorts every
  * queued job instead of walking the claim index: 120,000 jobs enqueued at once made claims
  * take 250-400 ms each, for the 4 s until the sweeper (every 5 s) analyzed. Looked at once a
- * second; an ANALYZE at most once per ANALYZE_GAP_MS, outside any transaction. */
+ * second; an ANALYZE at most once per ANALYZE_GAP_MS here and, across processes, only when
+ * none ran in the last 10 s and none is running (PG_STATS_STALE's lock), outside any
+ * transaction. */
 #define STATS_LOOK_MS 1000
 #define ANALYZE_GAP_MS 10000
 
@@ -27,7 +29,7 @@ struct pg_stats {
 };
 
 /* Analyze the jobs table when its statistics are stale (and not within ANALYZE_GAP_MS of the
- * last time). A failure is logged at debug and tried again at the next look. */
+ * last time here). A failure is logged and tried again at the next look. */
 static void refresh(struct pg_store *st, struct pg_stats *ps)
 {
     if (clock_mono_ms() < ps->analyze_after_ms)
@@ -39,10 +41,12 @@ static void refresh(struct pg_store *st, struct pg_stats *ps)
     PGresult *res = pg_conn_exec(c, PG_STATS_STALE, 0, NULL, "stats", &r);
     int stale = res && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     PQclear(res);
-    if (stale) {
+    if (stale) { /* this session holds PG_STATS_KEY */
         ps->analyze_after_ms = clock_mono_ms() + ANALYZE_GAP_MS;
         if (pg_command(c, "ANALYZE jobq_jobs", "analyze") == STORE_OK)
             log_debug("postgresql: the jobs table's statistics were stale: analyzed");
+        /* A connection that failed is closed, which ends its session's lock too. */
+        pg_command(c, "SELECT pg_advisory_unlock(" PG_STATS_KEY ")", "analyze unlock");
     }
     pg_pool_give(st, c);
 }

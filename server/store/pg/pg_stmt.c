@@ -206,9 +206,13 @@ static const struct pg_stmt_def stmts[PG_STMT_COUNT] = {
      "sweep: the count rows of backends that ended (a shard is a backend's pid) fold into "
      "shard 0, so that they stay as many as the live connections"},
     [PG_STATS_STALE] = {PG_STATS_STALE, "stats_stale",
-     "SELECT coalesce(n_mod_since_analyze > greatest(1000, n_live_tup / 4), false) FROM "
-     "pg_stat_user_tables WHERE relid = 'jobq_jobs'::regclass",
-     "sweep: the planner's statistics of the jobs table are stale (ANALYZE it)"},
+     "SELECT CASE WHEN coalesce(n_mod_since_analyze > greatest(1000, n_live_tup / 4) AND "
+     "coalesce(greatest(last_analyze, last_autoanalyze) < now() - interval '10 s', true), false) "
+     "THEN pg_try_advisory_lock(" PG_STATS_KEY ") ELSE false END "
+     "FROM pg_stat_user_tables WHERE relid = 'jobq_jobs'::regclass",
+     "statistics (pg_stats.c): those of the jobs table are stale, no process (nor autovacuum) "
+     "analyzed it in the last 10 s, and this session took the analyzing lock (no other "
+     "process is analyzing): ANALYZE it, then unlock"},
     [PG_LIST_ALL] = {PG_LIST_ALL, "list_all", LIST(""), "list: no filter"},
     [PG_LIST_QUEUE] = {PG_LIST_QUEUE,
      "list_queue", LIST("j.queue = $3::text AND"), "list: one queue"},

@@ -10,6 +10,7 @@
 #define PG_LIMITS_KEY "7461003"        /* pg_advisory_xact_lock key of the limit writes */
 #define PG_SCHEDULES_KEY "7461004"     /* pg_advisory_xact_lock key of the schedule puts */
 #define PG_WEBHOOKS_KEY "7461005"      /* pg_advisory_xact_lock key of the webhook puts */
+#define PG_STATS_KEY "7461006"         /* pg_try_advisory_lock key held while analyzing */
 
 enum pg_stmt_id {
     PG_JOB_GET,
