@@ -151,6 +151,36 @@ static inline int64_t enqueue_due(struct store *s, const char *queue, const char
     return id;
 }
 
+/* Enqueue n jobs of queue at priority on s at now, the i-th due at first_run_at + i * step,
+ * in batches of at most BATCH_ENQUEUE (heap arrays: a batch is large). Returns STORE_OK, or
+ * the first failure (STORE_ERROR when out of memory). */
+#define BATCH_ENQUEUE 500
+static inline enum store_result enqueue_many(struct store *s, const char *queue, int32_t priority,
+                                             int64_t first_run_at, int64_t step, int n, int64_t now)
+{
+    struct job_spec *sp = calloc(BATCH_ENQUEUE, sizeof *sp);
+    struct job *out = calloc(BATCH_ENQUEUE, sizeof *out);
+    int *created = calloc(BATCH_ENQUEUE, sizeof *created);
+    enum store_result r = sp && out && created ? STORE_OK : STORE_ERROR;
+    for (int done = 0; r == STORE_OK && done < n; done += BATCH_ENQUEUE) {
+        int k = n - done < BATCH_ENQUEUE ? n - done : BATCH_ENQUEUE;
+        for (int i = 0; i < k; i++)
+            sp[i] = (struct job_spec){.queue = queue,
+                                      .payload = "{}",
+                                      .priority = priority,
+                                      .run_at = first_run_at + (done + i) * step,
+                                      .max_attempts = 5,
+                                      .max_runtime_seconds = JOB_NONE};
+        r = store_enqueue(s, sp, (size_t)k, now, out, created);
+        for (int i = 0; r == STORE_OK && i < k; i++)
+            job_clear(&out[i]);
+    }
+    free(sp);
+    free(out);
+    free(created);
+    return r;
+}
+
 static inline struct store *open_pg(void)
 {
     return open_pg_pool(4);

@@ -13,19 +13,18 @@
  * - a transaction that made jobs claimable sends one NOTIFY per queue; one listening
  *   connection per process turns them into on_ready hooks (pg_listen.c);
  * - one sweeper at a time: each sweep transaction starts with pg_try_advisory_xact_lock.
- * Calls flow down, file by file: pg_store.c (open, the ops table) -> pg_call.c (store_submit
- * and the kind table) -> the op files (pg_enqueue.c and pg_enqueue_deps.c over pg_insert.c,
- * pg_claim.c over pg_lanes.c, pg_lease.c, pg_admin.c, pg_queue.c, pg_limits.c,
- * pg_schedules.c; pg_deps.c walks a job's dependents) -> pg_exec.c (the executor's queue and
- * writer threads, groups; when groups overlap: server/admit.h) -> pg_pipe.c (pipelines of
- * one-statement calls) -> pg_tx.c (one transaction) -> pg_pool.c -> pg_conn.c (one
- * connection: statements, errors, round trips). Beside them: pg_clock.c (the database's
- * clock and the round trip to it), pg_due.c (a commit's news, and the due list), pg_listen.c
- * (NOTIFY and LISTEN), pg_stats.c (the jobs table's planner statistics), pg_row.c (rows into struct job), pg_arr.c (array parameters),
- * pg_stmt.c (the statement table; the SQL of some of its rows in pg_stmt_parts.h,
- * pg_stmt_sqs.h and pg_stmt_webhook.h), pg_schema.c (migrations), the reads (pg_read.c,
- * pg_links.c, pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target
- * (pg_import.c). */
+ * Calls flow down, file by file: pg_store.c (open, the ops table) -> pg_call.c (store_submit and
+ * the kind table) -> the op files (pg_enqueue.c and pg_enqueue_deps.c over pg_insert.c, pg_claim.c
+ * over pg_lanes.c, pg_lease.c, pg_admin.c, pg_queue.c, pg_limits.c, pg_schedules.c; pg_deps.c
+ * walks a job's dependents) -> pg_exec.c (the executor's queue and writer threads, groups; when
+ * groups overlap: server/admit.h) -> pg_pipe.c (pipelines of one-statement calls) -> pg_tx.c (one
+ * transaction) -> pg_pool.c -> pg_conn.c (one connection: statements, errors, round trips). Beside
+ * them: pg_clock.c (the database's clock and the round trip to it), pg_due.c (a commit's news, and
+ * the due list), pg_listen.c (NOTIFY and LISTEN), pg_stats.c (the jobs table's planner
+ * statistics), pg_row.c (rows into struct job), pg_arr.c (array parameters), pg_stmt.c (the
+ * statement table; the SQL of some of its rows in pg_stmt_parts.h, pg_stmt_sqs.h and
+ * pg_stmt_webhook.h), pg_schema.c (migrations), the reads (pg_read.c, pg_links.c,
+ * pg_throughput.c), the sweep (pg_sweep.c) and jobqd migrate's target (pg_import.c). */
 #ifndef JOBQ_PG_STORE_H
 #define JOBQ_PG_STORE_H
 
@@ -588,9 +587,9 @@ void pg_listen_announce(struct pg_store *st, const struct store_news *n);
 /* --- pg_stats.c ----------------------------------------------------------------------------- */
 
 /* Start / stop the thread that keeps the planner's statistics of the jobs table fresh: once a
- * second it asks whether they are stale (PG_STATS_STALE) on a pooled connection and, at most
- * once per 10 s, runs ANALYZE there, outside any transaction. Start returns 0, or -1
- * (logged). */
+ * second it asks whether they are stale (PG_STATS_STALE) on a pooled connection and then runs
+ * ANALYZE there, outside any transaction: one process at a time (PG_STATS_KEY), none within
+ * 10 s of the last ANALYZE anywhere. Start returns 0, or -1 (logged). */
 int pg_stats_start(struct pg_store *st);
 void pg_stats_stop(struct pg_store *st);
 

@@ -2,7 +2,6 @@
  * within seconds of a large change and without waiting for a sweep: a claim planned on
  * statistics that say few jobs are queued sorts every queued job (pg_stats.c). Needs
  * JOBQ_TEST_PG_URL (see test_pg_util.h). */
-#include <stdlib.h>
 #include <time.h>
 
 #include "clock.h"
@@ -12,7 +11,6 @@
 #include "testlib.h"
 
 #define JOBS 2000 /* past the 1,000 changes that make the statistics stale */
-#define BATCH 500
 
 static int64_t last_analyze(void)
 {
@@ -36,24 +34,7 @@ TEST(a_large_enqueue_is_analyzed_within_seconds_without_a_sweep)
         return;
     int64_t before = last_analyze();
     CHECK(before >= 0);
-    struct job_spec *sp = calloc(BATCH, sizeof *sp);
-    struct job *out = calloc(BATCH, sizeof *out);
-    int *created = calloc(BATCH, sizeof *created);
-    CHECK(sp && out && created);
-    for (int b = 0; sp && out && created && b < JOBS / BATCH; b++) {
-        for (int i = 0; i < BATCH; i++)
-            sp[i] = (struct job_spec){.queue = "q",
-                                      .payload = "{}",
-                                      .run_at = T0,
-                                      .max_attempts = 5,
-                                      .max_runtime_seconds = JOB_NONE};
-        CHECK_INT(store_enqueue(s, sp, BATCH, T0, out, created), STORE_OK);
-        for (int i = 0; i < BATCH; i++)
-            job_clear(&out[i]);
-    }
-    free(sp);
-    free(out);
-    free(created);
+    CHECK_INT(enqueue_many(s, "q", 0, T0, 0, JOBS, T0), STORE_OK);
     /* The counters reach pg_stat_user_tables within about a second; the store looks once a
      * second. No sweep runs here (the sweeper's thread is the server's, not the store's). */
     int64_t until = clock_mono_ms() + 8000, at = before;

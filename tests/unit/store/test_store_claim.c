@@ -261,20 +261,8 @@ TEST(delayed_jobs_stay_out_of_the_claim_index)
     SQLITE_ONLY("its claim index and query plans");
     struct store *s = open_store();
     CHECK(s != NULL);
-    enum { FUTURE = 10000, BATCH = 1000 };
-    struct job_spec *sp = calloc(BATCH, sizeof *sp);
-    struct job *out = calloc(BATCH, sizeof *out);
-    int *created = calloc(BATCH, sizeof *created);
-    for (int b = 0; b < FUTURE / BATCH; b++) {
-        for (int i = 0; i < BATCH; i++)
-            sp[i] = spec_of("q", 1000, T0 + 3600 + b * BATCH + i);
-        CHECK_INT(store_enqueue(s, sp, BATCH, T0, out, created), STORE_OK);
-        for (int i = 0; i < BATCH; i++)
-            job_clear(&out[i]);
-    }
-    free(sp);
-    free(out);
-    free(created);
+    enum { FUTURE = 10000 };
+    CHECK_INT(enqueue_many(s, "q", 1000, T0 + 3600, 1, FUTURE, T0), STORE_OK);
     int64_t low = enqueue(s, "q", -5, T0, T0);
     store_close(s);
 
