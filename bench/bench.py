@@ -33,7 +33,7 @@ SYSTEMS = report.ORDER_SYS
 KIND = {"jobq-full": "jobq", "jobq-normal": "jobq", "jobq-sqs": "jobq-sqs", "jobq-pg-1": "jobq-pg", "jobq-pg-2": "jobq-pg",
         "jobq-pg-3": "jobq-pg", "jobq-pg-1-rtt": "jobq-pg-rtt", "jobq-pg-3-rtt": "jobq-pg-rtt",
         "beanstalkd-f0": "beanstalkd", "beanstalkd-mem": "beanstalkd",
-        "pg-sync-on": "postgres", "pg-sync-off": "postgres"}
+        "pg-sync-on": "postgres", "pg-sync-off": "postgres", "pg-lease": "postgres-lease"}
 # What --systems runs when not given (the delay-proxy systems only when asked for).
 DEFAULT_SYSTEMS = ",".join(s for s in SYSTEMS if KIND[s] != "jobq-pg-rtt")
 SUPPORTED = {
@@ -43,6 +43,7 @@ SUPPORTED = {
     "jobq-pg-rtt": set(SCENARIOS) - {"claim-history"},
     "beanstalkd": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "longpoll"},
     "postgres": {"enqueue", "drain", "lifecycle", "lifecycle-paced", "batch"},
+    "postgres-lease": {"drain", "lifecycle", "lifecycle-paced"},
 }
 
 
@@ -354,7 +355,7 @@ class Bench:
             if not scens:
                 continue
             pg = None
-            if kind in ("postgres", "jobq-pg", "jobq-pg-rtt"):  # the same server settings
+            if kind in ("postgres", "postgres-lease", "jobq-pg", "jobq-pg-rtt"):  # the same settings
                 try:  # one cluster for a system and its twins (a new database per scenario)
                     pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (
                         report.base(first), run))).init()

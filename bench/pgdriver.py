@@ -1,9 +1,12 @@
-"""The PostgreSQL peer: a plain FOR UPDATE SKIP LOCKED queue (bench/pg/*.sql) driven by
-pgbench, with no HTTP in between. Producers and workers are two pgbench processes of
---producers and --workers clients running at once. Throughput and the enqueue -> complete
-latency come from the table itself (created_at, done_at), counted inside the same window as
-the load generator's (after the warm-up); enqueue and drain latencies come from pgbench's
-per-transaction log. jobq-bench watches the postmaster and its children meanwhile.
+"""The PostgreSQL peers: a plain FOR UPDATE SKIP LOCKED queue (bench/pg/*.sql) driven by
+pgbench, with no HTTP in between. pg-sync-on and pg-sync-off claim and complete a job in one
+transaction; pg-lease claims it with a lease in one and completes it in a second, as a queue
+whose claims can be lost must (bench/pg/lease.sql, claim_lease.sql). Producers and workers
+are two pgbench processes of --producers and --workers clients running at once. Throughput
+and the enqueue -> complete latency come from the table itself (created_at, done_at),
+counted inside the same window as the load generator's (after the warm-up); enqueue and drain
+latencies come from pgbench's per-transaction log (one claim and complete). jobq-bench watches
+the postmaster and its children meanwhile.
 """
 
 import glob
@@ -64,6 +67,10 @@ def run(pg, bench, label, scenario):
     work = bench.workdir(label, scenario)
     os.makedirs(work, exist_ok=True)
     pg.psql(file=sql_file("schema.sql"))
+    claim = "claim.sql"
+    if report.base(label) == "pg-lease":
+        pg.psql(file=sql_file("lease.sql"))
+        claim = "claim_lease.sql"
     prefilled = 0
     t_fill = time.monotonic()
     if scenario == "drain":
@@ -84,16 +91,16 @@ def run(pg, bench, label, scenario):
         jobs.append(("prod", producers + ["-f", sql_file("insert.sql"), "-l",
                                           "--log-prefix", os.path.join(work, "prod")]))
     elif scenario == "drain":
-        jobs.append(("work", workers + ["-f", sql_file("claim.sql"), "-l",
+        jobs.append(("work", workers + ["-f", sql_file(claim), "-l",
                                         "--log-prefix", os.path.join(work, "work")]))
     elif scenario == "lifecycle":
         jobs.append(("prod", producers + ["-f", sql_file("insert_bounded.sql"),
                                           "-D", "backlog=%d" % backlog]))
-        jobs.append(("work", workers + ["-f", sql_file("claim.sql")]))
+        jobs.append(("work", workers + ["-f", sql_file(claim)]))
     elif scenario == "lifecycle-paced":
         jobs.append(("prod", producers + ["-f", sql_file("insert.sql"),
                                           "-R", "%g" % a.paced_rate]))
-        jobs.append(("work", workers + ["-f", sql_file("claim.sql")]))
+        jobs.append(("work", workers + ["-f", sql_file(claim)]))
     elif scenario == "batch":
         backlog = max(4 * a.workers * 10, 200)
         jobs.append(("prod", producers + ["-f", sql_file("batch_insert.sql"), "-D", "batch=100",

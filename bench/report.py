@@ -6,9 +6,9 @@ import math
 import os
 import statistics
 
-PEERS = ["beanstalkd-f0", "beanstalkd-mem", "pg-sync-on", "pg-sync-off"]
+PEERS = ["beanstalkd-f0", "beanstalkd-mem", "pg-sync-on", "pg-sync-off", "pg-lease"]
 PEER_SHORT = {"beanstalkd-f0": "x bs-f0", "beanstalkd-mem": "x bs-mem", "pg-sync-on": "x pg-on",
-              "pg-sync-off": "x pg-off"}
+              "pg-sync-off": "x pg-off", "pg-lease": "x pg-lease"}
 ORDER_SCEN = ["enqueue", "drain", "lifecycle", "lifecycle-paced", "batch", "claim-empty",
               "claim-history", "longpoll", "hol-unlimited", "hol"]
 # jobq on PostgreSQL with 1, 2 and 3 jobqd processes sharing one database
