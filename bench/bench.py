@@ -2,7 +2,8 @@
 """Run every benchmark scenario against jobq (on SQLite with --sync full and normal; on
 PostgreSQL with 1, 2 and 3 jobqd processes sharing one database) and its peers (beanstalkd with
 an fsynced binlog and in memory; a PostgreSQL SKIP LOCKED queue driven by pgbench with
-synchronous_commit on and off), in the same run, then print one table.
+synchronous_commit on and off, and the same queue with leases), in the same run, then print
+one table.
 
 Started by bench/run.sh, which installs what is missing and builds jobqd and jobq-bench;
 `bench/run.sh --help` lists the options. Every server is started fresh for every scenario (a
@@ -74,8 +75,8 @@ def parse_args(argv):
                     help="jobq-pg-N-rtt: the round trip the delay proxy (jobq-delay) puts on "
                     "the link between each jobqd and PostgreSQL (default 1 ms)")
     ap.add_argument("--systems", default=DEFAULT_SYSTEMS,
-                    help="comma-separated, from: %s (or jobq, jobq-pg, beanstalkd, postgres)"
-                    % ", ".join(SYSTEMS))
+                    help="comma-separated, from: %s (or jobq, jobq-pg, beanstalkd, postgres, "
+                    "postgres-lease)" % ", ".join(SYSTEMS))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
                     help="comma-separated, from: %s" % ", ".join(SCENARIOS))
     ap.add_argument("--out", default=None, help="results directory (default build-bench/results)")
@@ -355,7 +356,7 @@ class Bench:
             if not scens:
                 continue
             pg = None
-            if kind in ("postgres", "postgres-lease", "jobq-pg", "jobq-pg-rtt"):  # the same settings
+            if kind in ("postgres", "postgres-lease", "jobq-pg", "jobq-pg-rtt"):  # same settings
                 try:  # one cluster for a system and its twins (a new database per scenario)
                     pg = Postgres(os.path.join(self.tmp, "pg-%s-%d" % (
                         report.base(first), run))).init()
