@@ -452,12 +452,8 @@ struct http_server *http_start(struct app *app, const struct http_front *front)
         free(h);
         return NULL;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->idle, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&h->idle);
 
     /* libmicrohttpd sets SO_REUSEADDR on the listening socket by default (and, unlike
      * MHD_OPTION_LISTENING_ADDRESS_REUSE, not SO_REUSEPORT: a second jobqd cannot share the
@@ -540,7 +536,7 @@ void http_quiesce(struct http_server *h)
 static long wait_zero(struct http_server *h, int timeout_ms, int store_calls)
 {
     int64_t deadline = clock_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-    struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+    struct timespec ts = clock_ts_ms(deadline);
     long left;
     pthread_mutex_lock(&h->mu);
     for (;;) {
@@ -552,7 +548,7 @@ static long wait_zero(struct http_server *h, int timeout_ms, int store_calls)
             if (now >= deadline)
                 break;
             int64_t next = now + 20 < deadline ? now + 20 : deadline;
-            struct timespec nts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
+            struct timespec nts = clock_ts_ms(next);
             pthread_cond_timedwait(&h->idle, &h->mu, &nts);
         } else if (pthread_cond_timedwait(&h->idle, &h->mu, &ts) == ETIMEDOUT) {
             left = h->inflight;

@@ -118,7 +118,7 @@ static void *watch_main(void *arg)
                 shut_down(w, r);
         }
         int64_t until = now + WATCHDOG_TICK_MS;
-        struct timespec ts = {.tv_sec = until / 1000, .tv_nsec = (until % 1000) * 1000000};
+        struct timespec ts = clock_ts_ms(until);
         int rc = 0;
         while (!w->stopping && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&w->wake, &w->mu, &ts);
@@ -135,12 +135,8 @@ struct watchdog *watchdog_start(int64_t timeout_ms)
         return NULL;
     }
     w->timeout_ms = timeout_ms;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&w->wake);
     int rc = pthread_create(&w->thread, NULL, watch_main, w);
     if (rc != 0) {
         log_error("cannot start the header-timeout watchdog thread: %s", strerror(rc));

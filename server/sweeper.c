@@ -114,7 +114,7 @@ static void wait_for_work(struct sweeper *sw, int64_t next_sweep_ms, int64_t due
         }
         if (mono >= wake)
             return;
-        struct timespec ts = {.tv_sec = wake / 1000, .tv_nsec = (wake % 1000) * 1000000};
+        struct timespec ts = clock_ts_ms(wake);
         pthread_cond_timedwait(&sw->cond, &sw->mu, &ts);
     }
 }
@@ -160,12 +160,8 @@ struct sweeper *sweeper_start(struct store *s, int64_t interval, int64_t retenti
     sw->retention = retention;
     sw->poke_at = INT64_MAX;
     atomic_init(&sw->stop, 0);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&sw->mu, NULL);
-    pthread_cond_init(&sw->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&sw->cond);
     int rc = pthread_create(&sw->thread, NULL, sweeper_main, sw);
     if (rc != 0) {
         log_error("sweeper: cannot start its thread: %s", strerror(rc));

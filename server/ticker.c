@@ -164,7 +164,7 @@ static void wait_next_second(struct ticker *tk)
 {
     int64_t wait_ms = 1000 - clock_now_ms() % 1000 + 5;
     int64_t wake = clock_mono_ms() + wait_ms;
-    struct timespec until = {.tv_sec = wake / 1000, .tv_nsec = (wake % 1000) * 1000000};
+    struct timespec until = clock_ts_ms(wake);
     while (!atomic_load(&tk->stop)) {
         if (pthread_cond_timedwait(&tk->cond, &tk->mu, &until) != 0)
             break;
@@ -198,12 +198,8 @@ struct ticker *ticker_start(struct store *s, const struct ticker_spec_fns *fns)
     tk->fns = fns;
     tk->first = tk->down_from = JOB_NONE;
     atomic_init(&tk->stop, 0);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&tk->mu, NULL);
-    pthread_cond_init(&tk->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&tk->cond);
     int rc = pthread_create(&tk->thread, NULL, ticker_main, tk);
     if (rc != 0) {
         log_error("ticker: cannot start its thread: %s", strerror(rc));

@@ -221,7 +221,7 @@ static void *deadline_main(void *arg)
             pthread_cond_wait(&q->cond, &q->mu);
         } else {
             /* clock_mono_ms() is CLOCK_MONOTONIC, the clock the condvar waits on. */
-            struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
+            struct timespec ts = clock_ts_ms(next);
             pthread_cond_timedwait(&q->cond, &q->mu, &ts);
         }
     }
@@ -236,12 +236,8 @@ struct waitq *waitq_new(int64_t recheck_ms)
         log_error("waitq: out of memory");
         return NULL;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&q->cond);
     q->sleep_until_ms = INT64_MAX;
     q->recheck_ms = recheck_ms > 0 ? recheck_ms : 0;
     int rc = pthread_create(&q->thread, NULL, deadline_main, q);

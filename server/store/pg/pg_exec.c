@@ -177,7 +177,7 @@ static int64_t admit_in(const struct pg_store *st, int64_t now_us)
 static void wait_us(struct pg_store *st, int64_t us)
 {
     int64_t at = clock_mono_us() + us;
-    struct timespec ts = {.tv_sec = at / 1000000, .tv_nsec = (at % 1000000) * 1000};
+    struct timespec ts = clock_ts_us(at);
     pthread_cond_timedwait(&st->qcv, &st->qmu, &ts);
 }
 
@@ -223,12 +223,8 @@ int pg_exec_start(struct pg_store *st, int nthreads)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     st->cpus = cpus >= 1 ? (int)(cpus < 4096 ? cpus : 4096) : 1;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&st->qmu, NULL);
-    pthread_cond_init(&st->qcv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&st->qcv);
     st->threads = calloc((size_t)nthreads, sizeof *st->threads);
     if (!st->threads) {
         log_error("out of memory for %d executor threads", nthreads);

@@ -21,13 +21,9 @@ int pg_pool_init(struct pg_pool *p, int n, int keep_for_writes, atomic_uint_fast
         log_error("out of memory for %d connections", n);
         return -1;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->cancel_mu, NULL);
-    pthread_cond_init(&p->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&p->cv);
     p->n = p->nfree = n;
     p->reads = 0;
     p->reads_max = n > keep_for_writes ? n - keep_for_writes : 1;
@@ -118,7 +114,7 @@ static enum store_result pool_take(struct pg_store *st, struct pg_conn **out, in
 {
     struct pg_pool *p = &st->pool;
     int64_t deadline = clock_mono_ms() + st->checkout_ms;
-    struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+    struct timespec ts = clock_ts_ms(deadline);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         int i;
@@ -131,8 +127,7 @@ static enum store_result pool_take(struct pg_store *st, struct pg_conn **out, in
             struct timespec until = ts;
             int64_t grow = p->grow_after_ms;
             if (p->nfree > 0 && grow > clock_mono_ms() && grow < deadline)
-                until =
-                    (struct timespec){.tv_sec = grow / 1000, .tv_nsec = (grow % 1000) * 1000000};
+                until = clock_ts_ms(grow);
             if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT &&
                 clock_mono_ms() >= deadline && pick(p, read, clock_mono_ms()) < 0) {
                 pthread_mutex_unlock(&p->mu);

@@ -58,7 +58,7 @@ static void *stats_main(void *arg)
     pthread_mutex_lock(&ps->mu);
     while (!ps->stop) {
         int64_t at = clock_mono_us() + STATS_LOOK_MS * 1000;
-        struct timespec ts = {.tv_sec = at / 1000000, .tv_nsec = (at % 1000000) * 1000};
+        struct timespec ts = clock_ts_us(at);
         while (!ps->stop && pthread_cond_timedwait(&ps->cv, &ps->mu, &ts) != ETIMEDOUT) {
         }
         if (ps->stop || atomic_load(&st->abandoned))
@@ -78,12 +78,8 @@ int pg_stats_start(struct pg_store *st)
         log_error("out of memory for the statistics thread");
         return -1;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&ps->mu, NULL);
-    pthread_cond_init(&ps->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&ps->cv);
     st->stats = ps;
     int rc = pthread_create(&ps->thread, NULL, stats_main, st);
     if (rc != 0) {

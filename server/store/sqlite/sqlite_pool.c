@@ -13,13 +13,9 @@ int sqlite_pool_open(struct sqlite_pool *p, const char *path, int n)
     memset(p, 0, sizeof *p);
     if (n < 1)
         n = 1;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the clock of clock_mono_ms() */
     int err = pthread_mutex_init(&p->mu, NULL);
-    if (!err && (err = pthread_cond_init(&p->cv, &ca)) != 0)
+    if (!err && (err = clock_cond_init(&p->cv)) != 0)
         pthread_mutex_destroy(&p->mu);
-    pthread_condattr_destroy(&ca);
     if (err) {
         log_error("cannot create the reader pool's mutex: error %d", err);
         return -1;
@@ -57,7 +53,7 @@ void sqlite_pool_close(struct sqlite_pool *p)
 struct sqlite_conn *sqlite_pool_take(struct sqlite_pool *p)
 {
     int64_t deadline = clock_mono_ms() + SQLITE_POOL_WAIT_MS;
-    struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+    struct timespec ts = clock_ts_ms(deadline);
     pthread_mutex_lock(&p->mu);
     while (p->nidle == 0) {
         if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && p->nidle == 0) {
